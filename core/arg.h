@@ -1,0 +1,97 @@
+// The argument of a UOp: a small closed variant (a constant's value, a buffer's slot and
+// size, a VAR's name and bounds, a RANGE's index and kind, a REDUCE's op and axes, axes of
+// a PERMUTE/FLIP, a COPY's target device). Equality is exact (floats compare by bits, so
+// 0.0 and -0.0 are different constants and NaN equals itself) and hashing agrees with it.
+#pragma once
+
+#include "absl/strings/string_view.h"
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/ops.h"
+
+namespace uopc {
+
+/// BUFFER and ALLOC: which kernel parameter (or local slot) and how many elements.
+struct ParamArg {
+  int slot = 0;
+  int64_t size = 0;
+  bool operator==(const ParamArg&) const = default;
+};
+
+/// VAR: a named i32 scalar whose value is bound at launch, declared to lie in [lo, hi].
+struct VarArg {
+  std::string name;
+  int64_t lo = 0, hi = 0;
+  bool operator==(const VarArg&) const = default;
+};
+
+#define UOPC_FOR_EACH_RANGE_KIND(X) \
+  X(kLoop, "loop") X(kReduce, "reduce") X(kGlobal, "global") X(kLocal, "local") \
+  X(kUpcast, "upcast") X(kUnroll, "unroll")
+
+enum class RangeKind : uint8_t {
+#define UOPC_RK_ENUM(e, n) e,
+  UOPC_FOR_EACH_RANGE_KIND(UOPC_RK_ENUM)
+#undef UOPC_RK_ENUM
+};
+absl::string_view RangeKindName(RangeKind k);
+bool ParseRangeKind(absl::string_view name, RangeKind* out);
+
+/// RANGE: the loop's identity (idx) and what kind of loop it is.
+struct RangeArg {
+  int idx = 0;
+  RangeKind kind = RangeKind::kLoop;
+  bool operator==(const RangeArg&) const = default;
+};
+
+/// PERMUTE (the new order) and FLIP (the flipped axes).
+struct Axes {
+  std::vector<int> v;
+  bool operator==(const Axes&) const = default;
+};
+
+/// REDUCE: the combining op (ADD, MUL or MAX) and the reduced axes.
+struct ReduceArg {
+  Ops op = Ops::ADD;
+  std::vector<int> axes;
+  bool operator==(const ReduceArg&) const = default;
+};
+
+/// COPY: the target device ("CPU", "CUDA:0").
+struct DeviceArg {
+  std::string name;
+  bool operator==(const DeviceArg&) const = default;
+};
+
+/// The closed set of arguments. A CONST's value is bool, int64 (all integer dtypes; a u64
+/// above INT64_MAX is stored as its two's-complement bits) or double (all float dtypes).
+class Arg {
+ public:
+  using Variant = std::variant<std::monostate, bool, int64_t, double, ParamArg, VarArg,
+                               RangeArg, Axes, ReduceArg, DeviceArg>;
+  Arg() = default;
+  template <typename T>
+    requires std::is_constructible_v<Variant, T&&>
+  Arg(T&& v) : v_(std::forward<T>(v)) {}  // NOLINT: implicit by design
+
+  const Variant& variant() const { return v_; }
+  template <typename T>
+  bool Is() const { return std::holds_alternative<T>(v_); }
+  template <typename T>
+  const T& Get() const { return std::get<T>(v_); }
+  template <typename T>
+  const T* TryGet() const { return std::get_if<T>(&v_); }
+  bool Empty() const { return Is<std::monostate>(); }
+
+  /// Exact equality (floats by bits).
+  bool operator==(const Arg& o) const;
+  size_t Hash() const;
+
+ private:
+  Variant v_;
+};
+
+}  // namespace uopc

@@ -1,0 +1,19 @@
+// Bit-exact conversions between f32 and the two 16-bit float formats, f16 (IEEE binary16)
+// and bf16 (the top half of an f32). Narrowing rounds to nearest, ties to even; NaN stays
+// NaN (quiet); overflow goes to infinity.
+#pragma once
+
+#include <cstdint>
+
+namespace uopc {
+
+/// f16 bits -> f32 (exact).
+float F16ToF32(uint16_t h);
+/// f32 -> f16 bits, round to nearest even.
+uint16_t F32ToF16(float f);
+/// bf16 bits -> f32 (exact: shift left 16).
+float BF16ToF32(uint16_t b);
+/// f32 -> bf16 bits, round to nearest even.
+uint16_t F32ToBF16(float f);
+
+}  // namespace uopc

@@ -1,0 +1,42 @@
+#include "core/symbolic/add.h"
+
+#include <algorithm>
+
+#include "core/symbolic/terms.h"
+
+namespace uopc {
+namespace {
+
+// Merges terms with the same base; rebuilds the sum when anything merged or cancelled, or
+// when two constants were apart.
+UOp CollectTerms(const Match& m) {
+  const UOp& n = m["n"];
+  Sum sum = FlattenSum(n);
+  std::vector<Term> merged;
+  bool changed = sum.num_constants > 1;
+  for (const Term& t : sum.terms) {
+    auto it = std::find_if(merged.begin(), merged.end(), [&](const Term& o) { return o.base == t.base; });
+    if (it == merged.end()) {
+      merged.push_back(t);
+      continue;
+    }
+    it->coeff = WrapTo(n.dtype(), __int128{it->coeff} + t.coeff);
+    changed = true;
+  }
+  for (const Term& t : merged) changed |= t.coeff == 0;
+  return changed ? BuildSum(merged, sum.constant, n.dtype()) : UOp();
+}
+
+}  // namespace
+
+const PatternMatcher& AddRules() {
+  static const PatternMatcher* pm = new PatternMatcher({
+      // x + 0 -> x
+      {(UPat::Var("x") + UPat::Val(0)).Ints(), [](const Match& m) { return m["x"]; }},
+      // a*c0 + ... + a*c1 + ... -> a*(c0+c1) + ...
+      {UPat::Op({Ops::ADD}, std::nullopt, "n").Ints(), CollectTerms},
+  });
+  return *pm;
+}
+
+}  // namespace uopc

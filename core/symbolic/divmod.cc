@@ -1,0 +1,98 @@
+#include "core/symbolic/divmod.h"
+
+#include "core/bounds.h"
+#include "core/symbolic/terms.h"
+
+namespace uopc {
+namespace {
+
+using i128 = __int128;
+
+i128 FloorDiv(i128 a, i128 b) {
+  i128 q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// 0 <= x < d, from bounds or from x being a loop over [0, d).
+bool InRangeOf(const UOp& x, const UOp& d) {
+  if (VMin(x) < 0) return false;
+  if (VMax(x) < VMin(d)) return true;
+  return x.is(Ops::RANGE) && x.src(0) == d;
+}
+
+// x = q*c + r, with the terms of x whose coefficient c divides (and the constant's
+// multiple of c) in q. False when q is empty.
+bool SplitByDivisor(const UOp& x, int64_t c, UOp* q, UOp* r) {
+  if (!HasBounds(x.dtype())) return false;  // u64: coefficients do not fit int64
+  Sum sum = FlattenSum(x);
+  std::vector<Term> qt, rt;
+  for (const Term& t : sum.terms) {
+    if (t.coeff % c == 0) qt.push_back({t.base, t.coeff / c});
+    else rt.push_back(t);
+  }
+  int64_t qc = static_cast<int64_t>(FloorDiv(sum.constant, c));
+  int64_t rc = sum.constant - qc * c;
+  if (qt.empty() && qc == 0) return false;
+  *q = BuildSum(qt, qc, x.dtype());
+  *r = BuildSum(rt, rc, x.dtype());
+  return true;
+}
+
+// (q*c + r) // c -> q + r // c
+UOp SplitDiv(const Match& m) {
+  const UOp &x = m["x"], &c = m["c"];
+  int64_t cv = *c.ConstIntValue();
+  UOp q, r;
+  if (cv <= 0 || !SplitByDivisor(x, cv, &q, &r)) return UOp();
+  return q + r.FloorDiv(c);
+}
+
+// (q*c + r) % c -> r % c
+UOp SplitMod(const Match& m) {
+  const UOp &x = m["x"], &c = m["c"];
+  int64_t cv = *c.ConstIntValue();
+  UOp q, r;
+  if (cv <= 0 || !SplitByDivisor(x, cv, &q, &r)) return UOp();
+  return r.Mod(c);
+}
+
+// (x // c0) // c1 -> x // (c0 * c1)
+UOp NestedDiv(const Match& m) {
+  int64_t c0 = *m["c0"].ConstIntValue(), c1 = *m["c1"].ConstIntValue();
+  const UOp& x = m["x"];
+  i128 p = i128{c0} * c1;
+  if (c0 <= 0 || c1 <= 0 || p > DTypeMax(x.dtype())) return UOp();
+  return x.FloorDiv(UOp::ConstInt(x.dtype(), static_cast<int64_t>(p)));
+}
+
+UPat Div(UPat a, UPat b) { return UPat::Op({Ops::FLOORDIV}, {{std::move(a), std::move(b)}}); }
+UPat Mod(UPat a, UPat b) { return UPat::Op({Ops::MOD}, {{std::move(a), std::move(b)}}); }
+
+}  // namespace
+
+const PatternMatcher& DivModRules() {
+  static const PatternMatcher* pm = new PatternMatcher({
+      // x // 1 -> x
+      {Div(UPat::Var("x"), UPat::Val(1)).Ints(), [](const Match& m) { return m["x"]; }},
+      // x % 1 -> 0
+      {Mod(UPat::Var("x"), UPat::Val(1)).Ints(),
+       [](const Match& m) { return UOp::ConstInt(m["x"].dtype(), 0); }},
+      // x // d -> 0 when 0 <= x < d
+      {Div(UPat::Var("x"), UPat::Var("d")).Ints(),
+       [](const Match& m) {
+         return InRangeOf(m["x"], m["d"]) ? UOp::ConstInt(m["x"].dtype(), 0) : UOp();
+       }},
+      // x % d -> x when 0 <= x < d
+      {Mod(UPat::Var("x"), UPat::Var("d")).Ints(),
+       [](const Match& m) { return InRangeOf(m["x"], m["d"]) ? m["x"] : UOp(); }},
+      // (q*c + r) // c -> q + r // c
+      {Div(UPat::Var("x"), UPat::Cst("c")).Ints(), SplitDiv},
+      // (q*c + r) % c -> r % c
+      {Mod(UPat::Var("x"), UPat::Cst("c")).Ints(), SplitMod},
+      // (x // c0) // c1 -> x // (c0*c1)
+      {Div(Div(UPat::Var("x"), UPat::Cst("c0")), UPat::Cst("c1")).Ints(), NestedDiv},
+  });
+  return *pm;
+}
+
+}  // namespace uopc

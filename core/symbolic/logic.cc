@@ -1,0 +1,56 @@
+#include "core/symbolic/logic.h"
+
+#include "core/bounds.h"
+
+namespace uopc {
+namespace {
+
+UPat Bin(Ops op, UPat a, UPat b) { return UPat::Op({op}, {{std::move(a), std::move(b)}}); }
+UOp X(const Match& m) { return m["x"]; }
+UOp Zero(const Match& m) { return UOp::ConstInt(m["x"].dtype(), 0); }
+UOp C(const Match& m) { return m["c"]; }
+
+// max(x, y) -> whichever bounds show is the larger
+UOp MaxByBounds(const Match& m) {
+  const UOp &x = m["x"], &y = m["y"];
+  if (!HasBounds(x.dtype())) return UOp();
+  if (VMin(x) >= VMax(y)) return x;
+  if (VMin(y) >= VMax(x)) return y;
+  return UOp();
+}
+
+}  // namespace
+
+const PatternMatcher& LogicRules() {
+  const UPat x = UPat::Var("x");
+  static const PatternMatcher* pm = new PatternMatcher({
+      // where(c, a, b) with a constant c -> a or b
+      {UPat::Op({Ops::WHERE}, {{UPat::Cst("c"), UPat::Var("a"), UPat::Var("b")}}),
+       [](const Match& m) { return m["c"].ConstIntValue().value_or(1) ? m["a"] : m["b"]; }},
+      // where(c, a, a) -> a
+      {UPat::Op({Ops::WHERE}, {{UPat::Var("c"), UPat::Var("a"), UPat::Var("a")}}),
+       [](const Match& m) { return m["a"]; }},
+      // max(x, x) -> x
+      {Bin(Ops::MAX, x, x), X},
+      // max(x, y) -> x when x >= y
+      {Bin(Ops::MAX, x.Ints(true), UPat::Var("y")), MaxByBounds},
+      // x & x -> x, x | x -> x
+      {UPat::Op({Ops::AND, Ops::OR}, {{x, x}}), X},
+      // x ^ x -> 0
+      {Bin(Ops::XOR, x.Ints(true), x), Zero},
+      // x & 0 -> 0 (bool: x & false -> false)
+      {Bin(Ops::AND, x.Ints(true), UPat::Val(0).Named("c")), C},
+      // x | 0 -> x, x ^ 0 -> x (bool: x | false -> x)
+      {UPat::Op({Ops::OR, Ops::XOR}, {{x.Ints(true), UPat::Val(0)}}), X},
+      // bool: x & true -> x
+      {Bin(Ops::AND, x.DTypes({DType::kBool}), UPat::Val(1)), X},
+      // bool: x | true -> true
+      {Bin(Ops::OR, x.DTypes({DType::kBool}), UPat::Val(1).Named("c")), C},
+      // cast(x) to its own dtype -> x
+      {UPat::Op({Ops::CAST}, {{x}}, "n"),
+       [](const Match& m) { return m["n"].dtype() == m["x"].dtype() ? m["x"] : UOp(); }},
+  });
+  return *pm;
+}
+
+}  // namespace uopc

@@ -1,0 +1,99 @@
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/alu.h"
+#include "core/uir.h"
+
+namespace uopc {
+namespace {
+
+// The dtype an inline literal of this kind of value has.
+DType LiteralDType(const Arg& v) {
+  if (v.Is<bool>()) return DType::kBool;
+  if (v.Is<double>()) return DType::kF32;
+  return DType::kI32;
+}
+
+bool Inlinable(const UOp& u) { return u.is(Ops::CONST) && u.dtype() == LiteralDType(u.arg()); }
+
+// The shortest decimal that reads back to the same value of `dtype`.
+std::string FloatLiteral(double v, DType dtype) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[40];
+  for (int p = 1; p <= 17; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*g", p, v);
+    if (CastValue(Arg(std::strtod(buf, nullptr)), DType::kF64, dtype) == CastValue(Arg(v), DType::kF64, dtype))
+      break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string Literal(const UOp& c) {
+  const Arg& v = c.arg();
+  if (const bool* b = v.TryGet<bool>()) return *b ? "true" : "false";
+  if (const double* d = v.TryGet<double>()) return FloatLiteral(*d, c.dtype());
+  if (c.dtype() == DType::kU64) return absl::StrCat(static_cast<uint64_t>(v.Get<int64_t>()));
+  return absl::StrCat(v.Get<int64_t>());
+}
+
+std::string Ints(const std::vector<int>& v) { return absl::StrJoin(v, ","); }
+
+// The argument's `key=value` fields.
+std::string ArgAttrs(const Arg& arg) {
+  if (const auto* p = arg.TryGet<ParamArg>()) return absl::StrCat("slot=", p->slot);
+  if (const auto* v = arg.TryGet<VarArg>())
+    return absl::StrCat("name=", v->name, " lo=", v->lo, " hi=", v->hi);
+  if (const auto* r = arg.TryGet<RangeArg>())
+    return absl::StrCat("idx=", r->idx, " kind=", RangeKindName(r->kind));
+  if (const auto* a = arg.TryGet<Axes>()) return absl::StrCat("axes=", Ints(a->v));
+  if (const auto* r = arg.TryGet<ReduceArg>())
+    return absl::StrCat("op=", OpName(r->op), " axes=", Ints(r->axes));
+  if (const auto* d = arg.TryGet<DeviceArg>()) return absl::StrCat("device=", d->name);
+  return "";
+}
+
+bool PrintsDType(const UOp& u) {
+  switch (u.op()) {
+    case Ops::CONST: return u.dtype() != LiteralDType(u.arg());
+    case Ops::VAR: return u.dtype() != DType::kI32;
+    case Ops::BUFFER:
+    case Ops::ALLOC:
+    case Ops::CAST:
+    case Ops::BITCAST: return true;
+    default: return DerivedDType(u.op(), u.src()) != u.dtype();
+  }
+}
+
+}  // namespace
+
+std::string ToUir(const UOp& root) {
+  std::string out;
+  absl::flat_hash_map<const UOp::Node*, int> ids;
+  for (const UOp& u : root.Toposort()) {
+    if (Inlinable(u) && !(u == root)) continue;
+    int id = ids.size();
+    ids[u.get()] = id;
+    std::vector<std::string> operands;
+    if (u.is(Ops::CONST)) operands.push_back(Literal(u));
+    if (const auto* p = u.arg().TryGet<ParamArg>()) operands.push_back(absl::StrCat(p->size));
+    for (const UOp& s : u.src())
+      operands.push_back(Inlinable(s) ? Literal(s) : absl::StrCat("%", ids.at(s.get())));
+    std::vector<std::string> attrs;
+    if (PrintsDType(u)) attrs.push_back(absl::StrCat("dtype=", DTypeName(u.dtype())));
+    if (std::string a = ArgAttrs(u.arg()); !a.empty()) attrs.push_back(a);
+    absl::StrAppend(&out, "%", id, " = ", OpName(u.op()));
+    if (!operands.empty()) absl::StrAppend(&out, " ", absl::StrJoin(operands, ", "));
+    if (!attrs.empty()) absl::StrAppend(&out, " : ", absl::StrJoin(attrs, " "));
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace uopc

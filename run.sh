@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds, and runs the most complete demo uopc has.
+set -euo pipefail
+cd "$(dirname "$0")"
+third_party/install_deps.sh
+bazel build //examples/... //tools:uopc
+bazel-bin/examples/seed/symbolic_shapes
+echo
+echo "== uopc simplify examples/seed/index.uir"
+bazel-bin/tools/uopc simplify examples/seed/index.uir

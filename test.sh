@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every test of uopc: installs what is missing, builds, tests. Extra arguments go to
+# `bazel test` (e.g. --config=asan). The last line counts GoogleTest cases:
+# "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")"
+third_party/install_deps.sh || exit 1
+bazel test --keep_going //... "$@"
+status=$?
+# Sum the cases of every test.xml (a crashed binary's test.xml counts as one failure).
+find -L bazel-testlogs/ -name test.xml -print0 2>/dev/null | xargs -0 -r awk '
+  /<testsuites / || (/<testsuite / && !seen[FILENAME]) {
+    if (/<testsuites /) seen[FILENAME] = 1
+    else if (seen[FILENAME]) next
+    t = 0; f = 0; e = 0
+    if (match($0, / tests="[0-9]+"/)) t = substr($0, RSTART + 8, RLENGTH - 9)
+    if (match($0, / failures="[0-9]+"/)) f = substr($0, RSTART + 11, RLENGTH - 12)
+    if (match($0, / errors="[0-9]+"/)) e = substr($0, RSTART + 9, RLENGTH - 10)
+    if (match($0, / disabled="[0-9]+"/)) t -= substr($0, RSTART + 11, RLENGTH - 12)
+    bad = f + e; if (bad > t) bad = t
+    tests += t; failed += bad; seen[FILENAME] = 1
+  }
+  END { printf "%d passed, %d failed\n", tests - failed, failed }' || echo "0 passed, 1 failed"
+exit $status

@@ -1,0 +1,71 @@
+// The `uopc` command-line tool, run as a real process.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+};
+
+// Runs `uopc ARGS` with `input` on stdin; stdout and stderr together.
+Result Uopc(const std::string& args, const std::string& input = "") {
+  std::string dir = std::getenv("TEST_TMPDIR");
+  std::string in = dir + "/stdin.txt";
+  std::ofstream(in) << input;
+  std::string bin = std::string(std::getenv("TEST_SRCDIR")) + "/uopc/tools/uopc";
+  FILE* p = popen((bin + " " + args + " < " + in + " 2>&1").c_str(), "r");
+  Result r{0, ""};
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  r.status = WEXITSTATUS(pclose(p));
+  return r;
+}
+
+TEST(UopcTool, SimplifyPrintsTheGraphAndItsBounds) {
+  Result r = Uopc("simplify",
+                  "%0 = range 4 : idx=0 kind=loop\n%1 = mul %0, 8\n%2 = var : name=n lo=1 hi=8\n"
+                  "%3 = range %2 : idx=1 kind=loop\n%4 = add %1, %3\n%5 = floordiv %4, 8\n");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "%0 = range 4 : idx=0 kind=loop\nbounds: (0, 3)\n");
+}
+
+TEST(UopcTool, SimplifyReadsAFile) {
+  std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/g.uir";
+  std::ofstream(path) << "%0 = cmplt 1.5, 2.0\n";
+  Result r = Uopc("simplify " + path);
+  EXPECT_EQ(r.out, "%0 = const true\nbounds: (1, 1)\n");
+}
+
+TEST(UopcTool, ErrorsNameTheLineAndColumn) {
+  Result r = Uopc("simplify", "%0 = range 4 : idx=0 kind=loop\n%1 = add %0, %7\n");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "uopc simplify: <stdin>: UIR line 2, column 14: %7 is not defined above\n");
+}
+
+TEST(UopcTool, InvalidGraphsAreRefusedBeforeSimplifying) {
+  Result r = Uopc("simplify", "%0 = floordiv 7, 0\n");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "uopc simplify: <stdin>: invalid graph: floordiv (i32, operands i32 (), i32 ()): division by the constant 0; expected a nonzero divisor\n");
+}
+
+TEST(UopcTool, HelpEverywhere) {
+  EXPECT_EQ(Uopc("--help").status, 0);
+  EXPECT_NE(Uopc("--help").out.find("simplify"), std::string::npos);
+  Result r = Uopc("simplify --help");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out.rfind("usage: uopc simplify [FILE]", 0), 0u);
+  EXPECT_EQ(Uopc("").status, 2);
+  Result bad = Uopc("frobnicate");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(bad.out.rfind("uopc: unknown command 'frobnicate'", 0), 0u);
+  EXPECT_EQ(Uopc("simplify /no/such/file").status, 1);
+}
+
+}  // namespace

@@ -1,0 +1,26 @@
+"""C++ code generation from .proto files with the system protoc (and grpc_cpp_plugin)."""
+
+def cc_proto(name, src, grpc = False, deps = [], visibility = None):
+    """A cc_library `name` over the code protoc generates from `src` (in this package).
+
+    With grpc = True, the gRPC service stubs are generated and linked as well.
+    """
+    base = src[:-len(".proto")]
+    outs = [base + ".pb.h", base + ".pb.cc"]
+    cmd = "protoc --proto_path=. --cpp_out=$(GENDIR) "
+    if grpc:
+        outs += [base + ".grpc.pb.h", base + ".grpc.pb.cc"]
+        cmd += "--grpc_out=$(GENDIR) --plugin=protoc-gen-grpc=$$(command -v grpc_cpp_plugin) "
+    native.genrule(
+        name = name + "_gen",
+        srcs = [src],
+        outs = outs,
+        cmd = cmd + "$(location " + src + ")",
+    )
+    native.cc_library(
+        name = name,
+        srcs = [o for o in outs if o.endswith(".cc")],
+        hdrs = [o for o in outs if o.endswith(".h")],
+        deps = deps + ["//third_party:protobuf"] + (["//third_party:grpc"] if grpc else []),
+        visibility = visibility,
+    )
