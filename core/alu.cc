@@ -84,8 +84,12 @@ std::optional<Arg> EvalInt(Ops op, DType t, absl::Span<const Arg> x) {
   switch (op) {
     case Ops::ADD: return Arg(WrapInt(static_cast<u128>(a) + static_cast<u128>(b), t));
     case Ops::MUL: return Arg(WrapInt(static_cast<u128>(a) * static_cast<u128>(b), t));
-    case Ops::FLOORDIV: if (b == 0) return std::nullopt; return wrap(FloorDivI(a, b));
-    case Ops::MOD: if (b == 0) return std::nullopt; return wrap(FloorModI(a, b));
+    case Ops::FLOORDIV:
+      if (b == 0) return std::nullopt;
+      return wrap(FloorDivI(a, b));
+    case Ops::MOD:
+      if (b == 0) return std::nullopt;
+      return wrap(FloorModI(a, b));
     case Ops::MAX: return wrap(a > b ? a : b);
     case Ops::CMPLT: return Arg(a < b);
     case Ops::CMPNE: return Arg(a != b);
@@ -161,7 +165,13 @@ Arg BitcastValue(const Arg& v, DType from, DType to) {
     double d = v.Get<double>();
     switch (from) {
       case DType::kF64: std::memcpy(&bits, &d, 8); break;
-      case DType::kF32: { float f = static_cast<float>(d); uint32_t u; std::memcpy(&u, &f, 4); bits = u; break; }
+      case DType::kF32: {
+        float f = static_cast<float>(d);
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        bits = u;
+        break;
+      }
       case DType::kF16: bits = F32ToF16(static_cast<float>(d)); break;
       default: bits = F32ToBF16(static_cast<float>(d)); break;
     }
@@ -170,8 +180,17 @@ Arg BitcastValue(const Arg& v, DType from, DType to) {
   }
   if (DTypeSize(to) < 8) bits &= (uint64_t{1} << (DTypeSize(to) * 8)) - 1;
   switch (to) {
-    case DType::kF64: { double d; std::memcpy(&d, &bits, 8); return Arg(d); }
-    case DType::kF32: { uint32_t u = static_cast<uint32_t>(bits); float f; std::memcpy(&f, &u, 4); return Arg(static_cast<double>(f)); }
+    case DType::kF64: {
+      double d;
+      std::memcpy(&d, &bits, 8);
+      return Arg(d);
+    }
+    case DType::kF32: {
+      uint32_t u = static_cast<uint32_t>(bits);
+      float f;
+      std::memcpy(&f, &u, 4);
+      return Arg(static_cast<double>(f));
+    }
     case DType::kF16: return Arg(static_cast<double>(F16ToF32(static_cast<uint16_t>(bits))));
     case DType::kBF16: return Arg(static_cast<double>(BF16ToF32(static_cast<uint16_t>(bits))));
     case DType::kBool: return Arg(bits != 0);

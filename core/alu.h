@@ -6,13 +6,14 @@
 // complement bits, wrapped to the type's width), double for every float type (rounded to
 // the type's precision). Integer ops wrap; FLOORDIV and MOD round toward -infinity
 // (-7 // 2 == -4, -7 % 2 == 1); a shift by a count outside [0, bits) gives 0 (or -1 for
-// SHR of a negative value); MAX of a NaN is NaN, and every NaN is the one quiet NaN. A float cast to an integer truncates and
-// saturates (NaN gives 0).
+// SHR of a negative value); MAX of a NaN is NaN, and every NaN is the one quiet NaN. A float cast
+// to an integer truncates and saturates (NaN gives 0).
 #pragma once
 
 #include <optional>
 
 #include "absl/types/span.h"
+
 #include "core/arg.h"
 #include "core/dtype.h"
 #include "core/ops.h"

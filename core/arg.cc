@@ -1,9 +1,9 @@
-#include "absl/strings/string_view.h"
 #include "core/arg.h"
 
 #include <cstring>
 
 #include "absl/hash/hash.h"
+#include "absl/strings/string_view.h"
 
 namespace uopc {
 
@@ -19,7 +19,10 @@ absl::string_view RangeKindName(RangeKind k) {
 
 bool ParseRangeKind(absl::string_view name, RangeKind* out) {
 #define UOPC_RK_PARSE(e, n) \
-  if (name == n) { *out = RangeKind::e; return true; }
+  if (name == n) {          \
+    *out = RangeKind::e;    \
+    return true;            \
+  }
   UOPC_FOR_EACH_RANGE_KIND(UOPC_RK_PARSE)
 #undef UOPC_RK_PARSE
   return false;

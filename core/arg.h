@@ -4,11 +4,12 @@
 // 0.0 and -0.0 are different constants and NaN equals itself) and hashing agrees with it.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
+
+#include "absl/strings/string_view.h"
 
 #include "core/ops.h"
 
@@ -28,9 +29,10 @@ struct VarArg {
   bool operator==(const VarArg&) const = default;
 };
 
-#define UOPC_FOR_EACH_RANGE_KIND(X) \
-  X(kLoop, "loop") X(kReduce, "reduce") X(kGlobal, "global") X(kLocal, "local") \
-  X(kUpcast, "upcast") X(kUnroll, "unroll")
+#define UOPC_FOR_EACH_RANGE_KIND(X)                                                 \
+  X(kLoop, "loop")                                                                  \
+  X(kReduce, "reduce") X(kGlobal, "global") X(kLocal, "local") X(kUpcast, "upcast") \
+      X(kUnroll, "unroll")
 
 enum class RangeKind : uint8_t {
 #define UOPC_RK_ENUM(e, n) e,
@@ -70,20 +72,26 @@ struct DeviceArg {
 /// above INT64_MAX is stored as its two's-complement bits) or double (all float dtypes).
 class Arg {
  public:
-  using Variant = std::variant<std::monostate, bool, int64_t, double, ParamArg, VarArg,
-                               RangeArg, Axes, ReduceArg, DeviceArg>;
+  using Variant = std::variant<std::monostate, bool, int64_t, double, ParamArg, VarArg, RangeArg,
+                               Axes, ReduceArg, DeviceArg>;
   Arg() = default;
   template <typename T>
-    requires std::is_constructible_v<Variant, T&&>
-  Arg(T&& v) : v_(std::forward<T>(v)) {}  // NOLINT: implicit by design
+  requires std::is_constructible_v<Variant, T&&> Arg(T&& v)
+      : v_(std::forward<T>(v)) {}  // NOLINT: implicit by design
 
   const Variant& variant() const { return v_; }
   template <typename T>
-  bool Is() const { return std::holds_alternative<T>(v_); }
+  bool Is() const {
+    return std::holds_alternative<T>(v_);
+  }
   template <typename T>
-  const T& Get() const { return std::get<T>(v_); }
+  const T& Get() const {
+    return std::get<T>(v_);
+  }
   template <typename T>
-  const T* TryGet() const { return std::get_if<T>(&v_); }
+  const T* TryGet() const {
+    return std::get_if<T>(&v_);
+  }
   bool Empty() const { return Is<std::monostate>(); }
 
   /// Exact equality (floats by bits).

@@ -45,7 +45,10 @@ B Compute(const UOp& u) {
   if (!HasBounds(t)) return Full(t);
   auto s = [&](size_t i) { return Get(u.src(i)); };
   switch (u.op()) {
-    case Ops::CONST: { int64_t v = *u.ConstIntValue(); return {v, v}; }
+    case Ops::CONST: {
+      int64_t v = *u.ConstIntValue();
+      return {v, v};
+    }
     case Ops::VAR: {
       const VarArg& v = u.arg().Get<VarArg>();
       return {std::max<i128>(v.lo, DTypeMin(t)), std::min<i128>(v.hi, DTypeMax(t))};
@@ -61,7 +64,8 @@ B Compute(const UOp& u) {
       B a = s(0), d = s(1);
       if (d.lo <= 0 && d.hi >= 0) return Full(t);
       return Fit(Corners(FloorDiv(a.lo, d.lo), FloorDiv(a.lo, d.hi), FloorDiv(a.hi, d.lo),
-                         FloorDiv(a.hi, d.hi)), t);
+                         FloorDiv(a.hi, d.hi)),
+                 t);
     }
     case Ops::MOD: {
       B a = s(0), d = s(1);
@@ -100,7 +104,8 @@ B Compute(const UOp& u) {
       return Full(t);
     case Ops::OR:
     case Ops::XOR: {
-      if (IsBool(t)) return u.is(Ops::OR) ? B{std::max(s(0).lo, s(1).lo), std::max(s(0).hi, s(1).hi)} : B{0, 1};
+      if (IsBool(t))
+        return u.is(Ops::OR) ? B{std::max(s(0).lo, s(1).lo), std::max(s(0).hi, s(1).hi)} : B{0, 1};
       if (s(0).lo < 0 || s(1).lo < 0) return Full(t);
       i128 m = std::max(s(0).hi, s(1).hi), p = 1;
       while (p <= m) p <<= 1;

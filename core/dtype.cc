@@ -1,8 +1,9 @@
-#include "absl/strings/string_view.h"
 #include "core/dtype.h"
 
 #include <array>
 #include <limits>
+
+#include "absl/strings/string_view.h"
 
 namespace uopc {
 namespace {

@@ -2,10 +2,11 @@
 // result type of a binary op. Defined once in an X-macro table.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <optional>
 #include <string_view>
+
+#include "absl/strings/string_view.h"
 
 namespace uopc {
 

@@ -35,7 +35,7 @@ uint16_t F32ToF16(float f) {
   uint32_t abs = u & 0x7fffffffu;
   if (abs > 0x7f800000u) return sign | 0x7e00u | ((abs >> 13) & 0x3ffu);  // nan, quiet
   if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds to >= 65520: infinity
-  if (abs < 0x38800000u) {  // below f16's smallest normal: subnormal or zero
+  if (abs < 0x38800000u) {                        // below f16's smallest normal: subnormal or zero
     // round abs * 2^24 to an integer, ties to even, by adding in f32 (exact rounding).
     float scaled = FromBits(abs) * FromBits(0x4b800000u);  // * 2^24
     float magic = FromBits(0x4b000000u);                   // 2^23: forces integer rounding
@@ -52,7 +52,8 @@ float BF16ToF32(uint16_t b) { return FromBits(uint32_t{b} << 16); }
 
 uint16_t F32ToBF16(float f) {
   uint32_t u = Bits(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet nan
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet nan
   u += 0x7fffu + ((u >> 16) & 1u);
   return static_cast<uint16_t>(u >> 16);
 }

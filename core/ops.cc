@@ -1,7 +1,8 @@
-#include "absl/strings/string_view.h"
 #include "core/ops.h"
 
 #include <array>
+
+#include "absl/strings/string_view.h"
 
 namespace uopc {
 namespace {

@@ -4,10 +4,11 @@
 // ALLOC, AFTER, END); ALU ops live at both levels.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <cstdint>
 #include <optional>
 #include <string_view>
+
+#include "absl/strings/string_view.h"
 
 namespace uopc {
 
@@ -21,57 +22,57 @@ inline constexpr uint32_t kGroupMovement = 1u << 2;     // a view of its first s
 inline constexpr uint32_t kGroupCompare = 1u << 3;      // result is bool
 
 // X(enum, text name, number of sources (-1: variable), groups, kind of argument)
-#define UOPC_FOR_EACH_OP(X)                                                   \
-  /* graph structure and leaves */                                            \
-  X(SINK, "sink", -1, 0, None)                 /* roots of a graph */               \
-  X(CONST, "const", 0, 0, Const)                /* arg: ConstValue */                \
-  X(VAR, "var", 0, 0, Var)                    /* arg: VarArg{name, lo, hi}, i32 */ \
-  X(BUFFER, "buffer", 0, 0, Param)              /* arg: ParamArg, a kernel param */  \
-  X(ALLOC, "alloc", 0, 0, Param)                /* arg: ParamArg, local storage */   \
-  /* loop level */                                                            \
-  X(RANGE, "range", 1, 0, Range)                /* src: end; arg: RangeArg */        \
-  X(INDEX, "index", 2, 0, None)                /* src: buffer, flat index */        \
-  X(LOAD, "load", 1, 0, None)                  /* src: index */                     \
-  X(STORE, "store", 2, 0, None)                /* src: index, value */              \
-  X(END, "end", -1, 0, None)                   /* src: statement, ranges closed */  \
-  X(AFTER, "after", -1, 0, None)               /* src[0] once src[1:] are done */   \
-  /* tensor level */                                                          \
-  X(RESHAPE, "reshape", -1, kGroupMovement, None)  /* src: x, dims... */            \
-  X(EXPAND, "expand", -1, kGroupMovement, None)    /* src: x, dims... */            \
-  X(PERMUTE, "permute", 1, kGroupMovement, Axes)   /* arg: Axes (the order) */      \
-  X(PAD, "pad", -1, kGroupMovement, None)          /* src: x, (before, after)... */ \
-  X(SHRINK, "shrink", -1, kGroupMovement, None)    /* src: x, (begin, end)... */    \
-  X(FLIP, "flip", 1, kGroupMovement, Axes)         /* arg: Axes */                  \
-  X(REDUCE, "reduce", 1, 0, Reduce)              /* arg: ReduceArg; keeps dims as 1 */\
-  X(STAGE, "stage", 1, 0, None)                /* materialize into a buffer */      \
-  X(COPY, "copy", 1, 0, Device)                  /* arg: DeviceArg (target) */        \
-  X(ASSIGN, "assign", 2, 0, None)              /* src: target buffer, value */      \
-  /* unary ALU */                                                             \
-  X(EXP2, "exp2", 1, kGroupAlu, None)                                               \
-  X(LOG2, "log2", 1, kGroupAlu, None)                                               \
-  X(SIN, "sin", 1, kGroupAlu, None)                                                 \
-  X(SQRT, "sqrt", 1, kGroupAlu, None)                                               \
-  X(RECIP, "recip", 1, kGroupAlu, None)                                             \
-  X(TRUNC, "trunc", 1, kGroupAlu, None)                                             \
-  X(CAST, "cast", 1, kGroupAlu, None)          /* value conversion to node dtype */ \
-  X(BITCAST, "bitcast", 1, kGroupAlu, None)    /* same bits, node dtype */          \
-  /* binary ALU */                                                            \
-  X(ADD, "add", 2, kGroupAlu | kGroupCommutative, None)                             \
-  X(MUL, "mul", 2, kGroupAlu | kGroupCommutative, None)                             \
-  X(FDIV, "fdiv", 2, kGroupAlu, None)          /* float division */                 \
-  X(FLOORDIV, "floordiv", 2, kGroupAlu, None)  /* integer, rounds to -infinity */   \
-  X(MOD, "mod", 2, kGroupAlu, None)            /* integer, sign of the divisor */   \
-  X(MAX, "max", 2, kGroupAlu | kGroupCommutative, None)                             \
-  X(CMPLT, "cmplt", 2, kGroupAlu | kGroupCompare, None)                             \
-  X(CMPNE, "cmpne", 2, kGroupAlu | kGroupCompare | kGroupCommutative, None)         \
-  X(CMPEQ, "cmpeq", 2, kGroupAlu | kGroupCompare | kGroupCommutative, None)         \
-  X(AND, "and", 2, kGroupAlu | kGroupCommutative, None)                             \
-  X(OR, "or", 2, kGroupAlu | kGroupCommutative, None)                               \
-  X(XOR, "xor", 2, kGroupAlu | kGroupCommutative, None)                             \
-  X(SHL, "shl", 2, kGroupAlu, None)                                                 \
-  X(SHR, "shr", 2, kGroupAlu, None)                                                 \
-  /* ternary ALU */                                                           \
-  X(WHERE, "where", 3, kGroupAlu, None)        /* src: bool cond, a, b */
+#define UOPC_FOR_EACH_OP(X)                                                             \
+  /* graph structure and leaves */                                                      \
+  X(SINK, "sink", -1, 0, None)     /* roots of a graph */                               \
+  X(CONST, "const", 0, 0, Const)   /* arg: ConstValue */                                \
+  X(VAR, "var", 0, 0, Var)         /* arg: VarArg{name, lo, hi}, i32 */                 \
+  X(BUFFER, "buffer", 0, 0, Param) /* arg: ParamArg, a kernel param */                  \
+  X(ALLOC, "alloc", 0, 0, Param)   /* arg: ParamArg, local storage */                   \
+  /* loop level */                                                                      \
+  X(RANGE, "range", 1, 0, Range) /* src: end; arg: RangeArg */                          \
+  X(INDEX, "index", 2, 0, None)  /* src: buffer, flat index */                          \
+  X(LOAD, "load", 1, 0, None)    /* src: index */                                       \
+  X(STORE, "store", 2, 0, None)  /* src: index, value */                                \
+  X(END, "end", -1, 0, None)     /* src: statement, ranges closed */                    \
+  X(AFTER, "after", -1, 0, None) /* src[0] once src[1:] are done */                     \
+  /* tensor level */                                                                    \
+  X(RESHAPE, "reshape", -1, kGroupMovement, None) /* src: x, dims... */                 \
+  X(EXPAND, "expand", -1, kGroupMovement, None)   /* src: x, dims... */                 \
+  X(PERMUTE, "permute", 1, kGroupMovement, Axes)  /* arg: Axes (the order) */           \
+  X(PAD, "pad", -1, kGroupMovement, None)         /* src: x, (before, after)... */      \
+  X(SHRINK, "shrink", -1, kGroupMovement, None)   /* src: x, (begin, end)... */         \
+  X(FLIP, "flip", 1, kGroupMovement, Axes)        /* arg: Axes */                       \
+  X(REDUCE, "reduce", 1, 0, Reduce)               /* arg: ReduceArg; keeps dims as 1 */ \
+  X(STAGE, "stage", 1, 0, None)                   /* materialize into a buffer */       \
+  X(COPY, "copy", 1, 0, Device)                   /* arg: DeviceArg (target) */         \
+  X(ASSIGN, "assign", 2, 0, None)                 /* src: target buffer, value */       \
+  /* unary ALU */                                                                       \
+  X(EXP2, "exp2", 1, kGroupAlu, None)                                                   \
+  X(LOG2, "log2", 1, kGroupAlu, None)                                                   \
+  X(SIN, "sin", 1, kGroupAlu, None)                                                     \
+  X(SQRT, "sqrt", 1, kGroupAlu, None)                                                   \
+  X(RECIP, "recip", 1, kGroupAlu, None)                                                 \
+  X(TRUNC, "trunc", 1, kGroupAlu, None)                                                 \
+  X(CAST, "cast", 1, kGroupAlu, None)       /* value conversion to node dtype */        \
+  X(BITCAST, "bitcast", 1, kGroupAlu, None) /* same bits, node dtype */                 \
+  /* binary ALU */                                                                      \
+  X(ADD, "add", 2, kGroupAlu | kGroupCommutative, None)                                 \
+  X(MUL, "mul", 2, kGroupAlu | kGroupCommutative, None)                                 \
+  X(FDIV, "fdiv", 2, kGroupAlu, None)         /* float division */                      \
+  X(FLOORDIV, "floordiv", 2, kGroupAlu, None) /* integer, rounds to -infinity */        \
+  X(MOD, "mod", 2, kGroupAlu, None)           /* integer, sign of the divisor */        \
+  X(MAX, "max", 2, kGroupAlu | kGroupCommutative, None)                                 \
+  X(CMPLT, "cmplt", 2, kGroupAlu | kGroupCompare, None)                                 \
+  X(CMPNE, "cmpne", 2, kGroupAlu | kGroupCompare | kGroupCommutative, None)             \
+  X(CMPEQ, "cmpeq", 2, kGroupAlu | kGroupCompare | kGroupCommutative, None)             \
+  X(AND, "and", 2, kGroupAlu | kGroupCommutative, None)                                 \
+  X(OR, "or", 2, kGroupAlu | kGroupCommutative, None)                                   \
+  X(XOR, "xor", 2, kGroupAlu | kGroupCommutative, None)                                 \
+  X(SHL, "shl", 2, kGroupAlu, None)                                                     \
+  X(SHR, "shr", 2, kGroupAlu, None)                                                     \
+  /* ternary ALU */                                                                     \
+  X(WHERE, "where", 3, kGroupAlu, None) /* src: bool cond, a, b */
 
 enum class Ops : uint8_t {
 #define UOPC_OP_ENUM(e, n, a, g, k) e,
@@ -109,7 +110,9 @@ class OpSet {
   constexpr OpSet(std::initializer_list<Ops> ops) {
     for (Ops op : ops) Add(op);
   }
-  constexpr void Add(Ops op) { bits_[static_cast<int>(op) / 64] |= uint64_t{1} << (static_cast<int>(op) % 64); }
+  constexpr void Add(Ops op) {
+    bits_[static_cast<int>(op) / 64] |= uint64_t{1} << (static_cast<int>(op) % 64);
+  }
   constexpr bool Has(Ops op) const {
     return bits_[static_cast<int>(op) / 64] >> (static_cast<int>(op) % 64) & 1;
   }

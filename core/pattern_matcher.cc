@@ -5,8 +5,7 @@ namespace uopc {
 PatternMatcher::PatternMatcher(std::vector<Rule> rules) : rules_(std::move(rules)) {
   for (const Rule& r : rules_)
     for (int op = 0; op < kNumOps; ++op)
-      if (r.pat.ops().Empty() || r.pat.ops().Has(static_cast<Ops>(op)))
-        by_op_[op].push_back(&r);
+      if (r.pat.ops().Empty() || r.pat.ops().Has(static_cast<Ops>(op))) by_op_[op].push_back(&r);
 }
 
 UOp PatternMatcher::Rewrite(const UOp& u, void* ctx) const {

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+
 #include "core/status_macros.h"
 #include "core/uop.pb.h"
 
@@ -11,9 +12,12 @@ namespace uopc {
 namespace {
 
 void WriteArg(const Arg& a, proto::Node* n) {
-  if (const bool* b = a.TryGet<bool>()) n->set_b(*b);
-  else if (const int64_t* i = a.TryGet<int64_t>()) n->set_i(*i);
-  else if (const double* f = a.TryGet<double>()) n->set_f(*f);
+  if (const bool* b = a.TryGet<bool>())
+    n->set_b(*b);
+  else if (const int64_t* i = a.TryGet<int64_t>())
+    n->set_i(*i);
+  else if (const double* f = a.TryGet<double>())
+    n->set_f(*f);
   else if (const auto* p = a.TryGet<ParamArg>()) {
     n->mutable_param()->set_slot(p->slot);
     n->mutable_param()->set_size(p->size);
@@ -36,7 +40,8 @@ void WriteArg(const Arg& a, proto::Node* n) {
 
 absl::StatusOr<Arg> ReadArg(const proto::Node& n, int index) {
   auto bad = [&](absl::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat("serialized graph: node ", index, " (", n.op(), "): ", what));
+    return absl::InvalidArgumentError(
+        absl::StrCat("serialized graph: node ", index, " (", n.op(), "): ", what));
   };
   switch (n.arg_case()) {
     case proto::Node::kB: return Arg(n.b());
@@ -46,7 +51,8 @@ absl::StatusOr<Arg> ReadArg(const proto::Node& n, int index) {
     case proto::Node::kVar: return Arg(VarArg{n.var().name(), n.var().lo(), n.var().hi()});
     case proto::Node::kRange: {
       RangeKind kind;
-      if (!ParseRangeKind(n.range().kind(), &kind)) return bad(absl::StrCat("unknown range kind '", n.range().kind(), "'"));
+      if (!ParseRangeKind(n.range().kind(), &kind))
+        return bad(absl::StrCat("unknown range kind '", n.range().kind(), "'"));
       return Arg(RangeArg{n.range().idx(), kind});
     }
     case proto::Node::kAxes: return Arg(Axes{{n.axes().axes().begin(), n.axes().axes().end()}});
@@ -96,32 +102,38 @@ std::string SerializeGraph(const UOp& root) {
 absl::StatusOr<UOp> DeserializeGraph(absl::string_view bytes) {
   proto::Graph g;
   if (!g.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return absl::InvalidArgumentError(absl::StrCat("serialized graph: ", bytes.size(), " bytes that are not a uopc.proto.Graph"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("serialized graph: ", bytes.size(), " bytes that are not a uopc.proto.Graph"));
   if (g.version() != kUOpFormatVersion)
     return absl::InvalidArgumentError(absl::StrCat("serialized graph: format version ", g.version(),
-                                                   "; this build reads version ", kUOpFormatVersion));
+                                                   "; this build reads version ",
+                                                   kUOpFormatVersion));
   if (g.nodes().empty()) return absl::InvalidArgumentError("serialized graph: no nodes");
   std::vector<UOp> nodes;
   for (int i = 0; i < g.nodes_size(); ++i) {
     const proto::Node& n = g.nodes(i);
     auto bad = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(absl::StrCat("serialized graph: node ", i, " (", n.op(), "): ", what));
+      return absl::InvalidArgumentError(
+          absl::StrCat("serialized graph: node ", i, " (", n.op(), "): ", what));
     };
     std::optional<Ops> op = ParseOp(n.op());
     if (!op) return bad("unknown op");
     std::optional<DType> dtype = ParseDType(n.dtype());
     if (!dtype) return bad(absl::StrCat("unknown dtype '", n.dtype(), "'"));
+    if (*dtype == DType::kVoid && !DerivedDType(*op, {})) return bad("dtype void for a value");
     std::vector<UOp> src;
     for (uint32_t s : n.src()) {
       if (s >= nodes.size()) return bad(absl::StrCat("source ", s, " is not an earlier node"));
       src.push_back(nodes[s]);
     }
     int arity = OpArity(*op);
-    if ((arity >= 0 && static_cast<int>(src.size()) != arity) || static_cast<int>(src.size()) < OpMinArity(*op))
+    if ((arity >= 0 && static_cast<int>(src.size()) != arity) ||
+        static_cast<int>(src.size()) < OpMinArity(*op))
       return bad(absl::StrCat(src.size(), " sources"));
     ASSIGN_OR_RETURN(Arg arg, ReadArg(n, i));
     if (!ArgFits(*op, arg)) return bad("argument of the wrong kind");
-    nodes.push_back(*op == Ops::CONST ? UOp::ConstFromArg(*dtype, arg) : UOp::Make(*op, *dtype, src, std::move(arg)));
+    nodes.push_back(*op == Ops::CONST ? UOp::ConstFromArg(*dtype, arg)
+                                      : UOp::Make(*op, *dtype, src, std::move(arg)));
   }
   return nodes.back();
 }

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+
 #include "core/symbolic/simplify.h"
 
 namespace uopc {
@@ -28,10 +29,10 @@ std::string Dim::ToString() const {
 }
 
 std::string ShapeToString(const Shape& s) {
-  return absl::StrCat("(", absl::StrJoin(s, ", ", [](std::string* out, const Dim& d) {
-                        out->append(d.ToString());
-                      }),
-                      ")");
+  return absl::StrCat(
+      "(",
+      absl::StrJoin(s, ", ", [](std::string* out, const Dim& d) { out->append(d.ToString()); }),
+      ")");
 }
 
 Dim NumElements(const Shape& s) {

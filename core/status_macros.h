@@ -9,10 +9,10 @@
 #define UOPC_CONCAT_(a, b) UOPC_CONCAT_INNER_(a, b)
 
 /// Returns the status of `expr` from the enclosing function if it is not OK.
-#define RETURN_IF_ERROR(expr)                          \
-  do {                                                 \
-    ::absl::Status uopc_status_ = (expr);              \
-    if (!uopc_status_.ok()) return uopc_status_;       \
+#define RETURN_IF_ERROR(expr)                    \
+  do {                                           \
+    ::absl::Status uopc_status_ = (expr);        \
+    if (!uopc_status_.ok()) return uopc_status_; \
   } while (0)
 
 /// `ASSIGN_OR_RETURN(auto x, F())`: declares/assigns `x` from an OK StatusOr, or returns

@@ -15,11 +15,12 @@
 // for text that ToUir produced.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
 #include "core/uop.h"
 
 namespace uopc {

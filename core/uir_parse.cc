@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -9,6 +8,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+
 #include "core/alu.h"
 #include "core/status_macros.h"
 #include "core/uir.h"
@@ -50,7 +51,9 @@ class LineParser {
   absl::string_view Word() {
     SkipSpace();
     size_t start = pos_;
-    while (pos_ < text_.size() && absl::string_view(" \t,:=").find(text_[pos_]) == absl::string_view::npos) ++pos_;
+    while (pos_ < text_.size() &&
+           absl::string_view(" \t,:=").find(text_[pos_]) == absl::string_view::npos)
+      ++pos_;
     return text_.substr(start, pos_ - start);
   }
   // The value of an attribute: up to whitespace.
@@ -100,7 +103,8 @@ absl::StatusOr<std::vector<int>> ParseInts(const LineParser& p, size_t at, absl:
   if (v.empty()) return out;
   for (absl::string_view part : absl::StrSplit(v, ',')) {
     int i;
-    if (!absl::SimpleAtoi(part, &i)) return p.ErrorAt(at, absl::StrCat("expected integers, got '", v, "'"));
+    if (!absl::SimpleAtoi(part, &i))
+      return p.ErrorAt(at, absl::StrCat("expected integers, got '", v, "'"));
     out.push_back(i);
   }
   return out;
@@ -127,7 +131,9 @@ struct Attrs {
     size_t col = Col(key);
     ASSIGN_OR_RETURN(std::string v, Take(key));
     T out;
-    if (!absl::SimpleAtoi(v, &out)) return p->ErrorAt(col, absl::StrCat("attribute '", key, "' must be an integer, got '", v, "'"));
+    if (!absl::SimpleAtoi(v, &out))
+      return p->ErrorAt(col,
+                        absl::StrCat("attribute '", key, "' must be an integer, got '", v, "'"));
     return out;
   }
 };
@@ -135,7 +141,8 @@ struct Attrs {
 bool IsName(absl::string_view s, bool device) {
   if (s.empty() || absl::ascii_isdigit(s[0])) return false;
   for (char c : s)
-    if (!(absl::ascii_isalnum(c) || c == '_' || (device && (c == ':' || c == '.' || c == '-')))) return false;
+    if (!(absl::ascii_isalnum(c) || c == '_' || (device && (c == ':' || c == '.' || c == '-'))))
+      return false;
   return true;
 }
 
@@ -150,7 +157,8 @@ absl::StatusOr<Arg> ParseArg(Ops op, Attrs& a, const LineParser& p, std::optiona
     case ArgKind::Var: {
       size_t col = a.Col("name");
       ASSIGN_OR_RETURN(std::string name, a.Take("name"));
-      if (!IsName(name, false)) return p.ErrorAt(col, absl::StrCat("VAR name '", name, "' is not an identifier"));
+      if (!IsName(name, false))
+        return p.ErrorAt(col, absl::StrCat("VAR name '", name, "' is not an identifier"));
       ASSIGN_OR_RETURN(int64_t lo, a.TakeInt<int64_t>("lo"));
       ASSIGN_OR_RETURN(int64_t hi, a.TakeInt<int64_t>("hi"));
       return Arg(VarArg{std::move(name), lo, hi});
@@ -160,7 +168,8 @@ absl::StatusOr<Arg> ParseArg(Ops op, Attrs& a, const LineParser& p, std::optiona
       size_t col = a.Col("kind");
       ASSIGN_OR_RETURN(std::string k, a.Take("kind"));
       RangeKind kind;
-      if (!ParseRangeKind(k, &kind)) return p.ErrorAt(col, absl::StrCat("unknown range kind '", k, "'"));
+      if (!ParseRangeKind(k, &kind))
+        return p.ErrorAt(col, absl::StrCat("unknown range kind '", k, "'"));
       return Arg(RangeArg{idx, kind});
     }
     case ArgKind::Axes: {
@@ -182,7 +191,8 @@ absl::StatusOr<Arg> ParseArg(Ops op, Attrs& a, const LineParser& p, std::optiona
     case ArgKind::Device: {
       size_t col = a.Col("device");
       ASSIGN_OR_RETURN(std::string d, a.Take("device"));
-      if (!IsName(d, true)) return p.ErrorAt(col, absl::StrCat("device name '", d, "' is not valid"));
+      if (!IsName(d, true))
+        return p.ErrorAt(col, absl::StrCat("device name '", d, "' is not valid"));
       return Arg(DeviceArg{std::move(d)});
     }
   }
@@ -236,7 +246,8 @@ absl::Status ParseLine(LineParser& p, Ids& ids, UOp* out) {
     } else if (first && OpArgKind(*op) == ArgKind::Param) {
       absl::string_view w = p.Word();
       int64_t n;
-      if (!absl::SimpleAtoi(w, &n) || n < 0) return p.ErrorAt(col, absl::StrCat("expected a size, got '", w, "'"));
+      if (!absl::SimpleAtoi(w, &n) || n < 0)
+        return p.ErrorAt(col, absl::StrCat("expected a size, got '", w, "'"));
       size = n;
     } else {
       ASSIGN_OR_RETURN(UOp s, ParseOperand(p, ids));
@@ -245,11 +256,14 @@ absl::Status ParseLine(LineParser& p, Ids& ids, UOp* out) {
     first = false;
   }
   if (*op == Ops::CONST && !value) return p.Error("const needs a value");
-  if (OpArgKind(*op) == ArgKind::Param && !size) return p.Error(absl::StrCat(name, " needs a size"));
+  if (OpArgKind(*op) == ArgKind::Param && !size)
+    return p.Error(absl::StrCat(name, " needs a size"));
   int arity = OpArity(*op);
   if ((arity >= 0 && static_cast<int>(src.size()) != arity) ||
       static_cast<int>(src.size()) < OpMinArity(*op))
-    return p.ErrorAt(op_at, absl::StrCat(name, " takes ", arity >= 0 ? absl::StrCat(arity) : absl::StrCat("at least ", OpMinArity(*op)),
+    return p.ErrorAt(op_at, absl::StrCat(name, " takes ",
+                                         arity >= 0 ? absl::StrCat(arity)
+                                                    : absl::StrCat("at least ", OpMinArity(*op)),
                                          " sources, got ", src.size()));
 
   Attrs attrs{{}, &p};
@@ -257,7 +271,8 @@ absl::Status ParseLine(LineParser& p, Ids& ids, UOp* out) {
     size_t col = p.pos();
     std::string key(p.Word());
     if (key.empty() || !p.Consume('=')) return p.ErrorAt(col, "expected key=value");
-    if (attrs.kv.contains(key)) return p.ErrorAt(col, absl::StrCat("attribute '", key, "' given twice"));
+    if (attrs.kv.contains(key))
+      return p.ErrorAt(col, absl::StrCat("attribute '", key, "' given twice"));
     attrs.kv[key] = {std::string(p.Value()), col};
   }
   std::optional<DType> dtype;
@@ -266,11 +281,15 @@ absl::Status ParseLine(LineParser& p, Ids& ids, UOp* out) {
     ASSIGN_OR_RETURN(std::string d, attrs.Take("dtype"));
     dtype = ParseDType(d);
     if (!dtype) return p.ErrorAt(col, absl::StrCat("unknown dtype '", d, "'"));
+    if (*dtype == DType::kVoid && !DerivedDType(*op, src))
+      return p.ErrorAt(
+          col, absl::StrCat("dtype void is for statements; ", name, " needs a value dtype"));
   }
   ASSIGN_OR_RETURN(Arg arg, ParseArg(*op, attrs, p, size));
   if (!attrs.kv.empty()) {
     auto it = attrs.kv.begin();
-    return p.ErrorAt(it->second.second, absl::StrCat("unknown attribute '", it->first, "' for ", name));
+    return p.ErrorAt(it->second.second,
+                     absl::StrCat("unknown attribute '", it->first, "' for ", name));
   }
 
   if (*op == Ops::CONST) {

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+
 #include "core/alu.h"
 #include "core/uir.h"
 
@@ -27,7 +28,8 @@ std::string FloatLiteral(double v, DType dtype) {
   char buf[40];
   for (int p = 1; p <= 17; ++p) {
     std::snprintf(buf, sizeof buf, "%.*g", p, v);
-    if (CastValue(Arg(std::strtod(buf, nullptr)), DType::kF64, dtype) == CastValue(Arg(v), DType::kF64, dtype))
+    if (CastValue(Arg(std::strtod(buf, nullptr)), DType::kF64, dtype) ==
+        CastValue(Arg(v), DType::kF64, dtype))
       break;
   }
   std::string s = buf;

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
+
 #include "core/alu.h"
 
 namespace uopc {
@@ -53,8 +54,8 @@ struct NodeHash {
 struct NodeEq {
   using is_transparent = void;
   static bool Same(const UOp::Node* n, const Key& k) {
-    return n->hash == k.hash && n->op == k.op && n->dtype == k.dtype &&
-           SameSrc(n->src, k.src) && n->arg == *k.arg;
+    return n->hash == k.hash && n->op == k.op && n->dtype == k.dtype && SameSrc(n->src, k.src) &&
+           n->arg == *k.arg;
   }
   bool operator()(const UOp::Node* a, const UOp::Node* b) const {
     return a == b || Same(a, Key{b->op, b->dtype, b->src, &b->arg, b->hash});
@@ -84,8 +85,11 @@ class Interner {
       (*it)->rc.fetch_add(1, std::memory_order_relaxed);
       return *it;
     }
-    auto* n = new UOp::Node{.op = op, .dtype = dtype, .hash = key.hash,
-                            .src = {src.begin(), src.end()}, .arg = std::move(arg)};
+    auto* n = new UOp::Node{.op = op,
+                            .dtype = dtype,
+                            .hash = key.hash,
+                            .src = {src.begin(), src.end()},
+                            .arg = std::move(arg)};
     shard.set.insert(n);
     return n;
   }

@@ -16,6 +16,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
+
 #include "core/arg.h"
 #include "core/dtype.h"
 #include "core/ops.h"
@@ -58,11 +59,15 @@ class UOp {
   /// floats round), so equal values make equal nodes.
   template <std::integral T>
   static UOp Const(DType dtype, T v) {
-    if constexpr (std::same_as<T, bool>) return ConstBool(dtype, v);
-    else return ConstInt(dtype, static_cast<int64_t>(v));
+    if constexpr (std::same_as<T, bool>)
+      return ConstBool(dtype, v);
+    else
+      return ConstInt(dtype, static_cast<int64_t>(v));
   }
   template <std::floating_point T>
-  static UOp Const(DType dtype, T v) { return ConstFloat(dtype, static_cast<double>(v)); }
+  static UOp Const(DType dtype, T v) {
+    return ConstFloat(dtype, static_cast<double>(v));
+  }
   /// A constant from a CONST argument value (bool, int64 or double), converted to dtype.
   static UOp ConstFromArg(DType dtype, const Arg& value);
   static UOp ConstInt(DType dtype, int64_t v);

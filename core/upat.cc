@@ -1,7 +1,8 @@
-#include "absl/strings/string_view.h"
 #include "core/upat.h"
 
 #include <cmath>
+
+#include "absl/strings/string_view.h"
 
 #include "core/check.h"
 

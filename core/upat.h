@@ -7,13 +7,14 @@
 //   UPat::Var("x") * UPat::Val(1)       // x * 1
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/string_view.h"
+
 #include "core/uop.h"
 
 namespace uopc {
@@ -27,7 +28,9 @@ class Match {
   bool Has(absl::string_view name) const;
   /// The context pointer given to graph_rewrite.
   template <typename T>
-  T* ctx() const { return static_cast<T*>(ctx_); }
+  T* ctx() const {
+    return static_cast<T*>(ctx_);
+  }
 
  private:
   friend class UPat;

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+
 #include "core/status_macros.h"
 #include "core/symbolic/simplify.h"
 
@@ -33,8 +34,9 @@ class NodeCheck {
     return parts.empty() ? "no operands" : absl::StrCat("operands ", absl::StrJoin(parts, ", "));
   }
   absl::Status Fail(absl::string_view what, absl::string_view expected) const {
-    return absl::InvalidArgumentError(absl::StrCat(OpName(u_.op()), " (", DTypeName(u_.dtype()), ", ",
-                                                   Operands(), "): ", what, "; expected ", expected));
+    return absl::InvalidArgumentError(absl::StrCat(OpName(u_.op()), " (", DTypeName(u_.dtype()),
+                                                   ", ", Operands(), "): ", what, "; expected ",
+                                                   expected));
   }
 
   absl::Status CheckStructure() const;
@@ -63,7 +65,9 @@ absl::Status NodeCheck::CheckStructure() const {
   switch (OpArgKind(u_.op())) {
     case ArgKind::None: ok = a.Empty(); break;
     case ArgKind::Const:
-      ok = IsBool(u_.dtype()) ? a.Is<bool>() : IsFloat(u_.dtype()) ? a.Is<double>() : a.Is<int64_t>();
+      ok = IsBool(u_.dtype())    ? a.Is<bool>()
+           : IsFloat(u_.dtype()) ? a.Is<double>()
+                                 : a.Is<int64_t>();
       break;
     case ArgKind::Var: ok = a.Is<VarArg>(); break;
     case ArgKind::Param: ok = a.Is<ParamArg>(); break;
@@ -72,12 +76,14 @@ absl::Status NodeCheck::CheckStructure() const {
     case ArgKind::Reduce: ok = a.Is<ReduceArg>(); break;
     case ArgKind::Device: ok = a.Is<DeviceArg>(); break;
   }
-  if (!ok) return Fail("argument of the wrong kind", "the argument this op carries (see core/ops.h)");
+  if (!ok)
+    return Fail("argument of the wrong kind", "the argument this op carries (see core/ops.h)");
   if (u_.dtype() == DType::kVoid && !(u_.is(Ops::SINK) || u_.is(Ops::STORE) || u_.is(Ops::END) ||
-                                       (u_.is(Ops::AFTER) && T(0) == DType::kVoid)))
+                                      (u_.is(Ops::AFTER) && T(0) == DType::kVoid)))
     return Fail("dtype void", "a value dtype");
   if (std::optional<DType> d = DerivedDType(u_.op(), u_.src()); d && *d != u_.dtype())
-    return Fail(absl::StrCat("dtype ", DTypeName(u_.dtype())), absl::StrCat("dtype ", DTypeName(*d), " (derived from the sources)"));
+    return Fail(absl::StrCat("dtype ", DTypeName(u_.dtype())),
+                absl::StrCat("dtype ", DTypeName(*d), " (derived from the sources)"));
   return absl::OkStatus();
 }
 
@@ -101,30 +107,40 @@ absl::Status NodeCheck::CheckDTypes() const {
     case Ops::BUFFER:
     case Ops::ALLOC: {
       const ParamArg& p = u_.arg().Get<ParamArg>();
-      if (p.slot < 0 || p.size < 0) return Fail(absl::StrCat("slot ", p.slot, ", size ", p.size), "slot >= 0 and size >= 0");
+      if (p.slot < 0 || p.size < 0)
+        return Fail(absl::StrCat("slot ", p.slot, ", size ", p.size), "slot >= 0 and size >= 0");
       return absl::OkStatus();
     }
     case Ops::RANGE:
       if (!IsInt(T(0))) return Fail("a non-integer end", "an integer end");
       return absl::OkStatus();
     case Ops::INDEX:
-      if (!IsIndexable(u_.src(0))) return Fail(absl::StrCat("indexing a ", OpName(u_.src(0).op())), "a BUFFER or ALLOC (possibly behind AFTER)");
+      if (!IsIndexable(u_.src(0)))
+        return Fail(absl::StrCat("indexing a ", OpName(u_.src(0).op())),
+                    "a BUFFER or ALLOC (possibly behind AFTER)");
       if (!IsInt(T(1))) return Fail("a non-integer index", "an integer index");
       return absl::OkStatus();
     case Ops::LOAD:
-      if (!u_.src(0).is(Ops::INDEX)) return Fail(absl::StrCat("loading from a ", OpName(u_.src(0).op())), "an INDEX");
+      if (!u_.src(0).is(Ops::INDEX))
+        return Fail(absl::StrCat("loading from a ", OpName(u_.src(0).op())), "an INDEX");
       return absl::OkStatus();
     case Ops::STORE:
-      if (!u_.src(0).is(Ops::INDEX)) return Fail(absl::StrCat("storing to a ", OpName(u_.src(0).op())), "an INDEX");
-      if (T(0) != T(1)) return Fail("storing a value of another dtype", absl::StrCat("a ", DTypeName(T(0)), " value"));
+      if (!u_.src(0).is(Ops::INDEX))
+        return Fail(absl::StrCat("storing to a ", OpName(u_.src(0).op())), "an INDEX");
+      if (T(0) != T(1))
+        return Fail("storing a value of another dtype",
+                    absl::StrCat("a ", DTypeName(T(0)), " value"));
       return absl::OkStatus();
     case Ops::END:
       for (size_t i = 1; i < u_.src().size(); ++i)
-        if (!u_.src(i).is(Ops::RANGE)) return Fail(absl::StrCat("closing a ", OpName(u_.src(i).op())), "RANGEs after the statement");
+        if (!u_.src(i).is(Ops::RANGE))
+          return Fail(absl::StrCat("closing a ", OpName(u_.src(i).op())),
+                      "RANGEs after the statement");
       return absl::OkStatus();
     case Ops::REDUCE: {
       Ops r = u_.arg().Get<ReduceArg>().op;
-      if (r != Ops::ADD && r != Ops::MUL && r != Ops::MAX) return Fail(absl::StrCat("reduce op ", OpName(r)), "add, mul or max");
+      if (r != Ops::ADD && r != Ops::MUL && r != Ops::MAX)
+        return Fail(absl::StrCat("reduce op ", OpName(r)), "add, mul or max");
       return absl::OkStatus();
     }
     case Ops::ASSIGN:
@@ -132,7 +148,8 @@ absl::Status NodeCheck::CheckDTypes() const {
       return absl::OkStatus();
     case Ops::CAST: return absl::OkStatus();
     case Ops::BITCAST:
-      if (DTypeSize(t) != DTypeSize(T(0))) return Fail("a bitcast between sizes", "dtypes of one size");
+      if (DTypeSize(t) != DTypeSize(T(0)))
+        return Fail("a bitcast between sizes", "dtypes of one size");
       return absl::OkStatus();
     case Ops::EXP2:
     case Ops::LOG2:
@@ -192,7 +209,8 @@ absl::StatusOr<Shape> NodeCheck::ElementwiseShape() const {
     const Shape &a = S(0), &b = S(i);
     bool same = a.size() == b.size();
     for (size_t d = 0; same && d < a.size(); ++d) same = a[d].ProvablyEquals(b[d]);
-    if (!same) return Fail("operands of different shapes", "one shape (broadcast with EXPAND first)");
+    if (!same)
+      return Fail("operands of different shapes", "one shape (broadcast with EXPAND first)");
   }
   return u_.src().empty() ? Shape{} : S(0);
 }
@@ -201,22 +219,30 @@ absl::StatusOr<std::vector<Dim>> NodeCheck::DimSources(size_t from) const {
   std::vector<Dim> dims;
   for (size_t i = from; i < u_.src().size(); ++i) {
     const UOp& d = u_.src(i);
-    if (!IsInt(d.dtype()) || !S(i).empty()) return Fail(absl::StrCat("dimension operand ", i, " is not an integer scalar"), "integer dims");
-    if (auto v = d.ConstIntValue(); v && *v < 0) return Fail(absl::StrCat("dimension ", *v), "dims >= 0");
+    if (!IsInt(d.dtype()) || !S(i).empty())
+      return Fail(absl::StrCat("dimension operand ", i, " is not an integer scalar"),
+                  "integer dims");
+    if (auto v = d.ConstIntValue(); v && *v < 0)
+      return Fail(absl::StrCat("dimension ", *v), "dims >= 0");
     dims.push_back(Dim::FromUOp(d));
   }
   return dims;
 }
 
-absl::Status NodeCheck::CheckAxes(const std::vector<int>& axes, size_t rank, bool permutation) const {
+absl::Status NodeCheck::CheckAxes(const std::vector<int>& axes, size_t rank,
+                                  bool permutation) const {
   std::vector<bool> seen(rank, false);
   for (int a : axes) {
     if (a < 0 || a >= static_cast<int>(rank) || seen[a])
-      return Fail(absl::StrCat("axes (", absl::StrJoin(axes, ", "), ") of a rank-", rank, " operand"),
-                  permutation ? absl::StrCat("a permutation of 0..", rank, "-1") : absl::StrCat("distinct axes in [0, ", rank, ")"));
+      return Fail(
+          absl::StrCat("axes (", absl::StrJoin(axes, ", "), ") of a rank-", rank, " operand"),
+          permutation ? absl::StrCat("a permutation of 0..", rank, "-1")
+                      : absl::StrCat("distinct axes in [0, ", rank, ")"));
     seen[a] = true;
   }
-  if (permutation && axes.size() != rank) return Fail(absl::StrCat(axes.size(), " axes for a rank-", rank, " operand"), absl::StrCat("a permutation of 0..", rank, "-1"));
+  if (permutation && axes.size() != rank)
+    return Fail(absl::StrCat(axes.size(), " axes for a rank-", rank, " operand"),
+                absl::StrCat("a permutation of 0..", rank, "-1"));
   return absl::OkStatus();
 }
 
@@ -226,22 +252,27 @@ absl::StatusOr<Shape> NodeCheck::MovementShape() const {
     case Ops::RESHAPE: {
       ASSIGN_OR_RETURN(Shape out, DimSources(1));
       if (!NumElements(in).ProvablyEquals(NumElements(out)))
-        return Fail(absl::StrCat("reshape to ", ShapeToString(out), " (", NumElements(out).ToString(),
-                                 " elements) from ", NumElements(in).ToString(), " elements"),
-                    "the same number of elements");
+        return Fail(
+            absl::StrCat("reshape to ", ShapeToString(out), " (", NumElements(out).ToString(),
+                         " elements) from ", NumElements(in).ToString(), " elements"),
+            "the same number of elements");
       return out;
     }
     case Ops::EXPAND: {
       ASSIGN_OR_RETURN(Shape out, DimSources(1));
       bool ok = out.size() == in.size();
-      for (size_t d = 0; ok && d < in.size(); ++d) ok = in[d].ProvablyEquals(out[d]) || (in[d].IsStatic() && in[d].value() == 1);
-      if (!ok) return Fail(absl::StrCat("expand to ", ShapeToString(out)), "the same rank, each dim equal or expanded from 1");
+      for (size_t d = 0; ok && d < in.size(); ++d)
+        ok = in[d].ProvablyEquals(out[d]) || (in[d].IsStatic() && in[d].value() == 1);
+      if (!ok)
+        return Fail(absl::StrCat("expand to ", ShapeToString(out)),
+                    "the same rank, each dim equal or expanded from 1");
       return out;
     }
     case Ops::PAD:
     case Ops::SHRINK: {
       ASSIGN_OR_RETURN(std::vector<Dim> p, DimSources(1));
-      if (p.size() != 2 * in.size()) return Fail(absl::StrCat(p.size(), " bounds"), absl::StrCat("2 per dim: ", 2 * in.size()));
+      if (p.size() != 2 * in.size())
+        return Fail(absl::StrCat(p.size(), " bounds"), absl::StrCat("2 per dim: ", 2 * in.size()));
       Shape out;
       for (size_t d = 0; d < in.size(); ++d) {
         const Dim &a = p[2 * d], &b = p[2 * d + 1];
@@ -251,7 +282,10 @@ absl::StatusOr<Shape> NodeCheck::MovementShape() const {
         }
         bool ok = !(a.IsStatic() && b.IsStatic()) || a.value() <= b.value();
         if (ok && b.IsStatic() && in[d].IsStatic()) ok = b.value() <= in[d].value();
-        if (!ok) return Fail(absl::StrCat("shrink of dim ", d, " (size ", in[d].ToString(), ") to [", a.ToString(), ", ", b.ToString(), ")"), "0 <= begin <= end <= size");
+        if (!ok)
+          return Fail(absl::StrCat("shrink of dim ", d, " (size ", in[d].ToString(), ") to [",
+                                   a.ToString(), ", ", b.ToString(), ")"),
+                      "0 <= begin <= end <= size");
         out.push_back(Dim::FromUOp(Simplify(b.AsUOp() - a.AsUOp())));
       }
       return out;
@@ -263,9 +297,7 @@ absl::StatusOr<Shape> NodeCheck::MovementShape() const {
       for (int a : order) out.push_back(in[a]);
       return out;
     }
-    case Ops::FLIP:
-      RETURN_IF_ERROR(CheckAxes(u_.arg().Get<Axes>().v, in.size(), false));
-      return in;
+    case Ops::FLIP: RETURN_IF_ERROR(CheckAxes(u_.arg().Get<Axes>().v, in.size(), false)); return in;
     default: return in;
   }
 }

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+
 #include "core/shape.h"
 #include "core/uop.h"
 

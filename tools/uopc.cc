@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+
 #include "core/bounds.h"
 #include "core/symbolic/simplify.h"
 #include "core/uir.h"
@@ -51,7 +52,8 @@ bool ReadInput(int argc, char** argv, std::string* text, std::string* name) {
 
 int Simplify(int argc, char** argv) {
   if (argc > 1) {
-    std::cerr << "uopc simplify: expected at most one FILE, got " << argc << " arguments (see --help)\n";
+    std::cerr << "uopc simplify: expected at most one FILE, got " << argc
+              << " arguments (see --help)\n";
     return 2;
   }
   std::string text, name;
@@ -92,7 +94,8 @@ const Command kCommands[] = {
 };
 
 void PrintUsage(std::FILE* to) {
-  std::fprintf(to, "usage: uopc COMMAND [ARGS]   (uopc COMMAND --help for one command)\n\ncommands:\n");
+  std::fprintf(to,
+               "usage: uopc COMMAND [ARGS]   (uopc COMMAND --help for one command)\n\ncommands:\n");
   for (const Command& c : kCommands) std::fprintf(to, "  %-10s %s\n", c.name, c.summary);
 }
 
@@ -101,7 +104,8 @@ void PrintUsage(std::FILE* to) {
 
 int main(int argc, char** argv) {
   using uopc::kCommands;
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
     uopc::PrintUsage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }

@@ -15,7 +15,8 @@ UOp CollectTerms(const Match& m) {
   std::vector<Term> merged;
   bool changed = sum.num_constants > 1;
   for (const Term& t : sum.terms) {
-    auto it = std::find_if(merged.begin(), merged.end(), [&](const Term& o) { return o.base == t.base; });
+    auto it =
+        std::find_if(merged.begin(), merged.end(), [&](const Term& o) { return o.base == t.base; });
     if (it == merged.end()) {
       merged.push_back(t);
       continue;

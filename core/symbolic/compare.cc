@@ -40,7 +40,9 @@ const PatternMatcher& CompareRules() {
   static const PatternMatcher* pm = new PatternMatcher({
       // RANGE r < r.src[0] -> true
       {Lt(UPat::Op({Ops::RANGE}, std::nullopt, "r"), UPat::Var("e")),
-       [](const Match& m) { return m["r"].src(0) == m["e"] ? UOp::ConstBool(DType::kBool, true) : UOp(); }},
+       [](const Match& m) {
+         return m["r"].src(0) == m["e"] ? UOp::ConstBool(DType::kBool, true) : UOp();
+       }},
       // x < x -> false
       {Lt(UPat::Var("x").Ints(true), UPat::Var("x")),
        [](const Match&) { return UOp::ConstBool(DType::kBool, false); }},

@@ -27,8 +27,10 @@ bool SplitByDivisor(const UOp& x, int64_t c, UOp* q, UOp* r) {
   Sum sum = FlattenSum(x);
   std::vector<Term> qt, rt;
   for (const Term& t : sum.terms) {
-    if (t.coeff % c == 0) qt.push_back({t.base, t.coeff / c});
-    else rt.push_back(t);
+    if (t.coeff % c == 0)
+      qt.push_back({t.base, t.coeff / c});
+    else
+      rt.push_back(t);
   }
   int64_t qc = static_cast<int64_t>(FloorDiv(sum.constant, c));
   int64_t rc = sum.constant - qc * c;

@@ -27,7 +27,8 @@ std::string LastLine(const std::string& uir) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h"))) {
-    std::cout << "usage: symbolic_shapes\n\nPrints the seed's section 15.2 facts as uopc computes them.\n";
+    std::cout << "usage: symbolic_shapes\n\nPrints the seed's section 15.2 facts as uopc computes "
+                 "them.\n";
     return 0;
   }
   constexpr int64_t kMaxN = 8;
@@ -35,9 +36,11 @@ int main(int argc, char** argv) {
   UOp n = UOp::Buffer(uopc::DType::kI32, 1, 1).Index(0).Load();  // a trip count read at run time
   UOp j = UOp::Range(n, 1);
   std::cout << "== a loop whose trip count is loaded from memory\n";
-  std::cout << "bounds of j: " << Bounds(j) << "  bounds of i*8+j: " << Bounds(i * kMaxN + j) << "\n";
+  std::cout << "bounds of j: " << Bounds(j) << "  bounds of i*8+j: " << Bounds(i * kMaxN + j)
+            << "\n";
   UOp j8 = UOp::Range(kMaxN, 1);
-  std::cout << "static  j: " << LastLine(uopc::ToUir(uopc::Simplify((i * kMaxN + j8).FloorDiv(kMaxN)))) << "\n";
+  std::cout << "static  j: "
+            << LastLine(uopc::ToUir(uopc::Simplify((i * kMaxN + j8).FloorDiv(kMaxN)))) << "\n";
   std::cout << "dynamic j:\n" << uopc::ToUir(uopc::Simplify((i * kMaxN + j).FloorDiv(kMaxN)));
 
   std::cout << "\n== the same loop over a bounded VAR: 1 <= n <= 8\n";

@@ -1,8 +1,8 @@
 #include "core/alu.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 namespace uopc {
 namespace {
@@ -28,8 +28,10 @@ TEST(Alu, FloorDivisionAndModuloFollowTheDivisorsSign) {
 }
 
 TEST(Alu, DivisionByZeroIsUndefined) {
-  EXPECT_EQ(EvalAlu(Ops::FLOORDIV, DType::kI32, DType::kI32, {Arg(int64_t{1}), Arg(int64_t{0})}), std::nullopt);
-  EXPECT_EQ(EvalAlu(Ops::MOD, DType::kU8, DType::kU8, {Arg(int64_t{1}), Arg(int64_t{0})}), std::nullopt);
+  EXPECT_EQ(EvalAlu(Ops::FLOORDIV, DType::kI32, DType::kI32, {Arg(int64_t{1}), Arg(int64_t{0})}),
+            std::nullopt);
+  EXPECT_EQ(EvalAlu(Ops::MOD, DType::kU8, DType::kU8, {Arg(int64_t{1}), Arg(int64_t{0})}),
+            std::nullopt);
   EXPECT_TRUE(std::isinf(F(Ops::FDIV, DType::kF32, 1.0, 0.0)));
 }
 
@@ -43,9 +45,14 @@ TEST(Alu, IntegersWrap) {
 
 TEST(Alu, UnsignedCompareAndDivide) {
   // u32 values are non-negative: 0xffffffff is large, not -1.
-  EXPECT_EQ(EvalAlu(Ops::CMPLT, DType::kU32, DType::kBool, {Arg(int64_t{1}), Arg(int64_t{4294967295})})->Get<bool>(), true);
+  EXPECT_EQ(
+      EvalAlu(Ops::CMPLT, DType::kU32, DType::kBool, {Arg(int64_t{1}), Arg(int64_t{4294967295})})
+          ->Get<bool>(),
+      true);
   EXPECT_EQ(I(Ops::FLOORDIV, DType::kU64, -2, 2), 9223372036854775807LL);  // (2^64-2)/2
-  EXPECT_EQ(EvalAlu(Ops::CMPLT, DType::kU64, DType::kBool, {Arg(int64_t{1}), Arg(int64_t{-1})})->Get<bool>(), true);
+  EXPECT_EQ(EvalAlu(Ops::CMPLT, DType::kU64, DType::kBool, {Arg(int64_t{1}), Arg(int64_t{-1})})
+                ->Get<bool>(),
+            true);
 }
 
 TEST(Alu, ShiftsOutsideTheWidthGiveZeroOrSign) {
@@ -73,11 +80,13 @@ TEST(Alu, FloatResultsRoundToTheirDType) {
 TEST(Alu, Casts) {
   EXPECT_EQ(CastValue(Arg(3.9), DType::kF32, DType::kI32).Get<int64_t>(), 3);
   EXPECT_EQ(CastValue(Arg(-3.9), DType::kF32, DType::kI32).Get<int64_t>(), -3);
-  EXPECT_EQ(CastValue(Arg(1e20), DType::kF32, DType::kI32).Get<int64_t>(), 2147483647);  // saturates
+  EXPECT_EQ(CastValue(Arg(1e20), DType::kF32, DType::kI32).Get<int64_t>(),
+            2147483647);  // saturates
   EXPECT_EQ(CastValue(Arg(NAN), DType::kF32, DType::kI32).Get<int64_t>(), 0);
   EXPECT_EQ(CastValue(Arg(int64_t{-1}), DType::kI32, DType::kU8).Get<int64_t>(), 255);
   EXPECT_EQ(CastValue(Arg(int64_t{300}), DType::kI32, DType::kI8).Get<int64_t>(), 44);
-  EXPECT_EQ(CastValue(Arg(int64_t{-1}), DType::kU64, DType::kF64).Get<double>(), 18446744073709551615.0);
+  EXPECT_EQ(CastValue(Arg(int64_t{-1}), DType::kU64, DType::kF64).Get<double>(),
+            18446744073709551615.0);
   EXPECT_EQ(CastValue(Arg(int64_t{2}), DType::kI32, DType::kBool).Get<bool>(), true);
   EXPECT_EQ(CastValue(Arg(0.1), DType::kF64, DType::kF32).Get<double>(), static_cast<double>(0.1f));
   EXPECT_EQ(CastValue(Arg(true), DType::kBool, DType::kF32).Get<double>(), 1.0);
@@ -92,8 +101,14 @@ TEST(Alu, Bitcasts) {
 }
 
 TEST(Alu, Where) {
-  EXPECT_EQ(EvalAlu(Ops::WHERE, DType::kI32, DType::kI32, {Arg(true), Arg(int64_t{1}), Arg(int64_t{2})})->Get<int64_t>(), 1);
-  EXPECT_EQ(EvalAlu(Ops::WHERE, DType::kI32, DType::kI32, {Arg(false), Arg(int64_t{1}), Arg(int64_t{2})})->Get<int64_t>(), 2);
+  EXPECT_EQ(
+      EvalAlu(Ops::WHERE, DType::kI32, DType::kI32, {Arg(true), Arg(int64_t{1}), Arg(int64_t{2})})
+          ->Get<int64_t>(),
+      1);
+  EXPECT_EQ(
+      EvalAlu(Ops::WHERE, DType::kI32, DType::kI32, {Arg(false), Arg(int64_t{1}), Arg(int64_t{2})})
+          ->Get<int64_t>(),
+      2);
 }
 
 }  // namespace

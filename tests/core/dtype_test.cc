@@ -30,7 +30,9 @@ TEST(DType, Limits) {
 }
 
 TEST(DType, Promotion) {
-  struct Case { DType a, b, want; };
+  struct Case {
+    DType a, b, want;
+  };
   for (auto [a, b, want] : std::vector<Case>{
            {DType::kI32, DType::kI32, DType::kI32},
            {DType::kBool, DType::kI8, DType::kI8},

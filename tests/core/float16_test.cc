@@ -1,16 +1,24 @@
 #include "core/float16.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstring>
 #include <random>
 
+#include <gtest/gtest.h>
+
 namespace uopc {
 namespace {
 
-uint32_t Bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-float FromBits(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float FromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 
 TEST(Float16, EveryF16SurvivesTheRoundTrip) {
   for (uint32_t h = 0; h < 65536; ++h) {
@@ -42,9 +50,9 @@ TEST(Float16, EdgeCases) {
   EXPECT_EQ(F32ToF16(65519.0f), 0x7bff);
   EXPECT_EQ(F32ToF16(65520.0f), 0x7c00);  // the tie rounds up to infinity
   EXPECT_EQ(F32ToF16(-0.0f), 0x8000);
-  EXPECT_EQ(F32ToF16(std::ldexp(1.0f, -24)), 0x0001);   // smallest subnormal
-  EXPECT_EQ(F32ToF16(std::ldexp(1.0f, -25)), 0x0000);   // half of it: ties to even (0)
-  EXPECT_EQ(F32ToF16(std::ldexp(3.0f, -25)), 0x0002);   // 1.5 ulp: ties to even (2)
+  EXPECT_EQ(F32ToF16(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
+  EXPECT_EQ(F32ToF16(std::ldexp(1.0f, -25)), 0x0000);  // half of it: ties to even (0)
+  EXPECT_EQ(F32ToF16(std::ldexp(3.0f, -25)), 0x0002);  // 1.5 ulp: ties to even (2)
   EXPECT_EQ(F32ToF16(INFINITY), 0x7c00);
   EXPECT_TRUE(std::isnan(F16ToF32(F32ToF16(NAN))));
 }

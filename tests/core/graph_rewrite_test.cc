@@ -10,7 +10,8 @@ namespace {
 // Counts down: a constant n > 0 becomes n - 1, so the fixed point of n is 0.
 const PatternMatcher& CountDown() {
   static const PatternMatcher* pm = new PatternMatcher({
-      {UPat::Cst("c"), [](const Match& m) {
+      {UPat::Cst("c"),
+       [](const Match& m) {
          int64_t v = *m["c"].ConstIntValue();
          return v > 0 ? UOp::Int(v - 1) : UOp();
        }},
@@ -26,7 +27,8 @@ TEST(GraphRewrite, RewritesToAFixedPoint) {
 TEST(GraphRewrite, WhatARuleBuildsIsRewrittenToo) {
   // x*c -> x + x*(c-1) until c is 1: the new MUL nodes are rewritten as they appear.
   PatternMatcher pm({
-      {UPat::Var("x") * UPat::Cst("c"), [](const Match& m) {
+      {UPat::Var("x") * UPat::Cst("c"),
+       [](const Match& m) {
          int64_t c = *m["c"].ConstIntValue();
          return c > 1 ? m["x"] + m["x"] * (c - 1) : UOp();
        }},
@@ -51,9 +53,8 @@ TEST(GraphRewrite, SourcesAreRewrittenBeforeTheirUsers) {
   // x + 0 -> x can only fire on the root once its source (1 + -1) has folded to 0.
   PatternMatcher pm({
       {UPat::Var("x") + UPat::Val(0), [](const Match& m) { return m["x"]; }},
-      {UPat::Cst("a") + UPat::Cst("b"), [](const Match& m) {
-         return UOp::Int(*m["a"].ConstIntValue() + *m["b"].ConstIntValue());
-       }},
+      {UPat::Cst("a") + UPat::Cst("b"),
+       [](const Match& m) { return UOp::Int(*m["a"].ConstIntValue() + *m["b"].ConstIntValue()); }},
   });
   UOp x = UOp::Var("x", 0, 9);
   EXPECT_EQ(GraphRewrite(x + (UOp::Int(1) + UOp::Int(-1)), pm), x);

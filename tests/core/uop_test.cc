@@ -1,9 +1,9 @@
 #include "core/uop.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 namespace uopc {
 namespace {

@@ -44,7 +44,8 @@ TEST(UPat, FailedAlternativesLeaveNoCaptures) {
   UOp x = UOp::Var("x", 0, 9);
   // first order binds a=3 then fails on x; the swapped order must not see that binding
   Match m;
-  ASSERT_TRUE(Matches(UPat::Var("a") + UPat::Cst("c"), UOp::Make(Ops::ADD, DType::kI32, {UOp::Int(3), x}), &m));
+  ASSERT_TRUE(Matches(UPat::Var("a") + UPat::Cst("c"),
+                      UOp::Make(Ops::ADD, DType::kI32, {UOp::Int(3), x}), &m));
   EXPECT_EQ(m["a"], x);
 }
 
@@ -58,8 +59,10 @@ TEST(UPat, ConstantValuesDTypesAndArgs) {
   EXPECT_FALSE(Matches(UPat::Var().Ints(), UOp::Const(DType::kF32, 1.0)));
   EXPECT_FALSE(Matches(UPat::Var().Ints(), UOp::ConstBool(DType::kBool, true)));
   EXPECT_TRUE(Matches(UPat::Var().Ints(true), UOp::ConstBool(DType::kBool, true)));
-  EXPECT_TRUE(Matches(UPat::Op({Ops::RANGE}).WithArg(RangeArg{1, RangeKind::kLoop}), UOp::Range(4, 1)));
-  EXPECT_FALSE(Matches(UPat::Op({Ops::RANGE}).WithArg(RangeArg{1, RangeKind::kLoop}), UOp::Range(4, 0)));
+  EXPECT_TRUE(
+      Matches(UPat::Op({Ops::RANGE}).WithArg(RangeArg{1, RangeKind::kLoop}), UOp::Range(4, 1)));
+  EXPECT_FALSE(
+      Matches(UPat::Op({Ops::RANGE}).WithArg(RangeArg{1, RangeKind::kLoop}), UOp::Range(4, 0)));
 }
 
 TEST(PatternMatcher, FirstApplicableRuleWinsAndNullMeansNoRewrite) {

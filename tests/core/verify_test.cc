@@ -27,14 +27,18 @@ TEST(Verify, TheSeedsLoopProgramIsValid) {
 
 TEST(Verify, MismatchedDTypes) {
   UOp a = UOp::Buffer(DType::kI32, 0, 4), b = UOp::Buffer(DType::kF32, 1, 4);
-  EXPECT_EQ(Error(UOp::Make(Ops::ADD, DType::kI32, {a, b})),
-            "add (i32, operands i32 (4), f32 (4)): operands of different dtypes; expected one dtype");
+  EXPECT_EQ(
+      Error(UOp::Make(Ops::ADD, DType::kI32, {a, b})),
+      "add (i32, operands i32 (4), f32 (4)): operands of different dtypes; expected one dtype");
   EXPECT_EQ(Error(b.Index(0).Store(UOp::Int(1))),
-            "store (void, operands f32 (), i32 ()): storing a value of another dtype; expected a f32 value");
+            "store (void, operands f32 (), i32 ()): storing a value of another dtype; expected a "
+            "f32 value");
   EXPECT_EQ(Error(UOp::Int(1).Where(UOp::Int(1), UOp::Int(2))),
-            "where (i32, operands i32 (), i32 (), i32 ()): a non-bool condition; expected a bool condition");
+            "where (i32, operands i32 (), i32 (), i32 ()): a non-bool condition; expected a bool "
+            "condition");
   EXPECT_EQ(Error(UOp::Make(Ops::ADD, DType::kF32, {UOp::Int(1), UOp::Int(2)})),
-            "add (f32, operands i32 (), i32 ()): dtype f32; expected dtype i32 (derived from the sources)");
+            "add (f32, operands i32 (), i32 ()): dtype f32; expected dtype i32 (derived from the "
+            "sources)");
   EXPECT_EQ(Error(UOp::Derived(Ops::SQRT, {UOp::Int(4)})),
             "sqrt (i32, operands i32 ()): a non-float operand; expected a float operand");
 }
@@ -42,33 +46,40 @@ TEST(Verify, MismatchedDTypes) {
 TEST(Verify, ReshapeMustKeepTheElementCount) {
   UOp t = UOp::Buffer(DType::kF32, 0, 32);
   EXPECT_TRUE(Verify(Dims(Ops::RESHAPE, t, {4, 8})).ok());
-  EXPECT_EQ(Error(Dims(Ops::RESHAPE, t, {5, 7})),
-            "reshape (f32, operands f32 (32), i32 (), i32 ()): reshape to (5, 7) (35 elements) from 32 "
-            "elements; expected the same number of elements");
+  EXPECT_EQ(
+      Error(Dims(Ops::RESHAPE, t, {5, 7})),
+      "reshape (f32, operands f32 (32), i32 (), i32 ()): reshape to (5, 7) (35 elements) from 32 "
+      "elements; expected the same number of elements");
 }
 
 TEST(Verify, AxesOutOfRange) {
   UOp t = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, 32), {4, 8});
   EXPECT_EQ(Error(UOp::Derived(Ops::PERMUTE, {t}, Axes{{0, 2}})),
-            "permute (f32, operands f32 (4, 8)): axes (0, 2) of a rank-2 operand; expected a permutation of 0..2-1");
+            "permute (f32, operands f32 (4, 8)): axes (0, 2) of a rank-2 operand; expected a "
+            "permutation of 0..2-1");
   EXPECT_EQ(Error(UOp::Derived(Ops::REDUCE, {t}, ReduceArg{Ops::ADD, {1, 1}})),
-            "reduce (f32, operands f32 (4, 8)): axes (1, 1) of a rank-2 operand; expected distinct axes in [0, 2)");
+            "reduce (f32, operands f32 (4, 8)): axes (1, 1) of a rank-2 operand; expected distinct "
+            "axes in [0, 2)");
   EXPECT_EQ(Error(UOp::Derived(Ops::FLIP, {t}, Axes{{-1}})),
-            "flip (f32, operands f32 (4, 8)): axes (-1) of a rank-2 operand; expected distinct axes in [0, 2)");
+            "flip (f32, operands f32 (4, 8)): axes (-1) of a rank-2 operand; expected distinct "
+            "axes in [0, 2)");
 }
 
 TEST(Verify, DivisionByTheConstantZero) {
   EXPECT_EQ(Error(UOp::Var("x", 0, 9).FloorDiv(0)),
-            "floordiv (i32, operands i32 (), i32 ()): division by the constant 0; expected a nonzero divisor");
+            "floordiv (i32, operands i32 (), i32 ()): division by the constant 0; expected a "
+            "nonzero divisor");
 }
 
 TEST(Verify, StructuralErrors) {
   EXPECT_EQ(Error(UOp::Make(Ops::ADD, DType::kI32, {UOp::Int(1)})),
             "add (i32, operands i32 ()): 1 sources; expected 2");
   EXPECT_EQ(Error(UOp::Make(Ops::RANGE, DType::kI32, {UOp::Int(4)}, Axes{})),
-            "range (i32, operands i32 ()): argument of the wrong kind; expected the argument this op carries (see core/ops.h)");
+            "range (i32, operands i32 ()): argument of the wrong kind; expected the argument this "
+            "op carries (see core/ops.h)");
   EXPECT_EQ(Error(UOp::Int(3).Index(0)),
-            "index (i32, operands i32 (), i32 ()): indexing a const; expected a BUFFER or ALLOC (possibly behind AFTER)");
+            "index (i32, operands i32 (), i32 ()): indexing a const; expected a BUFFER or ALLOC "
+            "(possibly behind AFTER)");
   EXPECT_EQ(Error(UOp::Var("n", 5, 1)),
             "var (i32, no operands): bounds [5, 1]; expected lo <= hi, both within i32");
 }

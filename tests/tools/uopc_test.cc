@@ -1,10 +1,10 @@
 // The `uopc` command-line tool, run as a real process.
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace {
 
@@ -52,7 +52,9 @@ TEST(UopcTool, ErrorsNameTheLineAndColumn) {
 TEST(UopcTool, InvalidGraphsAreRefusedBeforeSimplifying) {
   Result r = Uopc("simplify", "%0 = floordiv 7, 0\n");
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.out, "uopc simplify: <stdin>: invalid graph: floordiv (i32, operands i32 (), i32 ()): division by the constant 0; expected a nonzero divisor\n");
+  EXPECT_EQ(r.out,
+            "uopc simplify: <stdin>: invalid graph: floordiv (i32, operands i32 (), i32 ()): "
+            "division by the constant 0; expected a nonzero divisor\n");
 }
 
 TEST(UopcTool, HelpEverywhere) {

@@ -2,11 +2,12 @@
 // over bounded VARs and RANGEs are evaluated for random assignments within their bounds,
 // before and after Simplify. Values are computed exactly (in i64); an assignment under which
 // the original would overflow i32 is skipped, as index arithmetic must not overflow.
-#include <gtest/gtest.h>
-
 #include <random>
 
+#include <gtest/gtest.h>
+
 #include "absl/container/flat_hash_map.h"
+
 #include "core/alu.h"
 #include "core/bounds.h"
 #include "core/symbolic/simplify.h"
@@ -19,7 +20,9 @@ class Gen {
  public:
   explicit Gen(uint32_t seed) : rng_(seed) {}
 
-  int64_t Int(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
+  int64_t Int(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
 
   UOp Leaf() {
     switch (Int(0, 6)) {
@@ -86,7 +89,8 @@ class Gen {
 };
 
 // The exact value of `root`; nullopt if some i32 node leaves the i32 range (or divides by 0).
-std::optional<int64_t> Eval(const UOp& root, const absl::flat_hash_map<const UOp::Node*, int64_t>& env) {
+std::optional<int64_t> Eval(const UOp& root,
+                            const absl::flat_hash_map<const UOp::Node*, int64_t>& env) {
   absl::flat_hash_map<const UOp::Node*, Arg> val;
   for (const UOp& u : root.Toposort()) {
     Arg v;
@@ -104,7 +108,8 @@ std::optional<int64_t> Eval(const UOp& root, const absl::flat_hash_map<const UOp
       if (!r) return std::nullopt;
       v = *r;
     }
-    if (const int64_t* i = v.TryGet<int64_t>(); i && (*i < DTypeMin(u.dtype()) || *i > DTypeMax(u.dtype())))
+    if (const int64_t* i = v.TryGet<int64_t>();
+        i && (*i < DTypeMin(u.dtype()) || *i > DTypeMax(u.dtype())))
       return std::nullopt;
     val.emplace(u.get(), v);
   }
@@ -118,7 +123,8 @@ TEST(RandomEval, SimplifyKeepsTheValue) {
   absl::flat_hash_map<const UOp::Node*, int64_t> env;
   int checked = 0, changed = 0;
   for (int e = 0; e < 4000; ++e) {
-    UOp expr = g.Int(0, 3) ? g.Expr(static_cast<int>(g.Int(1, 5))) : g.Bool(static_cast<int>(g.Int(1, 4)));
+    UOp expr =
+        g.Int(0, 3) ? g.Expr(static_cast<int>(g.Int(1, 5))) : g.Bool(static_cast<int>(g.Int(1, 4)));
     UOp simple = Simplify(expr);
     changed += !(simple == expr);
     for (int k = 0; k < 25; ++k) {

@@ -1,8 +1,8 @@
 // Each family of simplification rules on small examples: input built in C++, expected
 // output as a node (hash-consing makes == structural).
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "core/symbolic/simplify.h"
 #include "core/uir.h"
@@ -25,7 +25,8 @@ TEST_F(Rules, ConstantFolding) {
   EXPECT_EQ(S(UOp::Int(6) * UOp::Int(7)), UOp::Int(42));
   EXPECT_EQ(S(UOp::Int(-7).FloorDiv(2)), UOp::Int(-4));
   EXPECT_EQ(S(UOp::Int(-7).Mod(2)), UOp::Int(1));
-  EXPECT_EQ(S(UOp::Const(DType::kF32, 1.5) * UOp::Const(DType::kF32, 2.0)), UOp::Const(DType::kF32, 3.0));
+  EXPECT_EQ(S(UOp::Const(DType::kF32, 1.5) * UOp::Const(DType::kF32, 2.0)),
+            UOp::Const(DType::kF32, 3.0));
   EXPECT_EQ(S(UOp::Int(3).Lt(4)), T);
   EXPECT_EQ(S(UOp::Int(3).Cast(DType::kF16)), UOp::Const(DType::kF16, 3.0));
 }
@@ -79,14 +80,14 @@ TEST_F(Rules, DivMod) {
   EXPECT_EQ(S(ld.Mod(1)), UOp::Int(0));
   EXPECT_EQ(S((ld * 8).FloorDiv(8)), ld);
   EXPECT_EQ(S((ld * 8).Mod(8)), UOp::Int(0));
-  EXPECT_EQ(S((ld * 8 + i).FloorDiv(8)), ld);       // i < 8
+  EXPECT_EQ(S((ld * 8 + i).FloorDiv(8)), ld);  // i < 8
   EXPECT_EQ(S((ld * 8 + i).Mod(8)), i);
   EXPECT_EQ(S((ld * 16 + x).FloorDiv(8)), ld * 2 + x.FloorDiv(8));
   EXPECT_EQ(S((x + 9).FloorDiv(8)), (x + 1).FloorDiv(8) + 1);
   EXPECT_EQ(S(ld.FloorDiv(2).FloorDiv(3)), ld.FloorDiv(6));
   EXPECT_EQ(S(j.FloorDiv(n)), UOp::Int(0));  // x // n -> 0 when 0 <= x < n, symbolic n
   EXPECT_EQ(S(j.Mod(n)), j);
-  EXPECT_EQ(S(i.Mod(n + 3)), i);              // bounds: i <= 3 < 4 <= n + 3
+  EXPECT_EQ(S(i.Mod(n + 3)), i);               // bounds: i <= 3 < 4 <= n + 3
   EXPECT_EQ(S(y.FloorDiv(8)), y.FloorDiv(8));  // y may be negative: stays
 }
 
@@ -125,7 +126,8 @@ TEST_F(Rules, WhereMaxBitwiseCast) {
 }
 
 TEST_F(Rules, SimplifyIsIdempotent) {
-  for (UOp e : {(ld * 8 + i).FloorDiv(8), (x + 9).FloorDiv(8), (ld + 3) + (x + 4), (y * 4).Lt(-6)}) {
+  for (UOp e :
+       {(ld * 8 + i).FloorDiv(8), (x + 9).FloorDiv(8), (ld + 3) + (x + 4), (y * 4).Lt(-6)}) {
     UOp once = S(e);
     EXPECT_EQ(S(once), once) << ToUir(e);
   }

@@ -29,7 +29,8 @@ TEST(Seed15_2, LoadedTripCountHasNoUsefulBounds) {
 TEST(Seed15_2, StaticEndDivisionFoldsToTheOuterLoop) {
   Loops l;
   UOp j8 = UOp::Range(kMaxN, 1);
-  EXPECT_EQ(ToUir(Simplify((l.i * kMaxN + j8).FloorDiv(kMaxN))), "%0 = range 4 : idx=0 kind=loop\n");
+  EXPECT_EQ(ToUir(Simplify((l.i * kMaxN + j8).FloorDiv(kMaxN))),
+            "%0 = range 4 : idx=0 kind=loop\n");
 }
 
 TEST(Seed15_2, DynamicEndDivisionKeepsTheInnerDivision) {
