@@ -1,0 +1,215 @@
+#include "core/interpreter.h"
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/alu.h"
+#include "core/float16.h"
+#include "core/status_macros.h"
+
+namespace uopc {
+namespace {
+
+Arg ReadElem(const void* base, DType t, int64_t i) {
+  const char* p = static_cast<const char*>(base) + i * DTypeSize(t);
+  switch (t) {
+    case DType::kBool: return Arg(*reinterpret_cast<const uint8_t*>(p) != 0);
+    case DType::kF16: { uint16_t h; std::memcpy(&h, p, 2); return Arg(static_cast<double>(F16ToF32(h))); }
+    case DType::kBF16: { uint16_t h; std::memcpy(&h, p, 2); return Arg(static_cast<double>(BF16ToF32(h))); }
+    case DType::kF32: { float f; std::memcpy(&f, p, 4); return Arg(static_cast<double>(f)); }
+    case DType::kF64: { double d; std::memcpy(&d, p, 8); return Arg(d); }
+    default: {
+      uint64_t bits = 0;
+      std::memcpy(&bits, p, DTypeSize(t));  // little-endian: the low bytes
+      return CastValue(Arg(static_cast<int64_t>(bits)), DType::kU64, t);  // wraps, sign-extends
+    }
+  }
+}
+
+void WriteElem(void* base, DType t, int64_t i, const Arg& v) {
+  char* p = static_cast<char*>(base) + i * DTypeSize(t);
+  switch (t) {
+    case DType::kBool: *reinterpret_cast<uint8_t*>(p) = Truthy(v) ? 1 : 0; return;
+    case DType::kF16: { uint16_t h = F32ToF16(static_cast<float>(v.Get<double>())); std::memcpy(p, &h, 2); return; }
+    case DType::kBF16: { uint16_t h = F32ToBF16(static_cast<float>(v.Get<double>())); std::memcpy(p, &h, 2); return; }
+    case DType::kF32: { float f = static_cast<float>(v.Get<double>()); std::memcpy(p, &f, 4); return; }
+    case DType::kF64: { double d = v.Get<double>(); std::memcpy(p, &d, 8); return; }
+    default: { int64_t bits = v.Get<int64_t>(); std::memcpy(p, &bits, DTypeSize(t)); return; }
+  }
+}
+
+// Where an INDEX points: a region of memory and the element.
+struct Region {
+  void* data;
+  DType dtype;
+  int64_t count;
+  std::string name;  // "buffer slot 2", for errors
+};
+
+class Machine {
+ public:
+  Machine(absl::Span<const UOp> program, absl::Span<const BufferRef> buffers,
+          const absl::flat_hash_map<std::string, int64_t>& vars)
+      : p_(program), buffers_(buffers), vars_(vars), val_(program.size()) {}
+
+  absl::Status Run();
+
+ private:
+  absl::Status Prepare();
+  absl::StatusOr<Region*> RegionOf(UOp b);
+  absl::Status Step(size_t pc);
+  const Arg& V(const UOp& u) const { return val_[pos_.at(u.get())]; }
+
+  absl::Span<const UOp> p_;
+  absl::Span<const BufferRef> buffers_;
+  const absl::flat_hash_map<std::string, int64_t>& vars_;
+  std::vector<Arg> val_;
+  absl::flat_hash_map<const UOp::Node*, size_t> pos_;
+  absl::flat_hash_map<const UOp::Node*, Region> regions_;
+  std::vector<std::vector<char>> locals_;
+  // loops: for a RANGE position, its END's position and its level in that END
+  absl::flat_hash_map<size_t, std::pair<size_t, size_t>> loop_of_;
+  absl::flat_hash_map<size_t, int64_t> trip_;  // RANGE position -> its trip count this time
+};
+
+absl::StatusOr<Region*> Machine::RegionOf(UOp b) {
+  while (b.is(Ops::AFTER)) b = b.src(0);
+  auto it = regions_.find(b.get());
+  if (it != regions_.end()) return &it->second;
+  const ParamArg& pa = b.arg().Get<ParamArg>();
+  Region r;
+  if (b.is(Ops::BUFFER)) {
+    if (pa.slot < 0 || pa.slot >= static_cast<int>(buffers_.size()) || !buffers_[pa.slot].data)
+      return absl::InvalidArgumentError(absl::StrCat("interpret: no memory bound to buffer slot ", pa.slot));
+    const BufferRef& ref = buffers_[pa.slot];
+    if (ref.dtype != b.dtype() || ref.count < pa.size)
+      return absl::InvalidArgumentError(absl::StrCat("interpret: buffer slot ", pa.slot, " is ", pa.size, " x ",
+                                                     DTypeName(b.dtype()), " but the memory bound to it is ", ref.count,
+                                                     " x ", DTypeName(ref.dtype)));
+    r = {ref.data, ref.dtype, pa.size, absl::StrCat("buffer slot ", pa.slot)};
+  } else {
+    locals_.emplace_back(pa.size * DTypeSize(b.dtype()), 0);
+    r = {locals_.back().data(), b.dtype(), pa.size, absl::StrCat("alloc slot ", pa.slot)};
+  }
+  return &regions_.emplace(b.get(), std::move(r)).first->second;
+}
+
+absl::Status Machine::Prepare() {
+  for (size_t k = 0; k < p_.size(); ++k) pos_[p_[k].get()] = k;
+  for (size_t k = 0; k < p_.size(); ++k) {
+    const UOp& u = p_[k];
+    if (u.is(Ops::END))
+      for (size_t t = 1; t < u.src().size(); ++t) loop_of_[pos_.at(u.src(t).get())] = {k, t - 1};
+    if (u.is(Ops::BUFFER) || u.is(Ops::ALLOC)) RETURN_IF_ERROR(RegionOf(u).status());
+  }
+  for (size_t k = 0; k < p_.size(); ++k)
+    if (p_[k].is(Ops::RANGE) && !loop_of_.contains(k))
+      return absl::InvalidArgumentError("interpret: a RANGE without an END (linearize the kernel first)");
+  return absl::OkStatus();
+}
+
+absl::Status Machine::Step(size_t pc) {
+  const UOp& u = p_[pc];
+  switch (u.op()) {
+    case Ops::CONST: val_[pc] = u.arg(); return absl::OkStatus();
+    case Ops::VAR: {
+      const VarArg& v = u.arg().Get<VarArg>();
+      auto it = vars_.find(v.name);
+      if (it == vars_.end()) return absl::InvalidArgumentError(absl::StrCat("interpret: no value for VAR ", v.name));
+      if (it->second < v.lo || it->second > v.hi)
+        return absl::OutOfRangeError(absl::StrCat("interpret: VAR ", v.name, " = ", it->second, " is outside its bounds [",
+                                                  v.lo, ", ", v.hi, "]"));
+      val_[pc] = Arg(it->second);
+      return absl::OkStatus();
+    }
+    case Ops::AFTER: val_[pc] = V(u.src(0)); return absl::OkStatus();
+    case Ops::INDEX: {
+      ASSIGN_OR_RETURN(Region * r, RegionOf(u.src(0)));
+      int64_t i = V(u.src(1)).Get<int64_t>();
+      if (i < 0 || i >= r->count)
+        return absl::OutOfRangeError(absl::StrCat("interpret: index ", i, " is outside ", r->name, " (", r->count,
+                                                  " elements of ", DTypeName(r->dtype), ")"));
+      val_[pc] = Arg(i);
+      return absl::OkStatus();
+    }
+    case Ops::LOAD: {
+      ASSIGN_OR_RETURN(Region * r, RegionOf(u.src(0).src(0)));
+      val_[pc] = ReadElem(r->data, r->dtype, V(u.src(0)).Get<int64_t>());
+      return absl::OkStatus();
+    }
+    case Ops::STORE: {
+      ASSIGN_OR_RETURN(Region * r, RegionOf(u.src(0).src(0)));
+      WriteElem(r->data, r->dtype, V(u.src(0)).Get<int64_t>(), V(u.src(1)));
+      return absl::OkStatus();
+    }
+    case Ops::SINK:
+    case Ops::BUFFER:
+    case Ops::ALLOC:
+    case Ops::RANGE:
+    case Ops::END: return absl::OkStatus();  // loops are run by Run
+    default: break;
+  }
+  if (!IsAlu(u.op()))
+    return absl::InvalidArgumentError(absl::StrCat("interpret: ", OpName(u.op()), " is not a loop-level op; lower it first"));
+  absl::InlinedVector<Arg, 3> in;
+  for (const UOp& s : u.src()) in.push_back(V(s));
+  DType in_t = u.src(u.is(Ops::WHERE) ? 1 : 0).dtype();
+  std::optional<Arg> r = EvalAlu(u.op(), in_t, u.dtype(), in);
+  if (!r) return absl::InvalidArgumentError(absl::StrCat("interpret: ", OpName(u.op()), " of ", DTypeName(in_t),
+                                                         " is undefined here (division by zero?)"));
+  val_[pc] = *std::move(r);
+  return absl::OkStatus();
+}
+
+absl::Status Machine::Run() {
+  RETURN_IF_ERROR(Prepare());
+  size_t pc = 0;
+  std::optional<size_t> resume_level;  // set when an empty loop jumps to its END
+  while (pc < p_.size()) {
+    const UOp& u = p_[pc];
+    if (u.is(Ops::RANGE)) {
+      int64_t trip = V(u.src(0)).Get<int64_t>();
+      auto [end_pos, level] = loop_of_.at(pc);
+      if (trip <= 0) {  // an empty loop: continue with the loops around it
+        resume_level = level;
+        pc = end_pos;
+        continue;
+      }
+      trip_[pc] = trip;
+      val_[pc] = Arg(int64_t{0});
+      ++pc;
+      continue;
+    }
+    if (u.is(Ops::END)) {
+      size_t levels = u.src().size() - 1;
+      size_t start = resume_level ? *resume_level : levels;  // levels above `start` continue
+      resume_level.reset();
+      bool looped = false;
+      for (size_t t = start; t-- > 0;) {
+        size_t rp = pos_.at(u.src(t + 1).get());
+        int64_t next = val_[rp].Get<int64_t>() + 1;
+        if (next < trip_.at(rp)) {
+          val_[rp] = Arg(next);
+          pc = rp + 1;
+          looped = true;
+          break;
+        }
+      }
+      if (!looped) ++pc;
+      continue;
+    }
+    RETURN_IF_ERROR(Step(pc));
+    ++pc;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Interpret(absl::Span<const UOp> program, absl::Span<const BufferRef> buffers,
+                       const absl::flat_hash_map<std::string, int64_t>& vars) {
+  return Machine(program, buffers, vars).Run();
+}
+
+}  // namespace uopc

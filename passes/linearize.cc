@@ -1,0 +1,128 @@
+#include "passes/linearize.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+
+namespace uopc {
+namespace {
+
+using Scope = std::vector<const UOp::Node*>;  // sorted: the RANGEs a node is inside
+
+Scope Union(const Scope& a, const Scope& b) {
+  Scope out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+bool Within(const Scope& s, const Scope& open) {
+  return std::includes(open.begin(), open.end(), s.begin(), s.end());
+}
+
+class Linearizer {
+ public:
+  absl::StatusOr<std::vector<UOp>> Run(const UOp& sink) {
+    for (const UOp& u : sink.Toposort()) {
+      scope_[u.get()] = ScopeOf(u);
+      if (u.is(Ops::RANGE)) ranges_[u.get()] = u;
+    }
+    RETURN_IF_ERROR(EmitBody(sink.Toposort(), {}));
+    return std::move(program_);
+  }
+
+ private:
+  Scope ScopeOf(const UOp& u) {
+    Scope s;
+    for (const UOp& x : u.src()) s = Union(s, scope_.at(x.get()));
+    if (u.is(Ops::RANGE)) s = Union(s, {u.get()});
+    if (u.is(Ops::END)) {
+      Scope closed;
+      for (size_t i = 1; i < u.src().size(); ++i) closed.push_back(u.src(i).get());
+      std::sort(closed.begin(), closed.end());
+      Scope open;
+      std::set_difference(s.begin(), s.end(), closed.begin(), closed.end(), std::back_inserter(open));
+      s = std::move(open);
+    }
+    return s;
+  }
+
+  bool Ready(const UOp& u) const {
+    for (const UOp& s : u.src())
+      if (!placed_.contains(s.get())) return false;
+    return true;
+  }
+
+  void Place(const UOp& u) {
+    placed_.insert(u.get());
+    program_.push_back(u);
+  }
+
+  // Places the nodes of `body` (in topological order) that belong at nesting `open`;
+  // ENDs open their loops and place what is inside. Nodes that need deeper loops are left
+  // for the END that closes those loops.
+  absl::Status EmitBody(const std::vector<UOp>& body, const Scope& open) {
+    for (const UOp& u : body) {
+      if (placed_.contains(u.get()) || !Within(scope_.at(u.get()), open)) continue;
+      if (u.is(Ops::END)) {
+        RETURN_IF_ERROR(EmitEnd(u, open));
+      } else if (Ready(u)) {
+        Place(u);
+      }
+    }
+    for (const UOp& u : body)
+      if (!placed_.contains(u.get())) return Misplaced(u, open);
+    return absl::OkStatus();
+  }
+
+  // An END: what its body needs outside the loops first, then the RANGEs, the body, the END.
+  absl::Status EmitEnd(const UOp& end, const Scope& open) {
+    std::vector<UOp> body;
+    for (const UOp& u : end.src(0).Toposort())
+      if (!placed_.contains(u.get())) body.push_back(u);
+    for (size_t i = 1; i < end.src().size(); ++i)
+      for (const UOp& u : end.src(i).src(0).Toposort())
+        if (!placed_.contains(u.get())) body.push_back(u);
+    // Each loop opens after what its body needs from outside it (hoisted), then the body.
+    Scope inner = open;
+    for (size_t i = 1; i < end.src().size(); ++i) {
+      for (const UOp& u : body)
+        if (!placed_.contains(u.get()) && !u.is(Ops::END) && Within(scope_.at(u.get()), inner) && Ready(u))
+          Place(u);
+      const UOp& r = end.src(i);
+      if (!r.is(Ops::RANGE) || placed_.contains(r.get()) || !Ready(r))
+        return absl::InvalidArgumentError(absl::StrCat("linearize: END closes a ", OpName(r.op()),
+                                                       " that is not a loop it can open here"));
+      Place(r);
+      inner = Union(inner, {r.get()});
+    }
+    RETURN_IF_ERROR(EmitBody(body, inner));
+    Place(end);
+    return absl::OkStatus();
+  }
+
+  absl::Status Misplaced(const UOp& u, const Scope& open) {
+    if (u.is(Ops::RANGE))
+      return absl::InvalidArgumentError(absl::StrCat("linearize: RANGE idx=", u.arg().Get<RangeArg>().idx,
+                                                     " is not closed by an END; expected one END per loop"));
+    for (const UOp::Node* r : scope_.at(u.get()))
+      if (!std::binary_search(open.begin(), open.end(), r))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "linearize: ", OpName(u.op()), " uses the loop RANGE idx=", ranges_.at(r).arg().Get<RangeArg>().idx,
+            " outside of it; expected an END that closes the RANGE around every use"));
+    return absl::InvalidArgumentError(absl::StrCat("linearize: ", OpName(u.op()), " could not be placed"));
+  }
+
+  absl::flat_hash_map<const UOp::Node*, UOp> ranges_;
+  absl::flat_hash_map<const UOp::Node*, Scope> scope_;
+  absl::flat_hash_set<const UOp::Node*> placed_;
+  std::vector<UOp> program_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<UOp>> Linearize(const UOp& sink) { return Linearizer().Run(sink); }
+
+}  // namespace uopc
