@@ -1,12 +1,10 @@
-#include <cmath>
-#include <cstdio>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-#include "core/alu.h"
+#include "core/float_format.h"
 #include "core/uir.h"
 
 namespace uopc {
@@ -21,26 +19,10 @@ DType LiteralDType(const Arg& v) {
 
 bool Inlinable(const UOp& u) { return u.is(Ops::CONST) && u.dtype() == LiteralDType(u.arg()); }
 
-// The shortest decimal that reads back to the same value of `dtype`.
-std::string FloatLiteral(double v, DType dtype) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[40];
-  for (int p = 1; p <= 17; ++p) {
-    std::snprintf(buf, sizeof buf, "%.*g", p, v);
-    if (CastValue(Arg(std::strtod(buf, nullptr)), DType::kF64, dtype) ==
-        CastValue(Arg(v), DType::kF64, dtype))
-      break;
-  }
-  std::string s = buf;
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s;
-}
-
 std::string Literal(const UOp& c) {
   const Arg& v = c.arg();
   if (const bool* b = v.TryGet<bool>()) return *b ? "true" : "false";
-  if (const double* d = v.TryGet<double>()) return FloatLiteral(*d, c.dtype());
+  if (const double* d = v.TryGet<double>()) return FormatFloat(*d, c.dtype());
   if (c.dtype() == DType::kU64) return absl::StrCat(static_cast<uint64_t>(v.Get<int64_t>()));
   return absl::StrCat(v.Get<int64_t>());
 }

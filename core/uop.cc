@@ -125,24 +125,30 @@ class Interner {
 
   Shard& ShardFor(size_t hash) { return shards_[(hash >> 58) % kShards]; }
 
-  // Deleting a node releases its sources; a long chain would recurse as deep as the chain,
-  // so nodes to delete go on a per-thread list that one loop drains.
-  static void Destroy(UOp::Node* n) {
-    thread_local std::vector<UOp::Node*> pending;
-    thread_local bool draining = false;
-    pending.push_back(n);
-    if (draining) return;
-    draining = true;
-    while (!pending.empty()) {
-      UOp::Node* d = pending.back();
-      pending.pop_back();
-      delete d;  // may push its sources
-    }
-    draining = false;
-  }
+  static void Destroy(UOp::Node* n);
 
   std::array<Shard, kShards> shards_;
 };
+
+// Deleting a node releases its sources; a long chain would recurse as deep as the chain,
+// so nodes to delete go on a per-thread list that one loop drains. (File-scope
+// thread_locals: a plugin's copy of this code must not share them with the host's.)
+namespace {
+thread_local std::vector<UOp::Node*> tls_pending;
+thread_local bool tls_draining = false;
+}  // namespace
+
+void Interner::Destroy(UOp::Node* n) {
+  tls_pending.push_back(n);
+  if (tls_draining) return;
+  tls_draining = true;
+  while (!tls_pending.empty()) {
+    UOp::Node* d = tls_pending.back();
+    tls_pending.pop_back();
+    delete d;  // may push its sources
+  }
+  tls_draining = false;
+}
 
 // ---- handle ----
 

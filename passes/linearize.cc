@@ -92,7 +92,10 @@ class Linearizer {
         if (!placed_.contains(u.get()) && !u.is(Ops::END) && Within(scope_.at(u.get()), inner) && Ready(u))
           Place(u);
       const UOp& r = end.src(i);
-      if (!r.is(Ops::RANGE) || placed_.contains(r.get()) || !Ready(r))
+      if (r.is(Ops::RANGE) && placed_.contains(r.get()))
+        return absl::InvalidArgumentError(absl::StrCat("linearize: RANGE idx=", r.arg().Get<RangeArg>().idx,
+                                                       " is closed by two ENDs; expected one RANGE per loop"));
+      if (!r.is(Ops::RANGE) || !Ready(r))
         return absl::InvalidArgumentError(absl::StrCat("linearize: END closes a ", OpName(r.op()),
                                                        " that is not a loop it can open here"));
       Place(r);

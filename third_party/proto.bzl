@@ -1,9 +1,10 @@
 """C++ code generation from .proto files with the system protoc (and grpc_cpp_plugin)."""
 
-def cc_proto(name, src, grpc = False, deps = [], visibility = None):
+def cc_proto(name, src, grpc = False, lite = False, deps = [], visibility = None):
     """A cc_library `name` over the code protoc generates from `src` (in this package).
 
-    With grpc = True, the gRPC service stubs are generated and linked as well.
+    With grpc = True, the gRPC service stubs are generated and linked as well; with
+    lite = True (for a .proto with optimize_for = LITE_RUNTIME) only protobuf-lite links.
     """
     base = src[:-len(".proto")]
     outs = [base + ".pb.h", base + ".pb.cc"]
@@ -21,6 +22,7 @@ def cc_proto(name, src, grpc = False, deps = [], visibility = None):
         name = name,
         srcs = [o for o in outs if o.endswith(".cc")],
         hdrs = [o for o in outs if o.endswith(".h")],
-        deps = deps + ["//third_party:protobuf"] + (["//third_party:grpc"] if grpc else []),
+        deps = deps + ["//third_party:protobuf_lite" if lite else "//third_party:protobuf"] +
+               (["//third_party:grpc"] if grpc else []),
         visibility = visibility,
     )

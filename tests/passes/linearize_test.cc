@@ -86,6 +86,15 @@ TEST(Linearize, ALoopVariableUsedOutsideItsLoopIsAnError) {
             "linearize: RANGE idx=3 is not closed by an END; expected one END per loop");
 }
 
+TEST(Linearize, OneRangeClosedTwiceIsAnError) {
+  UOp out = UOp::Buffer(DType::kI32, 0, 4);
+  UOp i = UOp::Range(4, 2);
+  absl::StatusOr<std::vector<UOp>> p =
+      Linearize(UOp::Sink({out.Index(i).Store(i).End({i}), out.Index(i).Store(i * 2).End({i})}));
+  EXPECT_EQ(std::string(p.status().message()),
+            "linearize: RANGE idx=2 is closed by two ENDs; expected one RANGE per loop");
+}
+
 TEST(Linearize, NestedLoopsInOneEnd) {
   UOp out = UOp::Buffer(DType::kI32, 0, 12);
   UOp i = UOp::Range(3, 0), j = UOp::Range(4, 1);

@@ -1,0 +1,59 @@
+// The C compiler behind the C backend: gcc turns C source into a shared object, with an
+// on-disk cache keyed by a hash of the source, the compiler's version and the flags.
+//
+// Cache entries are sealed: the shared object followed by a trailer (its key, a hash of
+// the bytes before it, a magic), so a truncated or corrupt entry is detected and rebuilt.
+// Writes go to a temporary file that is then renamed, so readers never see half an entry
+// and two processes compiling the same source both succeed. A cache folder that cannot be
+// written falls back to a fresh temporary folder, with one warning.
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace uopc {
+
+class CCompiler {
+ public:
+  struct Options {
+    std::string cc = "gcc";
+    std::vector<std::string> flags = {"-O2", "-std=gnu11", "-fPIC", "-shared", "-fwrapv",
+                                      "-ffp-contract=off", "-fvisibility=hidden", "-fno-math-errno"};
+    /// Empty: $UOPC_CACHE_DIR, else $XDG_CACHE_HOME/uopc, else ~/.cache/uopc.
+    std::string cache_dir;
+    /// Receives warnings (a read-only cache folder); stderr when empty.
+    std::function<void(const std::string&)> warn;
+  };
+
+  explicit CCompiler(Options options);
+
+  /// A sealed shared object for `source` (from the cache when it holds a valid entry).
+  absl::StatusOr<std::string> Compile(absl::string_view source);
+  /// The path of a loadable file with the sealed object `sealed` (writing it if needed).
+  absl::StatusOr<std::string> Materialize(absl::string_view sealed);
+  /// "gcc 12.2.0 -O2 ...": what, besides the source, a cache key covers.
+  const std::string& fingerprint() const { return fingerprint_; }
+  /// The folder in use (after any fallback).
+  std::string cache_dir();
+
+ private:
+  absl::StatusOr<std::string> Folder();
+  absl::StatusOr<std::string> RunCompiler(absl::string_view source, const std::string& dir, const std::string& stem);
+
+  Options options_;
+  std::string fingerprint_;
+  std::mutex mu_;
+  std::string dir_;  // resolved cache folder, once known
+};
+
+/// `object` followed by the trailer that seals it under `key`.
+std::string SealObject(absl::string_view object, absl::string_view key);
+/// The key of a sealed object, or DATA_LOSS if the bytes are truncated or corrupt.
+absl::StatusOr<std::string> CheckSealed(absl::string_view sealed);
+
+}  // namespace uopc

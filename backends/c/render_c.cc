@@ -1,0 +1,329 @@
+#include "backends/c/render_c.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/alu.h"
+#include "core/bounds.h"
+#include "core/float_format.h"
+#include "core/kernel_signature.h"
+#include "core/status_macros.h"
+
+namespace uopc {
+namespace {
+
+// The C type of a value of `t` (bf16 values are computed in float).
+const char* CType(DType t) {
+  switch (t) {
+    case DType::kBool: return "_Bool";
+    case DType::kI8: return "int8_t";
+    case DType::kU8: return "uint8_t";
+    case DType::kI16: return "int16_t";
+    case DType::kU16: return "uint16_t";
+    case DType::kI32: return "int";
+    case DType::kU32: return "unsigned int";
+    case DType::kI64: return "long long";
+    case DType::kU64: return "unsigned long long";
+    case DType::kF16: return "_Float16";
+    case DType::kBF16: return "float";
+    case DType::kF32: return "float";
+    case DType::kF64: return "double";
+    case DType::kVoid: return "void";
+  }
+  return "void";
+}
+
+// The C type of an element in memory.
+const char* MemType(DType t) {
+  if (t == DType::kBool) return "uint8_t";
+  if (t == DType::kBF16) return "uint16_t";
+  return CType(t);
+}
+
+// The unsigned type of the same width, for shifts that must not overflow.
+const char* UType(DType t) {
+  switch (DTypeSize(t)) {
+    case 1: return "uint8_t";
+    case 2: return "uint16_t";
+    case 4: return "unsigned int";
+    default: return "unsigned long long";
+  }
+}
+
+// Suffix of the int helpers in the prelude ("i32").
+std::string Sfx(DType t) { return std::string(DTypeName(t)); }
+
+std::string Literal(const UOp& c) {
+  DType t = c.dtype();
+  const Arg& a = c.arg();
+  if (IsBool(t)) return Truthy(a) ? "1" : "0";
+  if (IsFloat(t)) {
+    double v = a.Get<double>();
+    if (std::isnan(v)) return t == DType::kF16 ? "((_Float16)NAN)" : "NAN";
+    if (std::isinf(v)) return std::string(t == DType::kF16 ? "((_Float16)" : "(") + (v > 0 ? "" : "-") + "INFINITY)";
+    if (t == DType::kF64) return FormatFloat(v, t);
+    if (t == DType::kF32) return FormatFloat(v, t) + "f";
+    char hex[40];  // f16 and bf16 values are exact in a hex float literal
+    std::snprintf(hex, sizeof hex, "%af", v);
+    return t == DType::kF16 ? absl::StrCat("((_Float16)", hex, ")") : std::string(hex);
+  }
+  int64_t v = a.Get<int64_t>();
+  switch (t) {
+    case DType::kI64:
+      return v == INT64_MIN ? "(-9223372036854775807LL-1)" : absl::StrCat(v, "LL");
+    case DType::kU64: return absl::StrCat(static_cast<uint64_t>(v), "ULL");
+    case DType::kU32: return absl::StrCat(v, "u");
+    case DType::kI32: return v == INT32_MIN ? "(-2147483647-1)" : absl::StrCat(v);
+    default: return absl::StrCat("((", CType(t), ")", v, ")");
+  }
+}
+
+class Renderer {
+ public:
+  explicit Renderer(absl::Span<const UOp> p) : p_(p) {}
+  absl::StatusOr<std::string> Run(absl::string_view name);
+
+ private:
+  void Line(const std::string& s) { body_ += std::string(2 * depth_, ' ') + s + "\n"; }
+  const std::string& R(const UOp& u) const { return expr_.at(u.get()); }
+  std::string Alu(const UOp& u) const;
+  std::string Div(const UOp& u) const;
+  std::string Round(DType t, const std::string& e) const;
+  absl::Status Emit(const UOp& u, size_t pos);
+
+  absl::Span<const UOp> p_;
+  absl::flat_hash_map<const UOp::Node*, std::string> expr_;  // a node's C expression or name
+  absl::flat_hash_map<const UOp::Node*, int> uses_;
+  absl::flat_hash_map<const UOp::Node*, int> depth_at_;  // loop depth where a node is placed
+  absl::flat_hash_map<const UOp::Node*, int> use_depth_;  // deepest loop depth of a use
+  std::string body_;
+  int depth_ = 1, vals_ = 0, alus_ = 0;
+};
+
+// f16 and bf16 results are rounded to their dtype after every op, as the IR defines.
+std::string Renderer::Round(DType t, const std::string& e) const {
+  if (t == DType::kF16) return "((_Float16)" + e + ")";
+  if (t == DType::kBF16) return "uopc_rbf16(" + e + ")";
+  return e;
+}
+
+std::string Renderer::Div(const UOp& u) const {
+  const UOp &a = u.src(0), &b = u.src(1);
+  bool plain = HasBounds(a.dtype()) ? VMin(a) >= 0 && VMin(b) > 0 : false;
+  if (plain) return absl::StrCat("(", R(a), u.is(Ops::FLOORDIV) ? "/" : "%", R(b), ")");
+  return absl::StrCat(u.is(Ops::FLOORDIV) ? "uopc_floordiv_" : "uopc_mod_", Sfx(a.dtype()), "(", R(a), ", ", R(b), ")");
+}
+
+std::string Renderer::Alu(const UOp& u) const {
+  DType t = u.dtype(), in = u.src(0).dtype();
+  auto bin = [&](const char* op) { return absl::StrCat("(", R(u.src(0)), op, R(u.src(1)), ")"); };
+  // float math on f16/bf16 goes through float; f64 has its own functions
+  auto fn = [&](const char* f32, const char* f64) {
+    if (t == DType::kF64) return absl::StrCat(f64, "(", R(u.src(0)), ")");
+    std::string arg = t == DType::kF16 ? "(float)" + R(u.src(0)) : R(u.src(0));
+    return absl::StrCat(f32, "(", arg, ")");
+  };
+  switch (u.op()) {
+    case Ops::ADD: return Round(t, bin("+"));
+    case Ops::MUL: return Round(t, bin("*"));
+    case Ops::FDIV: return Round(t, bin("/"));
+    case Ops::FLOORDIV:
+    case Ops::MOD: return Div(u);
+    case Ops::CMPLT: return bin("<");
+    case Ops::CMPNE: return bin("!=");
+    case Ops::CMPEQ: return bin("==");
+    case Ops::AND: return bin("&");
+    case Ops::OR: return bin("|");
+    case Ops::XOR: return bin("^");
+    case Ops::MAX:
+      if (IsFloat(t)) return absl::StrCat("((", CType(t), ")uopc_fmax(", R(u.src(0)), ", ", R(u.src(1)), "))");
+      return absl::StrCat("((", R(u.src(0)), ">", R(u.src(1)), ")?", R(u.src(0)), ":", R(u.src(1)), ")");
+    case Ops::SHL:
+    case Ops::SHR: {
+      const UOp& b = u.src(1);
+      int bits = DTypeSize(t) * 8;
+      bool in_range = HasBounds(b.dtype()) && VMin(b) >= 0 && VMax(b) < bits;
+      if (!in_range) return absl::StrCat(u.is(Ops::SHL) ? "uopc_shl_" : "uopc_shr_", Sfx(t), "(", R(u.src(0)), ", ", R(b), ")");
+      if (u.is(Ops::SHR)) return bin(">>");
+      return absl::StrCat("((", CType(t), ")((", UType(t), ")", R(u.src(0)), "<<", R(b), "))");
+    }
+    case Ops::WHERE: return absl::StrCat("(", R(u.src(0)), "?", R(u.src(1)), ":", R(u.src(2)), ")");
+    case Ops::EXP2: return Round(t, fn("exp2f", "exp2"));
+    case Ops::LOG2: return Round(t, fn("log2f", "log2"));
+    case Ops::SIN: return Round(t, fn("sinf", "sin"));
+    case Ops::SQRT: return Round(t, fn("sqrtf", "sqrt"));
+    case Ops::TRUNC: return Round(t, fn("truncf", "trunc"));
+    case Ops::RECIP:
+      return Round(t, t == DType::kF64 ? absl::StrCat("(1.0/", R(u.src(0)), ")") : absl::StrCat("(1.0f/", R(u.src(0)), ")"));
+    case Ops::CAST: {
+      if (IsBool(t)) return absl::StrCat("(", R(u.src(0)), "!=0)");
+      if (IsInt(t) && IsFloat(in)) return absl::StrCat("uopc_f2", Sfx(t), "((double)", R(u.src(0)), ")");
+      if (t == DType::kBF16) return absl::StrCat("uopc_rbf16((float)", R(u.src(0)), ")");
+      if (t == DType::kF16 && in == DType::kF64) return absl::StrCat("((_Float16)(float)", R(u.src(0)), ")");
+      return absl::StrCat("((", CType(t), ")", R(u.src(0)), ")");
+    }
+    case Ops::BITCAST: {
+      if (in == DType::kBF16) return absl::StrCat("((", CType(t), ")uopc_f32_to_bf16(", R(u.src(0)), "))");
+      if (t == DType::kBF16) return absl::StrCat("uopc_bf16_to_f32((uint16_t)", R(u.src(0)), ")");
+      return absl::StrCat("(((union { ", CType(in), " a; ", CType(t), " b; }){.a = ", R(u.src(0)), "}).b)");
+    }
+    default: return "?";
+  }
+}
+
+absl::Status Renderer::Emit(const UOp& u, size_t pos) {
+  switch (u.op()) {
+    case Ops::SINK: return absl::OkStatus();
+    case Ops::CONST: expr_[u.get()] = Literal(u); return absl::OkStatus();
+    case Ops::VAR: expr_[u.get()] = u.arg().Get<VarArg>().name; return absl::OkStatus();
+    case Ops::BUFFER: expr_[u.get()] = absl::StrCat("data", u.arg().Get<ParamArg>().slot); return absl::OkStatus();
+    case Ops::ALLOC: {
+      const ParamArg& a = u.arg().Get<ParamArg>();
+      std::string name = absl::StrCat("acc", a.slot);
+      Line(absl::StrCat(CType(u.dtype()), " ", name, a.size == 1 ? "" : absl::StrCat("[", a.size, "]"), ";"));
+      expr_[u.get()] = name;
+      return absl::OkStatus();
+    }
+    case Ops::AFTER: expr_[u.get()] = R(u.src(0)); return absl::OkStatus();
+    case Ops::RANGE: {
+      std::string r = absl::StrCat("ridx", u.arg().Get<RangeArg>().idx);
+      Line(absl::StrCat("for (", CType(u.dtype()), " ", r, " = 0; ", r, " < ", R(u.src(0)), "; ", r, "++) {"));
+      expr_[u.get()] = r;
+      ++depth_;
+      return absl::OkStatus();
+    }
+    case Ops::END:
+      for (size_t i = 1; i < u.src().size(); ++i) {
+        --depth_;
+        Line("}");
+      }
+      return absl::OkStatus();
+    case Ops::INDEX: {
+      UOp b = u.src(0);
+      while (b.is(Ops::AFTER)) b = b.src(0);
+      bool scalar = b.is(Ops::ALLOC) && b.arg().Get<ParamArg>().size == 1;
+      expr_[u.get()] = scalar ? R(u.src(0)) : absl::StrCat(R(u.src(0)), "[", R(u.src(1)), "]");
+      return absl::OkStatus();
+    }
+    case Ops::LOAD: {
+      std::string name = absl::StrCat("val", vals_++), from = R(u.src(0));
+      UOp b = u.src(0).src(0);
+      while (b.is(Ops::AFTER)) b = b.src(0);
+      bool memory = b.is(Ops::BUFFER);
+      if (memory && u.dtype() == DType::kBF16) from = "uopc_bf16_to_f32(" + from + ")";
+      if (memory && u.dtype() == DType::kBool) from = "(" + from + "!=0)";
+      Line(absl::StrCat(CType(u.dtype()), " ", name, " = ", from, ";"));
+      expr_[u.get()] = name;
+      return absl::OkStatus();
+    }
+    case Ops::STORE: {
+      UOp b = u.src(0).src(0);
+      while (b.is(Ops::AFTER)) b = b.src(0);
+      std::string v = R(u.src(1));
+      if (b.is(Ops::BUFFER) && u.src(1).dtype() == DType::kBF16) v = "uopc_f32_to_bf16(" + v + ")";
+      Line(absl::StrCat(R(u.src(0)), " = ", v, ";"));
+      return absl::OkStatus();
+    }
+    default: break;
+  }
+  if (!IsAlu(u.op()))
+    return absl::InvalidArgumentError(absl::StrCat("render C: ", OpName(u.op()), " is not a loop-level op; lower it first"));
+  std::string e = Alu(u);
+  // a value used once, at the depth where it is computed, is inlined into its use
+  if (uses_[u.get()] == 1 && use_depth_[u.get()] == depth_at_.at(u.get())) {
+    expr_[u.get()] = e;
+  } else {
+    std::string name = absl::StrCat("alu", alus_++);
+    Line(absl::StrCat(CType(u.dtype()), " ", name, " = ", e, ";"));
+    expr_[u.get()] = name;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
+  int depth = 0;
+  for (const UOp& u : p_) {
+    if (u.is(Ops::END)) depth -= static_cast<int>(u.src().size()) - 1;
+    depth_at_[u.get()] = depth;
+    for (const UOp& s : u.src()) {
+      ++uses_[s.get()];
+      use_depth_[s.get()] = std::max(use_depth_[s.get()], depth);
+    }
+    if (u.is(Ops::RANGE)) ++depth;
+  }
+  for (size_t k = 0; k < p_.size(); ++k) RETURN_IF_ERROR(Emit(p_[k], k));
+  if (p_.empty() || !p_.back().is(Ops::SINK)) return absl::InvalidArgumentError("render C: a program ends with its SINK");
+  ASSIGN_OR_RETURN(KernelSignature sig, SignatureOf(p_.back()));
+  std::vector<std::string> params, args;
+  for (size_t s = 0; s < sig.buffers.size(); ++s) {
+    if (!sig.buffers[s].used) continue;
+    params.push_back(absl::StrCat(MemType(sig.buffers[s].dtype), "* restrict data", s));
+    args.push_back(absl::StrCat("(", MemType(sig.buffers[s].dtype), "*)bufs[", s, "]"));
+  }
+  for (size_t v = 0; v < sig.vars.size(); ++v) {
+    params.push_back(absl::StrCat("int ", sig.vars[v].name));
+    args.push_back(absl::StrCat("(int)vars[", v, "]"));
+  }
+  return absl::StrCat("void ", name, "(", absl::StrJoin(params, ", "), ") {\n", body_, "}\n",
+                      "UOPC_ENTRY void ", name, "_entry(void* const* bufs, const long long* vars) {\n",
+                      "  (void)bufs; (void)vars;\n  ", name, "(", absl::StrJoin(args, ", "), ");\n}\n");
+}
+
+}  // namespace
+
+std::string CPrelude() {
+  return R"C(#include <math.h>
+#include <stdint.h>
+#define UOPC_ENTRY __attribute__((visibility("default")))
+#define UOPC_INT_HELPERS(S, T, U, BITS)                                                      \
+  static inline T uopc_floordiv_##S(T a, T b) {                                              \
+    if (b == 0) return 0;                                                                    \
+    if ((T)-1 < 0 && b == (T)-1) return (T)(0 - (U)a);                                       \
+    T q = a / b;                                                                             \
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;                                 \
+  }                                                                                          \
+  static inline T uopc_mod_##S(T a, T b) {                                                   \
+    if (b == 0 || ((T)-1 < 0 && b == (T)-1)) return 0;                                       \
+    T m = a % b;                                                                             \
+    return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;                                     \
+  }                                                                                          \
+  static inline T uopc_shl_##S(T a, T b) { return (b < 0 || b >= BITS) ? 0 : (T)((U)a << b); } \
+  static inline T uopc_shr_##S(T a, T b) { return (b < 0 || b >= BITS) ? (a < 0 ? (T)-1 : 0) : (T)(a >> b); } \
+  static inline T uopc_f2##S(double x) {                                                     \
+    const double lo = (T)-1 < 0 ? -(double)((U)1 << (BITS - 1)) : 0.0;                      \
+    const double hi = (T)-1 < 0 ? (double)((U)1 << (BITS - 1)) : 2.0 * (double)((U)1 << (BITS - 1)); \
+    if (x != x) return 0;                                                                    \
+    if (x <= lo) return (T)lo;                                                               \
+    if (x >= hi) return (T)((T)-1 < 0 ? (T)((U)1 << (BITS - 1)) - 1 : (T)-1);                \
+    return (T)x;                                                                             \
+  }
+UOPC_INT_HELPERS(i8, int8_t, uint8_t, 8)
+UOPC_INT_HELPERS(u8, uint8_t, uint8_t, 8)
+UOPC_INT_HELPERS(i16, int16_t, uint16_t, 16)
+UOPC_INT_HELPERS(u16, uint16_t, uint16_t, 16)
+UOPC_INT_HELPERS(i32, int, unsigned int, 32)
+UOPC_INT_HELPERS(u32, unsigned int, unsigned int, 32)
+UOPC_INT_HELPERS(i64, long long, unsigned long long, 64)
+UOPC_INT_HELPERS(u64, unsigned long long, unsigned long long, 64)
+static inline float uopc_bf16_to_f32(uint16_t b) {
+  union { uint32_t u; float f; } v = {.u = (uint32_t)b << 16};
+  return v.f;
+}
+static inline uint16_t uopc_f32_to_bf16(float f) {
+  union { float f; uint32_t u; } v = {.f = f};
+  if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40u);
+  return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
+}
+static inline float uopc_rbf16(float f) { return uopc_bf16_to_f32(uopc_f32_to_bf16(f)); }
+static inline double uopc_fmax(double a, double b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }
+)C";
+}
+
+absl::StatusOr<std::string> RenderC(absl::Span<const UOp> program, absl::string_view name) {
+  return Renderer(program).Run(name);
+}
+
+}  // namespace uopc

@@ -1,0 +1,320 @@
+/* uopc plugin ABI, major version 1: the only header a plugin author needs.
+ *
+ * A plugin is a shared library that exports exactly one symbol, uopc_plugin_entry_v1
+ * (the major version is in the name, so a future v2 can live beside it and an old host
+ * simply does not find it); everything else is hidden (link with a version script).
+ * Plain C11: no C++ type crosses this boundary, nothing throws, nothing aborts.
+ *
+ * Two parts, as PJRT and tinygrad split them:
+ *  - a backend turns a kernel (serialized core/uop.proto, with its own format version)
+ *    into a binary with no device needed: describe, supports, render, compile. Results
+ *    are pure functions of their inputs and may be cached under the backend's fingerprint;
+ *  - a device runs binaries: enumerate (stable ids), allocate/free, copy in/out/between,
+ *    load a program, launch with buffers, VAR values and launch dims, in-order queues
+ *    whose work completes in events (fences), synchronize.
+ *
+ * Versioning. Every struct begins with its struct_size and an extension pointer. Tables
+ * and structs are append-only: a minor version only adds members at the end; enums have
+ * explicit values. The host accepts a plugin of the same major and any minor; a member a
+ * plugin's struct_size does not cover is treated as absent (UOPC_HAS_MEMBER). Another
+ * major is refused with a message naming both versions.
+ *
+ * Full tables. No slot is ever NULL: plugin_sdk.h fills what a plugin does not implement
+ * with stubs that return UOPC_UNIMPLEMENTED; optional features are capability bits.
+ *
+ * Errors. Functions return a uopc_error* (NULL means success), owned by the caller, who
+ * frees it with the plugin's error_destroy. Codes are numerically gRPC's (absl's), plus
+ * UOPC_DEVICE_LOST. Running out of memory is UOPC_RESOURCE_EXHAUSTED, never a crash.
+ *
+ * Threads. Every function is thread-safe, except that calls on one queue must be
+ * serialized by the caller. A plugin is never unloaded while any of its objects lives.
+ *
+ * Kernel parameters (the launch convention, also in core/kernel_signature.h): buffers
+ * by BUFFER slot, then the kernel's VARs sorted by name, each as int64.
+ */
+#ifndef UOPC_BACKENDS_PLUGIN_API_H_
+#define UOPC_BACKENDS_PLUGIN_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UOPC_ABI_MAJOR 1
+#define UOPC_ABI_MINOR 0
+#define UOPC_ENTRY_SYMBOL "uopc_plugin_entry_v1"
+#define UOPC_EXPORT __attribute__((visibility("default")))
+
+/* ---- struct header and extensions ---- */
+
+/* A typed extension, chained from any struct's `ext`. Unknown types are skipped. */
+typedef struct uopc_ext {
+  uint64_t struct_size;
+  uint32_t type;
+  uint32_t reserved;
+  const struct uopc_ext* next;
+} uopc_ext;
+
+/* The first members of every struct of this ABI. */
+#define UOPC_STRUCT_HEADER \
+  uint64_t struct_size;    \
+  const uopc_ext* ext
+
+/* Whether `ptr` (a struct of `type`) is large enough to hold `member`. */
+#define UOPC_HAS_MEMBER(ptr, type, member) \
+  ((ptr)->struct_size >= offsetof(type, member) + sizeof(((type*)0)->member))
+
+/* ---- errors ---- */
+
+typedef enum uopc_code {
+  UOPC_OK = 0,
+  UOPC_CANCELLED = 1,
+  UOPC_UNKNOWN = 2,
+  UOPC_INVALID_ARGUMENT = 3,
+  UOPC_DEADLINE_EXCEEDED = 4,
+  UOPC_NOT_FOUND = 5,
+  UOPC_ALREADY_EXISTS = 6,
+  UOPC_PERMISSION_DENIED = 7,
+  UOPC_RESOURCE_EXHAUSTED = 8,
+  UOPC_FAILED_PRECONDITION = 9,
+  UOPC_ABORTED = 10,
+  UOPC_OUT_OF_RANGE = 11,
+  UOPC_UNIMPLEMENTED = 12,
+  UOPC_INTERNAL = 13,
+  UOPC_UNAVAILABLE = 14,
+  UOPC_DATA_LOSS = 15,
+  UOPC_UNAUTHENTICATED = 16,
+  UOPC_DEVICE_LOST = 100,
+  UOPC_CODE_FORCE_I32 = 0x7fffffff
+} uopc_code;
+
+typedef struct uopc_error uopc_error;    /* opaque; freed with error_destroy */
+typedef struct uopc_blob uopc_blob;      /* opaque bytes (source, binary); blob_destroy */
+typedef struct uopc_backend uopc_backend;  /* owned by the plugin */
+typedef struct uopc_device uopc_device;    /* owned by the plugin */
+typedef struct uopc_buffer uopc_buffer;
+typedef struct uopc_program uopc_program;
+typedef struct uopc_queue uopc_queue;
+typedef struct uopc_event uopc_event;
+
+/* ---- element types (values equal core/dtype.h's) ---- */
+
+typedef enum uopc_dtype {
+  UOPC_DTYPE_VOID = 0,
+  UOPC_DTYPE_BOOL = 1,
+  UOPC_DTYPE_I8 = 2,
+  UOPC_DTYPE_U8 = 3,
+  UOPC_DTYPE_I16 = 4,
+  UOPC_DTYPE_U16 = 5,
+  UOPC_DTYPE_I32 = 6,
+  UOPC_DTYPE_U32 = 7,
+  UOPC_DTYPE_I64 = 8,
+  UOPC_DTYPE_U64 = 9,
+  UOPC_DTYPE_F16 = 10,
+  UOPC_DTYPE_BF16 = 11,
+  UOPC_DTYPE_F32 = 12,
+  UOPC_DTYPE_F64 = 13,
+  UOPC_DTYPE_FORCE_I32 = 0x7fffffff
+} uopc_dtype;
+
+/* ---- the host's services, given to the plugin at entry ---- */
+
+typedef enum uopc_log_level {
+  UOPC_LOG_DEBUG = 0,
+  UOPC_LOG_INFO = 1,
+  UOPC_LOG_WARNING = 2,
+  UOPC_LOG_ERROR = 3,
+  UOPC_LOG_FORCE_I32 = 0x7fffffff
+} uopc_log_level;
+
+typedef struct uopc_host_api {
+  UOPC_STRUCT_HEADER;
+  uint16_t abi_major;
+  uint16_t abi_minor;
+  uint32_t reserved;
+  /* Logs a message (not NUL-terminated necessarily) through the host. */
+  void (*log)(void* ctx, uopc_log_level level, const char* msg, uint64_t len);
+  void* log_ctx;
+} uopc_host_api;
+
+/* ---- backend: kernels to binaries, no device needed ---- */
+
+typedef enum uopc_source_lang {
+  UOPC_LANG_NONE = 0,
+  UOPC_LANG_C = 1,
+  UOPC_LANG_CUDA = 2,
+  UOPC_LANG_PTX = 3,
+  UOPC_LANG_FORCE_I32 = 0x7fffffff
+} uopc_source_lang;
+
+typedef struct uopc_backend_desc {
+  UOPC_STRUCT_HEADER;
+  const char* name;        /* "c-gcc" */
+  const char* target;      /* DEVICE:RENDERER:ARCH, "CPU:C:x86_64" */
+  const char* fingerprint; /* compiler and flags: part of every cache key */
+  uopc_source_lang lang;
+  uint32_t reserved;
+  uint64_t dtypes;         /* bit (1 << uopc_dtype) for each dtype it supports */
+  uint32_t global_max[3];  /* launch limits; 0 where the dimension does not exist */
+  uint32_t local_max[3];
+  uint64_t shared_max;     /* bytes of shared memory per block */
+} uopc_backend_desc;
+
+/* "Does the backend support `op` (a core/ops.h name, "add") on `dtype`?" */
+typedef struct uopc_op_query {
+  UOPC_STRUCT_HEADER;
+  const char* op;
+  uopc_dtype dtype;
+  uint32_t reserved;
+} uopc_op_query;
+
+typedef struct uopc_render_args {
+  UOPC_STRUCT_HEADER;
+  const uopc_backend* backend;
+  const void* kernel;      /* a kernel's SINK, serialized (core/uop.proto) */
+  uint64_t kernel_size;
+  const char* name;        /* the function to define */
+} uopc_render_args;
+
+typedef struct uopc_source {
+  UOPC_STRUCT_HEADER;
+  const char* text;
+  uint64_t size;
+} uopc_source;
+
+typedef struct uopc_compile_args {
+  UOPC_STRUCT_HEADER;
+  const uopc_backend* backend;
+  const uopc_source* sources;  /* several kernels become one binary */
+  uint64_t num_sources;
+} uopc_compile_args;
+
+typedef struct uopc_backend_api {
+  UOPC_STRUCT_HEADER;
+  uint32_t (*backend_count)(void);
+  uopc_error* (*backend_get)(uint32_t index, uopc_backend** out);
+  uopc_error* (*backend_describe)(const uopc_backend* backend, uopc_backend_desc* out);
+  uopc_error* (*backend_supports)(const uopc_backend* backend, const uopc_op_query* query, int32_t* supported);
+  /* The source of one kernel (render args name its function). */
+  uopc_error* (*render)(const uopc_render_args* args, uopc_blob** source);
+  /* One binary from the sources of several kernels; its entries are their names. */
+  uopc_error* (*compile)(const uopc_compile_args* args, uopc_blob** binary);
+} uopc_backend_api;
+
+/* ---- device: memory, programs, queues ---- */
+
+typedef enum uopc_device_type {
+  UOPC_DEVICE_CPU = 1,
+  UOPC_DEVICE_GPU = 2,
+  UOPC_DEVICE_ACCEL = 3,
+  UOPC_DEVICE_REMOTE = 4,
+  UOPC_DEVICE_TYPE_FORCE_I32 = 0x7fffffff
+} uopc_device_type;
+
+/* Device capability bits */
+#define UOPC_DEVICE_CAP_ASYNC (1ull << 0)     /* queue work may complete after the call */
+#define UOPC_DEVICE_CAP_COPY_D2D (1ull << 1)  /* copy_d2d between buffers of one plugin */
+
+typedef struct uopc_device_props {
+  UOPC_STRUCT_HEADER;
+  const char* name;     /* "CPU:0": unique within the plugin */
+  const char* kind;     /* a human description ("x86_64, 2 cores") */
+  const char* uid;      /* stable across runs and plugins ("cpu://hostname/0") */
+  const char* backend;  /* name of the backend whose binaries it loads */
+  uopc_device_type type;
+  uint32_t reserved;
+  uint64_t mem_total;   /* bytes */
+  uint64_t caps;        /* UOPC_DEVICE_CAP_* */
+} uopc_device_props;
+
+typedef struct uopc_launch_args {
+  UOPC_STRUCT_HEADER;
+  uopc_program* program;
+  uint32_t entry;                /* index into program_load's entries */
+  uint32_t num_buffers;
+  uopc_buffer* const* buffers;   /* by slot; NULL for slots the kernel does not use */
+  const uint64_t* offsets;       /* byte offset into each buffer, or NULL for all 0 */
+  const int64_t* vars;           /* VAR values, sorted by VAR name */
+  uint32_t num_vars;
+  uint32_t reserved;
+  uint32_t grid[3];              /* launch dims; {1,1,1} for a CPU */
+  uint32_t block[3];
+} uopc_launch_args;
+
+typedef struct uopc_device_api {
+  UOPC_STRUCT_HEADER;
+  uint32_t (*device_count)(void);
+  uopc_error* (*device_get)(uint32_t index, uopc_device** out);
+  uopc_error* (*device_describe)(const uopc_device* device, uopc_device_props* out);
+
+  /* Memory. size 0 is valid (a buffer of no bytes); too large is RESOURCE_EXHAUSTED. */
+  uopc_error* (*buffer_alloc)(uopc_device* device, uint64_t size, uint64_t align, uopc_buffer** out);
+  /* Frees once work already queued on it is done. */
+  uopc_error* (*buffer_free)(uopc_buffer* buffer);
+
+  /* In-order queues. `done`, when not NULL, receives an event that completes with the work;
+     host memory given to a copy must stay valid until then. */
+  uopc_error* (*queue_create)(uopc_device* device, uopc_queue** out);
+  uopc_error* (*queue_destroy)(uopc_queue* queue);
+  uopc_error* (*copy_h2d)(uopc_queue* queue, uopc_buffer* dst, uint64_t dst_offset, const void* src,
+                          uint64_t size, uopc_event** done);
+  uopc_error* (*copy_d2h)(uopc_queue* queue, void* dst, const uopc_buffer* src, uint64_t src_offset,
+                          uint64_t size, uopc_event** done);
+  uopc_error* (*copy_d2d)(uopc_queue* queue, uopc_buffer* dst, uint64_t dst_offset, const uopc_buffer* src,
+                          uint64_t src_offset, uint64_t size, uopc_event** done);
+
+  /* Programs: a binary from backend compile, with the names of its entries. */
+  uopc_error* (*program_load)(uopc_device* device, const void* binary, uint64_t size,
+                              const char* const* entries, uint32_t num_entries, uopc_program** out);
+  uopc_error* (*program_unload)(uopc_program* program);
+  uopc_error* (*launch)(uopc_queue* queue, const uopc_launch_args* args, uopc_event** done);
+
+  /* Events (completion fences). */
+  uopc_error* (*queue_wait_event)(uopc_queue* queue, uopc_event* event); /* later work waits */
+  uopc_error* (*event_wait)(uopc_event* event, uint64_t timeout_ns);     /* the work's error, if any */
+  uopc_error* (*event_query)(uopc_event* event, int32_t* done);
+  void (*event_destroy)(uopc_event* event);
+  uopc_error* (*queue_synchronize)(uopc_queue* queue);
+} uopc_device_api;
+
+/* ---- the plugin ---- */
+
+#define UOPC_PLUGIN_CAP_BACKEND (1ull << 0) /* backend table is implemented */
+#define UOPC_PLUGIN_CAP_DEVICE (1ull << 1)  /* device table is implemented */
+
+typedef struct uopc_plugin_api {
+  UOPC_STRUCT_HEADER;
+  uint16_t abi_major;
+  uint16_t abi_minor;
+  uint32_t uop_format_version; /* the core/uop.proto format version it reads */
+  const char* name;            /* "c" */
+  const char* version;         /* the plugin's own version, for humans */
+  uint64_t caps;               /* UOPC_PLUGIN_CAP_* */
+
+  /* 0: unusable on this machine; > 0: how well it fits. Cheap, no side effects. */
+  int32_t (*probe)(void);
+  uopc_error* (*initialize)(void);
+  uopc_error* (*shutdown)(void);
+
+  void (*error_destroy)(uopc_error* error);
+  uopc_code (*error_code)(const uopc_error* error);
+  void (*error_message)(const uopc_error* error, const char** msg, uint64_t* len);
+  void (*blob_destroy)(uopc_blob* blob);
+  void (*blob_data)(const uopc_blob* blob, const void** data, uint64_t* size);
+
+  const uopc_backend_api* backend;
+  const uopc_device_api* device;
+} uopc_plugin_api;
+
+/* The one exported symbol. Cheap: no driver is initialized here. NULL if the plugin cannot
+   work with this host at all (e.g. a host older than it needs). */
+typedef const uopc_plugin_api* (*uopc_plugin_entry_fn)(const uopc_host_api* host);
+UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v1(const uopc_host_api* host);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UOPC_BACKENDS_PLUGIN_API_H_ */

@@ -1,0 +1,29 @@
+// The parameters of a kernel, in the order every backend takes them at launch: one
+// buffer per BUFFER slot (bufs[slot]; slots not used by the kernel are null), then the
+// kernel's VARs sorted by name, each passed as a 64-bit integer. The host and every plugin
+// derive it the same way from the kernel graph, so nothing else needs to travel.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/uop.h"
+
+namespace uopc {
+
+struct KernelSignature {
+  struct Buffer {
+    bool used = false;
+    DType dtype = DType::kVoid;
+    int64_t size = 0;  // elements
+  };
+  std::vector<Buffer> buffers;  // index: slot
+  std::vector<VarArg> vars;     // sorted by name
+};
+
+/// The signature of the kernel rooted at `sink`. An error if one slot is declared twice
+/// with different dtypes or sizes, or one VAR name with different bounds.
+absl::StatusOr<KernelSignature> SignatureOf(const UOp& sink);
+
+}  // namespace uopc

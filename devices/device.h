@@ -1,0 +1,84 @@
+// Device: one device of a loaded plugin, with its default queue, its caching allocator
+// and the backend that compiles for it. Everything returns absl::Status; the plugin's
+// errors come back with their codes and messages.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/dtype.h"
+#include "devices/allocator.h"
+#include "devices/buffer.h"
+#include "devices/plugin.h"
+
+namespace uopc {
+
+/// A compiled program loaded on a device: its entries by name, in compile order.
+class Program {
+ public:
+  Program(const Plugin& plugin, uopc_program* handle, std::vector<std::string> entries)
+      : plugin_(plugin), handle_(handle), entries_(std::move(entries)) {}
+  ~Program();
+  uopc_program* handle() const { return handle_; }
+  const std::vector<std::string>& entries() const { return entries_; }
+
+ private:
+  const Plugin& plugin_;
+  uopc_program* handle_;
+  std::vector<std::string> entries_;
+};
+
+class Device {
+ public:
+  /// The device `index` of `plugin`; its backend is the plugin's backend it names.
+  static absl::StatusOr<std::unique_ptr<Device>> Open(const Plugin& plugin, uint32_t index);
+  ~Device();
+
+  const std::string& name() const { return name_; }
+  const std::string& kind() const { return kind_; }
+  const std::string& uid() const { return uid_; }
+  uint64_t mem_total() const { return mem_total_; }
+  const Plugin& plugin() const { return plugin_; }
+  /// "c-gcc"; empty if the plugin compiles nothing for this device.
+  const std::string& backend_name() const { return backend_name_; }
+  /// What a cache of compiled programs must key on besides the kernel.
+  const std::string& backend_fingerprint() const { return fingerprint_; }
+  CachingAllocator& allocator() { return allocator_; }
+
+  /// `count` elements of `dtype` (contents undefined).
+  absl::StatusOr<Buffer> Allocate(DType dtype, int64_t count);
+  /// Host -> device, `bytes` bytes at byte `offset` of `dst`.
+  absl::Status CopyIn(const Buffer& dst, const void* src, uint64_t bytes, uint64_t offset = 0);
+  /// Device -> host.
+  absl::Status CopyOut(void* dst, const Buffer& src, uint64_t bytes, uint64_t offset = 0);
+  /// Device -> device within this device's plugin.
+  absl::Status CopyWithin(const Buffer& dst, const Buffer& src, uint64_t bytes);
+  /// Waits for all work queued on this device.
+  absl::Status Synchronize();
+
+  /// The source of `kernel` (serialized core/uop.proto) as function `name`.
+  absl::StatusOr<std::string> Render(const std::string& kernel, const std::string& name);
+  /// One program from several rendered sources (one backend compile call), loaded here.
+  absl::StatusOr<std::shared_ptr<Program>> Build(const std::vector<std::string>& sources,
+                                                 const std::vector<std::string>& entries);
+  /// Runs entry `entry` of `program` with buffers by slot (null: unused) and VAR values.
+  absl::Status Launch(const Program& program, uint32_t entry, absl::Span<uopc_buffer* const> buffers,
+                      absl::Span<const int64_t> vars);
+
+ private:
+  Device(const Plugin& plugin, uopc_device* handle) : plugin_(plugin), handle_(handle), allocator_(plugin, handle) {}
+
+  const Plugin& plugin_;
+  uopc_device* handle_;
+  uopc_queue* queue_ = nullptr;
+  uopc_backend* backend_ = nullptr;
+  std::string name_, kind_, uid_, backend_name_, fingerprint_;
+  uint64_t mem_total_ = 0;
+  CachingAllocator allocator_;
+};
+
+}  // namespace uopc

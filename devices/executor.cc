@@ -1,0 +1,100 @@
+#include "devices/executor.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/fnv.h"
+#include "core/serialize.h"
+#include "core/status_macros.h"
+
+namespace uopc {
+namespace {
+
+std::string KernelName(const std::string& serialized) { return "k_" + Hex64(Fnv1a(serialized)); }
+
+}  // namespace
+
+absl::Status Executor::Prepare(absl::Span<const UOp> kernels) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<UOp> todo;
+  std::vector<std::string> sources, names;
+  std::vector<KernelSignature> sigs;
+  for (const UOp& k : kernels) {
+    if (compiled_.contains(k) || std::find(todo.begin(), todo.end(), k) != todo.end()) continue;
+    ASSIGN_OR_RETURN(KernelSignature sig, SignatureOf(k));
+    std::string key = SerializeGraph(k), name = KernelName(key);
+    ASSIGN_OR_RETURN(std::string src, device_.Render(key, name));
+    todo.push_back(k);
+    sources.push_back(std::move(src));
+    names.push_back(std::move(name));
+    sigs.push_back(std::move(sig));
+  }
+  if (todo.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::shared_ptr<Program> program, device_.Build(sources, names));
+  ++stats_.compile_calls;
+  stats_.kernels_compiled += static_cast<int64_t>(todo.size());
+  for (size_t i = 0; i < todo.size(); ++i)
+    compiled_[todo[i]] = std::make_shared<const Compiled>(Compiled{program, static_cast<uint32_t>(i), std::move(sigs[i])});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Executor::Source(const UOp& kernel) {
+  std::string key = SerializeGraph(kernel);
+  return device_.Render(key, KernelName(key));
+}
+
+absl::Status Executor::Check(const KernelLaunch& l, const KernelSignature& sig, std::vector<uopc_buffer*>* bufs,
+                             std::vector<int64_t>* vars) const {
+  bufs->assign(sig.buffers.size(), nullptr);
+  for (size_t slot = 0; slot < sig.buffers.size(); ++slot) {
+    const KernelSignature::Buffer& want = sig.buffers[slot];
+    if (!want.used) continue;
+    auto fail = [&](absl::string_view what) {
+      return absl::InvalidArgumentError(absl::StrCat("launch on ", device_.name(), ": buffer slot ", slot, " wants ",
+                                                     want.size, " x ", DTypeName(want.dtype), "; ", what));
+    };
+    if (slot >= l.buffers.size() || !l.buffers[slot]) return fail("no buffer is bound");
+    const Buffer& b = l.buffers[slot];
+    if (b.device() != &device_) return fail(absl::StrCat("the buffer lives on ", b.device()->name()));
+    if (b.dtype() != want.dtype || b.count() < want.size)
+      return fail(absl::StrCat("got ", b.count(), " x ", DTypeName(b.dtype())));
+    (*bufs)[slot] = b.handle();
+  }
+  vars->clear();
+  for (const VarArg& v : sig.vars) {
+    auto it = l.vars.find(v.name);
+    if (it == l.vars.end())
+      return absl::InvalidArgumentError(absl::StrCat("launch on ", device_.name(), ": no value for VAR ", v.name));
+    if (it->second < v.lo || it->second > v.hi)
+      return absl::OutOfRangeError(absl::StrCat("launch on ", device_.name(), ": VAR ", v.name, " = ", it->second,
+                                                " is outside its bounds [", v.lo, ", ", v.hi, "]"));
+    vars->push_back(it->second);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Executor::Run(absl::Span<const KernelLaunch> launches) {
+  std::vector<UOp> kernels;
+  for (const KernelLaunch& l : launches) kernels.push_back(l.kernel);
+  RETURN_IF_ERROR(Prepare(kernels));
+  std::vector<uopc_buffer*> bufs;
+  std::vector<int64_t> vars;
+  for (const KernelLaunch& l : launches) {
+    std::shared_ptr<const Compiled> c;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      c = compiled_.at(l.kernel);
+      ++stats_.launches;
+    }
+    RETURN_IF_ERROR(Check(l, c->signature, &bufs, &vars));
+    RETURN_IF_ERROR(device_.Launch(*c->program, c->entry, bufs, vars));
+  }
+  return absl::OkStatus();
+}
+
+Executor::Stats Executor::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace uopc

@@ -1,0 +1,90 @@
+#include "backends/c/render_c.h"
+
+#include <gtest/gtest.h>
+
+#include "passes/linearize.h"
+
+namespace uopc {
+namespace {
+
+UOp SeedProgram() {
+  UOp x = UOp::Buffer(DType::kF32, 0, 32), len = UOp::Buffer(DType::kI32, 1, 1);
+  UOp out = UOp::Buffer(DType::kF32, 2, 4);
+  UOp n = len.Index(0).Load();
+  UOp i = UOp::Range(4, 0), j = UOp::Range(n, 1);
+  UOp acc = UOp::Alloc(DType::kF32, 0, 1).After({i});
+  UOp init = acc.Index(0).Store(UOp::Const(DType::kF32, 0.0));
+  UOp accj = acc.After({init, j});
+  UOp upd = accj.Index(0).Store(accj.Index(0).Load() + x.Index(i * 8 + j).Load());
+  return UOp::Sink({out.Index(i).Store(acc.After({upd.End({j})}).Index(0).Load()).End({i})});
+}
+
+std::string Render(const UOp& sink, const char* name = "kernel") {
+  absl::StatusOr<std::string> s = RenderC(*Linearize(sink), name);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *s : "";
+}
+
+// Golden: the seed's listing, with the accumulator declared once at the top.
+TEST(RenderC, SeedProgram) {
+  EXPECT_EQ(Render(SeedProgram()),
+            "void kernel(float* restrict data0, int* restrict data1, float* restrict data2) {\n"
+            "  float acc0;\n"
+            "  int val0 = data1[0];\n"
+            "  for (int ridx0 = 0; ridx0 < 4; ridx0++) {\n"
+            "    acc0 = 0.0f;\n"
+            "    int alu0 = (ridx0*8);\n"
+            "    for (int ridx1 = 0; ridx1 < val0; ridx1++) {\n"
+            "      float val1 = acc0;\n"
+            "      float val2 = data0[(alu0+ridx1)];\n"
+            "      acc0 = (val1+val2);\n"
+            "    }\n"
+            "    float val3 = acc0;\n"
+            "    data2[ridx0] = val3;\n"
+            "  }\n"
+            "}\n"
+            "UOPC_ENTRY void kernel_entry(void* const* bufs, const long long* vars) {\n"
+            "  (void)bufs; (void)vars;\n"
+            "  kernel((float*)bufs[0], (int*)bufs[1], (float*)bufs[2]);\n"
+            "}\n");
+}
+
+TEST(RenderC, VarsAreIntParameters) {
+  UOp n = UOp::Var("n", 1, 8), m = UOp::Var("m", 0, 3);
+  UOp out = UOp::Buffer(DType::kI32, 0, 8);
+  UOp j = UOp::Range(n, 0);
+  std::string src = Render(UOp::Sink({out.Index(j).Store(j + m).End({j})}), "k");
+  EXPECT_NE(src.find("void k(int* restrict data0, int m, int n) {"), std::string::npos) << src;
+  EXPECT_NE(src.find("k((int*)bufs[0], (int)vars[0], (int)vars[1]);"), std::string::npos) << src;
+}
+
+TEST(RenderC, FloorDivisionOnlyWhereBoundsAllow) {
+  UOp out = UOp::Buffer(DType::kI32, 0, 4), in = UOp::Buffer(DType::kI32, 1, 4);
+  UOp i = UOp::Range(4, 0);
+  UOp v = in.Index(i).Load();
+  std::string src = Render(UOp::Sink({out.Index(i).Store(v.FloorDiv(2) + i.FloorDiv(2) + v.Mod(3) + i.Mod(3)).End({i})}));
+  EXPECT_NE(src.find("uopc_floordiv_i32(val0, 2)"), std::string::npos) << src;  // val0 may be negative
+  EXPECT_NE(src.find("(ridx0/2)"), std::string::npos) << src;                 // ridx0 >= 0
+  EXPECT_NE(src.find("uopc_mod_i32(val0, 3)"), std::string::npos) << src;
+  EXPECT_NE(src.find("(ridx0%3)"), std::string::npos) << src;
+}
+
+TEST(RenderC, HalfPrecisionTypes) {
+  UOp h = UOp::Buffer(DType::kF16, 0, 4), b = UOp::Buffer(DType::kBF16, 1, 4);
+  UOp i = UOp::Range(4, 0), k = UOp::Range(4, 1);
+  UOp hv = h.Index(i).Load(), bv = b.Index(k).Load();
+  std::string src = Render(UOp::Sink({h.Index(i).Store(hv * hv).End({i}), b.Index(k).Store(bv * bv).End({k})}));
+  EXPECT_NE(src.find("_Float16* restrict data0, uint16_t* restrict data1"), std::string::npos) << src;
+  EXPECT_NE(src.find("data0[ridx0] = ((_Float16)(val0*val0));"), std::string::npos) << src;
+  EXPECT_NE(src.find("float val1 = uopc_bf16_to_f32(data1[ridx1]);"), std::string::npos) << src;
+  EXPECT_NE(src.find("data1[ridx1] = uopc_f32_to_bf16(uopc_rbf16((val1*val1)));"), std::string::npos) << src;
+}
+
+TEST(RenderC, TensorLevelOpsAreRefused) {
+  UOp t = UOp::Derived(Ops::RESHAPE, {UOp::Buffer(DType::kF32, 0, 4), UOp::Int(2), UOp::Int(2)});
+  absl::StatusOr<std::string> s = RenderC({UOp::Buffer(DType::kF32, 0, 4), UOp::Int(2), t, UOp::Sink({})}, "k");
+  EXPECT_EQ(s.status().message(), "render C: reshape is not a loop-level op; lower it first");
+}
+
+}  // namespace
+}  // namespace uopc
