@@ -57,6 +57,29 @@ TEST(UopcTool, InvalidGraphsAreRefusedBeforeSimplifying) {
             "division by the constant 0; expected a nonzero divisor\n");
 }
 
+TEST(UopcTool, DevicesListsTheCPluginAndSmokeTestsItsDevice) {
+  Result r = Uopc("devices");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("plugin c 1.0 (ABI 1.0, uop format 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device CPU:0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("smoke kernel: PASS"), std::string::npos) << r.out;
+}
+
+TEST(UopcTool, DevicesSaysWhyAPluginDidNotLoadAndFailsForAMissingRequiredDevice) {
+  Result r = Uopc("devices", "");
+  std::string cmd = "env UOPC_PLUGINS=/no/such/libuopc_plugin_x.so UOPC_DEVICES=TPU:0 ";
+  std::string bin = std::string(std::getenv("TEST_SRCDIR")) + "/uopc/tools/uopc";
+  FILE* p = popen((cmd + bin + " devices 2>/dev/null").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = WEXITSTATUS(pclose(p));
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(out.find("not loaded: plugin /no/such/libuopc_plugin_x.so: no such file"), std::string::npos) << out;
+  EXPECT_NE(out.find("UOPC_DEVICES asks for TPU:0, which is not available: no device TPU:0"), std::string::npos) << out;
+}
+
 TEST(UopcTool, HelpEverywhere) {
   EXPECT_EQ(Uopc("--help").status, 0);
   EXPECT_NE(Uopc("--help").out.find("simplify"), std::string::npos);
@@ -68,6 +91,7 @@ TEST(UopcTool, HelpEverywhere) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_EQ(bad.out.rfind("uopc: unknown command 'frobnicate'", 0), 0u);
   EXPECT_EQ(Uopc("simplify /no/such/file").status, 1);
+  EXPECT_EQ(Uopc("devices --help").status, 0);
 }
 
 }  // namespace

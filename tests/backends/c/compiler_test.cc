@@ -1,0 +1,165 @@
+// The gcc compiler and its on-disk cache, with real gcc and real files: hits, truncated
+// and corrupt entries, two processes at once, a cache folder that cannot be written.
+#include "backends/c/compiler.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace uopc {
+namespace {
+
+std::string Tmp() { return std::getenv("TEST_TMPDIR"); }
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Compiler : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int n = 0;
+    dir_ = absl::StrCat(Tmp(), "/cache", n++, "_", getpid());
+    counter_ = dir_ + ".calls";
+    // a gcc that counts its runs
+    wrapper_ = dir_ + ".gcc.sh";
+    std::ofstream(wrapper_) << "#!/bin/sh\ncase \"$*\" in *' -o '*) echo run >> " << counter_ << ";; esac\nexec gcc \"$@\"\n";
+    chmod(wrapper_.c_str(), 0755);
+  }
+  CCompiler Make(std::vector<std::string>* warnings = nullptr) {
+    CCompiler::Options o;
+    o.cc = wrapper_;
+    o.cache_dir = dir_;
+    o.warn = [warnings](const std::string& w) {
+      if (warnings) warnings->push_back(w);
+    };
+    return CCompiler(o);
+  }
+  int Runs() {
+    std::string s = Read(counter_);
+    return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+  }
+  std::string EntryPath(CCompiler& c) {
+    std::string only;
+    for (const auto& e : {c.cache_dir()}) {
+      std::string cmd = "ls " + e + "/*.so";
+      FILE* p = popen(cmd.c_str(), "r");
+      char buf[512] = {0};
+      size_t n = fread(buf, 1, sizeof buf - 1, p);
+      pclose(p);
+      only = std::string(buf, n);
+      while (!only.empty() && only.back() == '\n') only.pop_back();
+    }
+    return only;
+  }
+  std::string dir_, counter_, wrapper_;
+  const std::string src_ = "__attribute__((visibility(\"default\"))) int answer(void) { return 42; }\n";
+};
+
+TEST_F(Compiler, SecondCompileIsACacheHit) {
+  CCompiler c = Make();
+  absl::StatusOr<std::string> a = c.Compile(src_);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(Runs(), 1);
+  absl::StatusOr<std::string> b = c.Compile(src_);
+  EXPECT_EQ(Runs(), 1);
+  EXPECT_TRUE(*a == *b);
+  EXPECT_TRUE(CheckSealed(*a).ok());
+  CCompiler fresh = Make();  // another process, same folder
+  EXPECT_TRUE(*fresh.Compile(src_) == *a);
+  EXPECT_EQ(Runs(), 1);
+}
+
+TEST_F(Compiler, ATruncatedEntryIsRebuilt) {
+  CCompiler c = Make();
+  std::string good = *c.Compile(src_);
+  std::string path = EntryPath(c);
+  ASSERT_EQ(truncate(path.c_str(), 100), 0);
+  EXPECT_EQ(CheckSealed(Read(path)).status().message(), "compiled object of 100 bytes has no uopc trailer (truncated?)");
+  std::string rebuilt = *c.Compile(src_);
+  EXPECT_EQ(Runs(), 2);
+  EXPECT_TRUE(CheckSealed(rebuilt).ok());
+  EXPECT_TRUE(Read(path) == rebuilt);
+}
+
+TEST_F(Compiler, ACorruptEntryIsRebuilt) {
+  CCompiler c = Make();
+  std::string good = *c.Compile(src_);
+  std::string path = EntryPath(c), bad = good;
+  bad[bad.size() / 2] ^= 0x5a;
+  std::ofstream(path, std::ios::binary) << bad;
+  EXPECT_EQ(CheckSealed(bad).status().message(),
+            absl::StrCat("compiled object of ", bad.size(), " bytes fails its checksum (corrupt)"));
+  EXPECT_TRUE(CheckSealed(*c.Compile(src_)).ok());
+  EXPECT_EQ(Runs(), 2);
+  EXPECT_TRUE(CheckSealed(Read(path)).ok());
+}
+
+TEST_F(Compiler, TwoProcessesCompilingTheSameKernelBothSucceed) {
+  std::string src = src_ + "int other(void) { return 7; }\n";
+  pid_t kids[2];
+  for (pid_t& k : kids) {
+    k = fork();
+    if (k == 0) {
+      CCompiler c = Make();
+      absl::StatusOr<std::string> r = c.Compile(src);
+      _exit(r.ok() && CheckSealed(*r).ok() ? 0 : 1);
+    }
+  }
+  for (pid_t k : kids) {
+    int status = 0;
+    waitpid(k, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  CCompiler c = Make();
+  EXPECT_TRUE(CheckSealed(Read(EntryPath(c))).ok());
+  int before = Runs();
+  EXPECT_TRUE(c.Compile(src).ok());
+  EXPECT_EQ(Runs(), before);  // the entry one of them wrote is used
+}
+
+TEST_F(Compiler, AnUnwritableCacheFolderFallsBackToATemporaryOne) {
+  std::ofstream(dir_) << "a file where the folder should be";
+  std::vector<std::string> warnings;
+  CCompiler c = Make(&warnings);
+  EXPECT_TRUE(c.Compile(src_).ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], absl::StrCat("uopc: warning: the kernel cache folder ", dir_,
+                                      "/c cannot be written; compiled kernels go to ", c.cache_dir(), " for this run"));
+  EXPECT_EQ(c.cache_dir().rfind("/tmp/uopc-cache-", 0), 0u);
+  EXPECT_TRUE(c.Compile(src_).ok());
+  EXPECT_EQ(warnings.size(), 1u);  // warned once
+}
+
+TEST_F(Compiler, ACompilerErrorIsReportedWithItsMessage) {
+  CCompiler c = Make();
+  absl::StatusOr<std::string> r = c.Compile("int broken( {\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(r.status().message().find(absl::StrCat(wrapper_, " failed (exit 1) on generated C:")), std::string::npos);
+  EXPECT_NE(r.status().message().find("error:"), std::string::npos) << r.status().message();
+}
+
+TEST_F(Compiler, MaterializeWritesWhatIsMissingAndRefusesBadBytes) {
+  CCompiler c = Make();
+  std::string sealed = *c.Compile(src_);
+  std::string path = *c.Materialize(sealed);
+  EXPECT_TRUE(Read(path) == sealed);
+  unlink(path.c_str());
+  EXPECT_TRUE(Read(*c.Materialize(sealed)) == sealed);
+  EXPECT_EQ(c.Materialize(sealed.substr(0, 10)).status().code(), absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace uopc
