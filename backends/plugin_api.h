@@ -90,10 +90,10 @@ typedef enum uopc_code {
   UOPC_CODE_FORCE_I32 = 0x7fffffff
 } uopc_code;
 
-typedef struct uopc_error uopc_error;    /* opaque; freed with error_destroy */
-typedef struct uopc_blob uopc_blob;      /* opaque bytes (source, binary); blob_destroy */
-typedef struct uopc_backend uopc_backend;  /* owned by the plugin */
-typedef struct uopc_device uopc_device;    /* owned by the plugin */
+typedef struct uopc_error uopc_error;     /* opaque; freed with error_destroy */
+typedef struct uopc_blob uopc_blob;       /* opaque bytes (source, binary); blob_destroy */
+typedef struct uopc_backend uopc_backend; /* owned by the plugin */
+typedef struct uopc_device uopc_device;   /* owned by the plugin */
 typedef struct uopc_buffer uopc_buffer;
 typedef struct uopc_program uopc_program;
 typedef struct uopc_queue uopc_queue;
@@ -156,10 +156,10 @@ typedef struct uopc_backend_desc {
   const char* fingerprint; /* compiler and flags: part of every cache key */
   uopc_source_lang lang;
   uint32_t reserved;
-  uint64_t dtypes;         /* bit (1 << uopc_dtype) for each dtype it supports */
-  uint32_t global_max[3];  /* launch limits; 0 where the dimension does not exist */
+  uint64_t dtypes;        /* bit (1 << uopc_dtype) for each dtype it supports */
+  uint32_t global_max[3]; /* launch limits; 0 where the dimension does not exist */
   uint32_t local_max[3];
-  uint64_t shared_max;     /* bytes of shared memory per block */
+  uint64_t shared_max; /* bytes of shared memory per block */
 } uopc_backend_desc;
 
 /* "Does the backend support `op` (a core/ops.h name, "add") on `dtype`?" */
@@ -173,9 +173,9 @@ typedef struct uopc_op_query {
 typedef struct uopc_render_args {
   UOPC_STRUCT_HEADER;
   const uopc_backend* backend;
-  const void* kernel;      /* a kernel's SINK, serialized (core/uop.proto) */
+  const void* kernel; /* a kernel's SINK, serialized (core/uop.proto) */
   uint64_t kernel_size;
-  const char* name;        /* the function to define */
+  const char* name; /* the function to define */
 } uopc_render_args;
 
 typedef struct uopc_source {
@@ -187,7 +187,7 @@ typedef struct uopc_source {
 typedef struct uopc_compile_args {
   UOPC_STRUCT_HEADER;
   const uopc_backend* backend;
-  const uopc_source* sources;  /* several kernels become one binary */
+  const uopc_source* sources; /* several kernels become one binary */
   uint64_t num_sources;
 } uopc_compile_args;
 
@@ -196,7 +196,8 @@ typedef struct uopc_backend_api {
   uint32_t (*backend_count)(void);
   uopc_error* (*backend_get)(uint32_t index, uopc_backend** out);
   uopc_error* (*backend_describe)(const uopc_backend* backend, uopc_backend_desc* out);
-  uopc_error* (*backend_supports)(const uopc_backend* backend, const uopc_op_query* query, int32_t* supported);
+  uopc_error* (*backend_supports)(const uopc_backend* backend, const uopc_op_query* query,
+                                  int32_t* supported);
   /* The source of one kernel (render args name its function). */
   uopc_error* (*render)(const uopc_render_args* args, uopc_blob** source);
   /* One binary from the sources of several kernels; its entries are their names. */
@@ -214,32 +215,32 @@ typedef enum uopc_device_type {
 } uopc_device_type;
 
 /* Device capability bits */
-#define UOPC_DEVICE_CAP_ASYNC (1ull << 0)     /* queue work may complete after the call */
-#define UOPC_DEVICE_CAP_COPY_D2D (1ull << 1)  /* copy_d2d between buffers of one plugin */
+#define UOPC_DEVICE_CAP_ASYNC (1ull << 0)    /* queue work may complete after the call */
+#define UOPC_DEVICE_CAP_COPY_D2D (1ull << 1) /* copy_d2d between buffers of one plugin */
 
 typedef struct uopc_device_props {
   UOPC_STRUCT_HEADER;
-  const char* name;     /* "CPU:0": unique within the plugin */
-  const char* kind;     /* a human description ("x86_64, 2 cores") */
-  const char* uid;      /* stable across runs and plugins ("cpu://hostname/0") */
-  const char* backend;  /* name of the backend whose binaries it loads */
+  const char* name;    /* "CPU:0": unique within the plugin */
+  const char* kind;    /* a human description ("x86_64, 2 cores") */
+  const char* uid;     /* stable across runs and plugins ("cpu://hostname/0") */
+  const char* backend; /* name of the backend whose binaries it loads */
   uopc_device_type type;
   uint32_t reserved;
-  uint64_t mem_total;   /* bytes */
-  uint64_t caps;        /* UOPC_DEVICE_CAP_* */
+  uint64_t mem_total; /* bytes */
+  uint64_t caps;      /* UOPC_DEVICE_CAP_* */
 } uopc_device_props;
 
 typedef struct uopc_launch_args {
   UOPC_STRUCT_HEADER;
   uopc_program* program;
-  uint32_t entry;                /* index into program_load's entries */
+  uint32_t entry; /* index into program_load's entries */
   uint32_t num_buffers;
-  uopc_buffer* const* buffers;   /* by slot; NULL for slots the kernel does not use */
-  const uint64_t* offsets;       /* byte offset into each buffer, or NULL for all 0 */
-  const int64_t* vars;           /* VAR values, sorted by VAR name */
+  uopc_buffer* const* buffers; /* by slot; NULL for slots the kernel does not use */
+  const uint64_t* offsets;     /* byte offset into each buffer, or NULL for all 0 */
+  const int64_t* vars;         /* VAR values, sorted by VAR name */
   uint32_t num_vars;
   uint32_t reserved;
-  uint32_t grid[3];              /* launch dims; {1,1,1} for a CPU */
+  uint32_t grid[3]; /* launch dims; {1,1,1} for a CPU */
   uint32_t block[3];
 } uopc_launch_args;
 
@@ -250,7 +251,8 @@ typedef struct uopc_device_api {
   uopc_error* (*device_describe)(const uopc_device* device, uopc_device_props* out);
 
   /* Memory. size 0 is valid (a buffer of no bytes); too large is RESOURCE_EXHAUSTED. */
-  uopc_error* (*buffer_alloc)(uopc_device* device, uint64_t size, uint64_t align, uopc_buffer** out);
+  uopc_error* (*buffer_alloc)(uopc_device* device, uint64_t size, uint64_t align,
+                              uopc_buffer** out);
   /* Frees once work already queued on it is done. */
   uopc_error* (*buffer_free)(uopc_buffer* buffer);
 
@@ -262,8 +264,9 @@ typedef struct uopc_device_api {
                           uint64_t size, uopc_event** done);
   uopc_error* (*copy_d2h)(uopc_queue* queue, void* dst, const uopc_buffer* src, uint64_t src_offset,
                           uint64_t size, uopc_event** done);
-  uopc_error* (*copy_d2d)(uopc_queue* queue, uopc_buffer* dst, uint64_t dst_offset, const uopc_buffer* src,
-                          uint64_t src_offset, uint64_t size, uopc_event** done);
+  uopc_error* (*copy_d2d)(uopc_queue* queue, uopc_buffer* dst, uint64_t dst_offset,
+                          const uopc_buffer* src, uint64_t src_offset, uint64_t size,
+                          uopc_event** done);
 
   /* Programs: a binary from backend compile, with the names of its entries. */
   uopc_error* (*program_load)(uopc_device* device, const void* binary, uint64_t size,
@@ -273,7 +276,7 @@ typedef struct uopc_device_api {
 
   /* Events (completion fences). */
   uopc_error* (*queue_wait_event)(uopc_queue* queue, uopc_event* event); /* later work waits */
-  uopc_error* (*event_wait)(uopc_event* event, uint64_t timeout_ns);     /* the work's error, if any */
+  uopc_error* (*event_wait)(uopc_event* event, uint64_t timeout_ns); /* the work's error, if any */
   uopc_error* (*event_query)(uopc_event* event, int32_t* done);
   void (*event_destroy)(uopc_event* event);
   uopc_error* (*queue_synchronize)(uopc_queue* queue);

@@ -34,7 +34,8 @@ struct uopc_error {
 };
 
 /* Returned when even an error cannot be allocated; error_destroy leaves it alone. */
-static uopc_error uopc_sdk_oom_error = {UOPC_RESOURCE_EXHAUSTED, (char*)"out of memory creating an error", 31};
+static uopc_error uopc_sdk_oom_error = {UOPC_RESOURCE_EXHAUSTED,
+                                        (char*)"out of memory creating an error", 31};
 
 /* An error with a printf-style message; never NULL. */
 static inline uopc_error* uopc_sdk_error(uopc_code code, const char* fmt, ...) {
@@ -101,34 +102,145 @@ static inline void uopc_sdk_blob_data(const uopc_blob* b, const void** data, uin
 
 /* ---- stubs ---- */
 
-#define UOPC_SDK_UNIMPL(what) uopc_sdk_error(UOPC_UNIMPLEMENTED, "%s is not implemented by this plugin", what)
+#define UOPC_SDK_UNIMPL(what) \
+  uopc_sdk_error(UOPC_UNIMPLEMENTED, "%s is not implemented by this plugin", what)
 
 static inline int32_t uopc_sdk_probe(void) { return 1; }
 static inline uopc_error* uopc_sdk_initialize(void) { return NULL; }
 static inline uopc_error* uopc_sdk_shutdown(void) { return NULL; }
 static inline uint32_t uopc_sdk_count_none(void) { return 0; }
-static inline uopc_error* uopc_sdk_backend_get(uint32_t i, uopc_backend** o) { (void)i; (void)o; return UOPC_SDK_UNIMPL("backend_get"); }
-static inline uopc_error* uopc_sdk_backend_describe(const uopc_backend* b, uopc_backend_desc* o) { (void)b; (void)o; return UOPC_SDK_UNIMPL("backend_describe"); }
-static inline uopc_error* uopc_sdk_backend_supports(const uopc_backend* b, const uopc_op_query* q, int32_t* s) { (void)b; (void)q; if (s) *s = 0; return NULL; }
-static inline uopc_error* uopc_sdk_render(const uopc_render_args* a, uopc_blob** o) { (void)a; (void)o; return UOPC_SDK_UNIMPL("render"); }
-static inline uopc_error* uopc_sdk_compile(const uopc_compile_args* a, uopc_blob** o) { (void)a; (void)o; return UOPC_SDK_UNIMPL("compile"); }
-static inline uopc_error* uopc_sdk_device_get(uint32_t i, uopc_device** o) { (void)i; (void)o; return UOPC_SDK_UNIMPL("device_get"); }
-static inline uopc_error* uopc_sdk_device_describe(const uopc_device* d, uopc_device_props* o) { (void)d; (void)o; return UOPC_SDK_UNIMPL("device_describe"); }
-static inline uopc_error* uopc_sdk_buffer_alloc(uopc_device* d, uint64_t s, uint64_t a, uopc_buffer** o) { (void)d; (void)s; (void)a; (void)o; return UOPC_SDK_UNIMPL("buffer_alloc"); }
-static inline uopc_error* uopc_sdk_buffer_free(uopc_buffer* b) { (void)b; return UOPC_SDK_UNIMPL("buffer_free"); }
-static inline uopc_error* uopc_sdk_queue_create(uopc_device* d, uopc_queue** o) { (void)d; (void)o; return UOPC_SDK_UNIMPL("queue_create"); }
-static inline uopc_error* uopc_sdk_queue_destroy(uopc_queue* q) { (void)q; return UOPC_SDK_UNIMPL("queue_destroy"); }
-static inline uopc_error* uopc_sdk_copy_h2d(uopc_queue* q, uopc_buffer* d, uint64_t o, const void* s, uint64_t n, uopc_event** e) { (void)q; (void)d; (void)o; (void)s; (void)n; (void)e; return UOPC_SDK_UNIMPL("copy_h2d"); }
-static inline uopc_error* uopc_sdk_copy_d2h(uopc_queue* q, void* d, const uopc_buffer* s, uint64_t o, uint64_t n, uopc_event** e) { (void)q; (void)d; (void)s; (void)o; (void)n; (void)e; return UOPC_SDK_UNIMPL("copy_d2h"); }
-static inline uopc_error* uopc_sdk_copy_d2d(uopc_queue* q, uopc_buffer* d, uint64_t dof, const uopc_buffer* s, uint64_t sof, uint64_t n, uopc_event** e) { (void)q; (void)d; (void)dof; (void)s; (void)sof; (void)n; (void)e; return UOPC_SDK_UNIMPL("copy_d2d"); }
-static inline uopc_error* uopc_sdk_program_load(uopc_device* d, const void* b, uint64_t n, const char* const* en, uint32_t ne, uopc_program** o) { (void)d; (void)b; (void)n; (void)en; (void)ne; (void)o; return UOPC_SDK_UNIMPL("program_load"); }
-static inline uopc_error* uopc_sdk_program_unload(uopc_program* p) { (void)p; return UOPC_SDK_UNIMPL("program_unload"); }
-static inline uopc_error* uopc_sdk_launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** e) { (void)q; (void)a; (void)e; return UOPC_SDK_UNIMPL("launch"); }
-static inline uopc_error* uopc_sdk_queue_wait_event(uopc_queue* q, uopc_event* e) { (void)q; (void)e; return UOPC_SDK_UNIMPL("queue_wait_event"); }
-static inline uopc_error* uopc_sdk_event_wait(uopc_event* e, uint64_t t) { (void)e; (void)t; return UOPC_SDK_UNIMPL("event_wait"); }
-static inline uopc_error* uopc_sdk_event_query(uopc_event* e, int32_t* d) { (void)e; (void)d; return UOPC_SDK_UNIMPL("event_query"); }
+static inline uopc_error* uopc_sdk_backend_get(uint32_t i, uopc_backend** o) {
+  (void)i;
+  (void)o;
+  return UOPC_SDK_UNIMPL("backend_get");
+}
+static inline uopc_error* uopc_sdk_backend_describe(const uopc_backend* b, uopc_backend_desc* o) {
+  (void)b;
+  (void)o;
+  return UOPC_SDK_UNIMPL("backend_describe");
+}
+static inline uopc_error* uopc_sdk_backend_supports(const uopc_backend* b, const uopc_op_query* q,
+                                                    int32_t* s) {
+  (void)b;
+  (void)q;
+  if (s) *s = 0;
+  return NULL;
+}
+static inline uopc_error* uopc_sdk_render(const uopc_render_args* a, uopc_blob** o) {
+  (void)a;
+  (void)o;
+  return UOPC_SDK_UNIMPL("render");
+}
+static inline uopc_error* uopc_sdk_compile(const uopc_compile_args* a, uopc_blob** o) {
+  (void)a;
+  (void)o;
+  return UOPC_SDK_UNIMPL("compile");
+}
+static inline uopc_error* uopc_sdk_device_get(uint32_t i, uopc_device** o) {
+  (void)i;
+  (void)o;
+  return UOPC_SDK_UNIMPL("device_get");
+}
+static inline uopc_error* uopc_sdk_device_describe(const uopc_device* d, uopc_device_props* o) {
+  (void)d;
+  (void)o;
+  return UOPC_SDK_UNIMPL("device_describe");
+}
+static inline uopc_error* uopc_sdk_buffer_alloc(uopc_device* d, uint64_t s, uint64_t a,
+                                                uopc_buffer** o) {
+  (void)d;
+  (void)s;
+  (void)a;
+  (void)o;
+  return UOPC_SDK_UNIMPL("buffer_alloc");
+}
+static inline uopc_error* uopc_sdk_buffer_free(uopc_buffer* b) {
+  (void)b;
+  return UOPC_SDK_UNIMPL("buffer_free");
+}
+static inline uopc_error* uopc_sdk_queue_create(uopc_device* d, uopc_queue** o) {
+  (void)d;
+  (void)o;
+  return UOPC_SDK_UNIMPL("queue_create");
+}
+static inline uopc_error* uopc_sdk_queue_destroy(uopc_queue* q) {
+  (void)q;
+  return UOPC_SDK_UNIMPL("queue_destroy");
+}
+static inline uopc_error* uopc_sdk_copy_h2d(uopc_queue* q, uopc_buffer* d, uint64_t o,
+                                            const void* s, uint64_t n, uopc_event** e) {
+  (void)q;
+  (void)d;
+  (void)o;
+  (void)s;
+  (void)n;
+  (void)e;
+  return UOPC_SDK_UNIMPL("copy_h2d");
+}
+static inline uopc_error* uopc_sdk_copy_d2h(uopc_queue* q, void* d, const uopc_buffer* s,
+                                            uint64_t o, uint64_t n, uopc_event** e) {
+  (void)q;
+  (void)d;
+  (void)s;
+  (void)o;
+  (void)n;
+  (void)e;
+  return UOPC_SDK_UNIMPL("copy_d2h");
+}
+static inline uopc_error* uopc_sdk_copy_d2d(uopc_queue* q, uopc_buffer* d, uint64_t dof,
+                                            const uopc_buffer* s, uint64_t sof, uint64_t n,
+                                            uopc_event** e) {
+  (void)q;
+  (void)d;
+  (void)dof;
+  (void)s;
+  (void)sof;
+  (void)n;
+  (void)e;
+  return UOPC_SDK_UNIMPL("copy_d2d");
+}
+static inline uopc_error* uopc_sdk_program_load(uopc_device* d, const void* b, uint64_t n,
+                                                const char* const* en, uint32_t ne,
+                                                uopc_program** o) {
+  (void)d;
+  (void)b;
+  (void)n;
+  (void)en;
+  (void)ne;
+  (void)o;
+  return UOPC_SDK_UNIMPL("program_load");
+}
+static inline uopc_error* uopc_sdk_program_unload(uopc_program* p) {
+  (void)p;
+  return UOPC_SDK_UNIMPL("program_unload");
+}
+static inline uopc_error* uopc_sdk_launch(uopc_queue* q, const uopc_launch_args* a,
+                                          uopc_event** e) {
+  (void)q;
+  (void)a;
+  (void)e;
+  return UOPC_SDK_UNIMPL("launch");
+}
+static inline uopc_error* uopc_sdk_queue_wait_event(uopc_queue* q, uopc_event* e) {
+  (void)q;
+  (void)e;
+  return UOPC_SDK_UNIMPL("queue_wait_event");
+}
+static inline uopc_error* uopc_sdk_event_wait(uopc_event* e, uint64_t t) {
+  (void)e;
+  (void)t;
+  return UOPC_SDK_UNIMPL("event_wait");
+}
+static inline uopc_error* uopc_sdk_event_query(uopc_event* e, int32_t* d) {
+  (void)e;
+  (void)d;
+  return UOPC_SDK_UNIMPL("event_query");
+}
 static inline void uopc_sdk_event_destroy(uopc_event* e) { (void)e; }
-static inline uopc_error* uopc_sdk_queue_synchronize(uopc_queue* q) { (void)q; return UOPC_SDK_UNIMPL("queue_synchronize"); }
+static inline uopc_error* uopc_sdk_queue_synchronize(uopc_queue* q) {
+  (void)q;
+  return UOPC_SDK_UNIMPL("queue_synchronize");
+}
 
 #define UOPC_SDK_DEFAULT(table, slot, stub) \
   if (!(table)->slot) (table)->slot = stub

@@ -29,10 +29,10 @@ struct VarArg {
   bool operator==(const VarArg&) const = default;
 };
 
-#define UOPC_FOR_EACH_RANGE_KIND(X)                                                 \
-  X(kLoop, "loop")                                                                  \
-  X(kReduce, "reduce") X(kGlobal, "global") X(kLocal, "local") X(kUpcast, "upcast") \
-      X(kUnroll, "unroll")
+#define UOPC_FOR_EACH_RANGE_KIND(X) \
+  X(kLoop, "loop")                  \
+  X(kReduce, "reduce")              \
+  X(kGlobal, "global") X(kLocal, "local") X(kUpcast, "upcast") X(kUnroll, "unroll")
 
 enum class RangeKind : uint8_t {
 #define UOPC_RK_ENUM(e, n) e,

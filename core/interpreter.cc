@@ -4,40 +4,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+
 #include "core/alu.h"
-#include "core/float16.h"
+#include "core/element.h"
 #include "core/status_macros.h"
 
 namespace uopc {
 namespace {
-
-Arg ReadElem(const void* base, DType t, int64_t i) {
-  const char* p = static_cast<const char*>(base) + i * DTypeSize(t);
-  switch (t) {
-    case DType::kBool: return Arg(*reinterpret_cast<const uint8_t*>(p) != 0);
-    case DType::kF16: { uint16_t h; std::memcpy(&h, p, 2); return Arg(static_cast<double>(F16ToF32(h))); }
-    case DType::kBF16: { uint16_t h; std::memcpy(&h, p, 2); return Arg(static_cast<double>(BF16ToF32(h))); }
-    case DType::kF32: { float f; std::memcpy(&f, p, 4); return Arg(static_cast<double>(f)); }
-    case DType::kF64: { double d; std::memcpy(&d, p, 8); return Arg(d); }
-    default: {
-      uint64_t bits = 0;
-      std::memcpy(&bits, p, DTypeSize(t));  // little-endian: the low bytes
-      return CastValue(Arg(static_cast<int64_t>(bits)), DType::kU64, t);  // wraps, sign-extends
-    }
-  }
-}
-
-void WriteElem(void* base, DType t, int64_t i, const Arg& v) {
-  char* p = static_cast<char*>(base) + i * DTypeSize(t);
-  switch (t) {
-    case DType::kBool: *reinterpret_cast<uint8_t*>(p) = Truthy(v) ? 1 : 0; return;
-    case DType::kF16: { uint16_t h = F32ToF16(static_cast<float>(v.Get<double>())); std::memcpy(p, &h, 2); return; }
-    case DType::kBF16: { uint16_t h = F32ToBF16(static_cast<float>(v.Get<double>())); std::memcpy(p, &h, 2); return; }
-    case DType::kF32: { float f = static_cast<float>(v.Get<double>()); std::memcpy(p, &f, 4); return; }
-    case DType::kF64: { double d = v.Get<double>(); std::memcpy(p, &d, 8); return; }
-    default: { int64_t bits = v.Get<int64_t>(); std::memcpy(p, &bits, DTypeSize(t)); return; }
-  }
-}
 
 // Where an INDEX points: a region of memory and the element.
 struct Region {
@@ -81,12 +54,13 @@ absl::StatusOr<Region*> Machine::RegionOf(UOp b) {
   Region r;
   if (b.is(Ops::BUFFER)) {
     if (pa.slot < 0 || pa.slot >= static_cast<int>(buffers_.size()) || !buffers_[pa.slot].data)
-      return absl::InvalidArgumentError(absl::StrCat("interpret: no memory bound to buffer slot ", pa.slot));
+      return absl::InvalidArgumentError(
+          absl::StrCat("interpret: no memory bound to buffer slot ", pa.slot));
     const BufferRef& ref = buffers_[pa.slot];
     if (ref.dtype != b.dtype() || ref.count < pa.size)
-      return absl::InvalidArgumentError(absl::StrCat("interpret: buffer slot ", pa.slot, " is ", pa.size, " x ",
-                                                     DTypeName(b.dtype()), " but the memory bound to it is ", ref.count,
-                                                     " x ", DTypeName(ref.dtype)));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "interpret: buffer slot ", pa.slot, " is ", pa.size, " x ", DTypeName(b.dtype()),
+          " but the memory bound to it is ", ref.count, " x ", DTypeName(ref.dtype)));
     r = {ref.data, ref.dtype, pa.size, absl::StrCat("buffer slot ", pa.slot)};
   } else {
     locals_.emplace_back(pa.size * DTypeSize(b.dtype()), 0);
@@ -105,7 +79,8 @@ absl::Status Machine::Prepare() {
   }
   for (size_t k = 0; k < p_.size(); ++k)
     if (p_[k].is(Ops::RANGE) && !loop_of_.contains(k))
-      return absl::InvalidArgumentError("interpret: a RANGE without an END (linearize the kernel first)");
+      return absl::InvalidArgumentError(
+          "interpret: a RANGE without an END (linearize the kernel first)");
   return absl::OkStatus();
 }
 
@@ -116,10 +91,12 @@ absl::Status Machine::Step(size_t pc) {
     case Ops::VAR: {
       const VarArg& v = u.arg().Get<VarArg>();
       auto it = vars_.find(v.name);
-      if (it == vars_.end()) return absl::InvalidArgumentError(absl::StrCat("interpret: no value for VAR ", v.name));
+      if (it == vars_.end())
+        return absl::InvalidArgumentError(absl::StrCat("interpret: no value for VAR ", v.name));
       if (it->second < v.lo || it->second > v.hi)
-        return absl::OutOfRangeError(absl::StrCat("interpret: VAR ", v.name, " = ", it->second, " is outside its bounds [",
-                                                  v.lo, ", ", v.hi, "]"));
+        return absl::OutOfRangeError(absl::StrCat("interpret: VAR ", v.name, " = ", it->second,
+                                                  " is outside its bounds [", v.lo, ", ", v.hi,
+                                                  "]"));
       val_[pc] = Arg(it->second);
       return absl::OkStatus();
     }
@@ -128,19 +105,20 @@ absl::Status Machine::Step(size_t pc) {
       ASSIGN_OR_RETURN(Region * r, RegionOf(u.src(0)));
       int64_t i = V(u.src(1)).Get<int64_t>();
       if (i < 0 || i >= r->count)
-        return absl::OutOfRangeError(absl::StrCat("interpret: index ", i, " is outside ", r->name, " (", r->count,
-                                                  " elements of ", DTypeName(r->dtype), ")"));
+        return absl::OutOfRangeError(absl::StrCat("interpret: index ", i, " is outside ", r->name,
+                                                  " (", r->count, " elements of ",
+                                                  DTypeName(r->dtype), ")"));
       val_[pc] = Arg(i);
       return absl::OkStatus();
     }
     case Ops::LOAD: {
       ASSIGN_OR_RETURN(Region * r, RegionOf(u.src(0).src(0)));
-      val_[pc] = ReadElem(r->data, r->dtype, V(u.src(0)).Get<int64_t>());
+      val_[pc] = LoadElement(r->data, r->dtype, V(u.src(0)).Get<int64_t>());
       return absl::OkStatus();
     }
     case Ops::STORE: {
       ASSIGN_OR_RETURN(Region * r, RegionOf(u.src(0).src(0)));
-      WriteElem(r->data, r->dtype, V(u.src(0)).Get<int64_t>(), V(u.src(1)));
+      StoreElement(r->data, r->dtype, V(u.src(0)).Get<int64_t>(), V(u.src(1)));
       return absl::OkStatus();
     }
     case Ops::SINK:
@@ -151,13 +129,16 @@ absl::Status Machine::Step(size_t pc) {
     default: break;
   }
   if (!IsAlu(u.op()))
-    return absl::InvalidArgumentError(absl::StrCat("interpret: ", OpName(u.op()), " is not a loop-level op; lower it first"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("interpret: ", OpName(u.op()), " is not a loop-level op; lower it first"));
   absl::InlinedVector<Arg, 3> in;
   for (const UOp& s : u.src()) in.push_back(V(s));
   DType in_t = u.src(u.is(Ops::WHERE) ? 1 : 0).dtype();
   std::optional<Arg> r = EvalAlu(u.op(), in_t, u.dtype(), in);
-  if (!r) return absl::InvalidArgumentError(absl::StrCat("interpret: ", OpName(u.op()), " of ", DTypeName(in_t),
-                                                         " is undefined here (division by zero?)"));
+  if (!r)
+    return absl::InvalidArgumentError(absl::StrCat("interpret: ", OpName(u.op()), " of ",
+                                                   DTypeName(in_t),
+                                                   " is undefined here (division by zero?)"));
   val_[pc] = *std::move(r);
   return absl::OkStatus();
 }

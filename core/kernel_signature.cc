@@ -14,22 +14,25 @@ absl::StatusOr<KernelSignature> SignatureOf(const UOp& sink) {
       if (p.slot >= static_cast<int>(sig.buffers.size())) sig.buffers.resize(p.slot + 1);
       KernelSignature::Buffer& b = sig.buffers[p.slot];
       if (b.used && (b.dtype != u.dtype() || b.size != p.size))
-        return absl::InvalidArgumentError(absl::StrCat("kernel signature: buffer slot ", p.slot, " is declared as ", b.size,
-                                                       " x ", DTypeName(b.dtype), " and as ", p.size, " x ",
-                                                       DTypeName(u.dtype())));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "kernel signature: buffer slot ", p.slot, " is declared as ", b.size, " x ",
+            DTypeName(b.dtype), " and as ", p.size, " x ", DTypeName(u.dtype())));
       b = {true, u.dtype(), p.size};
     } else if (u.is(Ops::VAR)) {
       const VarArg& v = u.arg().Get<VarArg>();
-      auto it = std::find_if(sig.vars.begin(), sig.vars.end(), [&](const VarArg& o) { return o.name == v.name; });
+      auto it = std::find_if(sig.vars.begin(), sig.vars.end(),
+                             [&](const VarArg& o) { return o.name == v.name; });
       if (it == sig.vars.end()) {
         sig.vars.push_back(v);
       } else if (!(*it == v)) {
-        return absl::InvalidArgumentError(absl::StrCat("kernel signature: VAR ", v.name, " is declared with bounds [",
-                                                       it->lo, ", ", it->hi, "] and [", v.lo, ", ", v.hi, "]"));
+        return absl::InvalidArgumentError(absl::StrCat("kernel signature: VAR ", v.name,
+                                                       " is declared with bounds [", it->lo, ", ",
+                                                       it->hi, "] and [", v.lo, ", ", v.hi, "]"));
       }
     }
   }
-  std::sort(sig.vars.begin(), sig.vars.end(), [](const VarArg& a, const VarArg& b) { return a.name < b.name; });
+  std::sort(sig.vars.begin(), sig.vars.end(),
+            [](const VarArg& a, const VarArg& b) { return a.name < b.name; });
   return sig;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+
 #include "core/uop.h"
 
 namespace uopc {

@@ -150,6 +150,8 @@ absl::Status NodeCheck::CheckDTypes() const {
     case Ops::BITCAST:
       if (DTypeSize(t) != DTypeSize(T(0)))
         return Fail("a bitcast between sizes", "dtypes of one size");
+      if (IsBool(t) || IsBool(T(0)))
+        return Fail("a bitcast of bool (which has no bit layout)", "a CAST");
       return absl::OkStatus();
     case Ops::EXP2:
     case Ops::LOG2:

@@ -26,10 +26,12 @@ absl::StatusOr<uopc_buffer*> CachingAllocator::Allocate(uint64_t bytes, uint64_t
     }
   }
   uopc_buffer* b = nullptr;
-  absl::Status s = plugin_.Device(&uopc_device_api::buffer_alloc, "buffer_alloc", device_, c, uint64_t{64}, &b);
+  absl::Status s =
+      plugin_.Device(&uopc_device_api::buffer_alloc, "buffer_alloc", device_, c, uint64_t{64}, &b);
   if (s.code() == absl::StatusCode::kResourceExhausted) {
     EmptyCache();
-    s = plugin_.Device(&uopc_device_api::buffer_alloc, "buffer_alloc", device_, c, uint64_t{64}, &b);
+    s = plugin_.Device(&uopc_device_api::buffer_alloc, "buffer_alloc", device_, c, uint64_t{64},
+                       &b);
   }
   if (!s.ok()) return s;
   std::lock_guard<std::mutex> lock(mu_);
@@ -48,7 +50,8 @@ void CachingAllocator::Release(uopc_buffer* block, uint64_t size_class) {
 void CachingAllocator::EmptyCache() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [c, blocks] : free_)
-    for (uopc_buffer* b : blocks) plugin_.Device(&uopc_device_api::buffer_free, "buffer_free", b).IgnoreError();
+    for (uopc_buffer* b : blocks)
+      plugin_.Device(&uopc_device_api::buffer_free, "buffer_free", b).IgnoreError();
   free_.clear();
   stats_.cached_bytes = 0;
 }

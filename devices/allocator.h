@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+
 #include "devices/plugin.h"
 
 namespace uopc {

@@ -4,9 +4,11 @@
 
 namespace uopc {
 
-Buffer::Buffer(Device* device, CachingAllocator* allocator, uopc_buffer* block, uint64_t size_class, DType dtype,
-               int64_t count)
-    : storage_(std::make_shared<Storage>(device, allocator, block, size_class)), dtype_(dtype), count_(count) {}
+Buffer::Buffer(Device* device, CachingAllocator* allocator, uopc_buffer* block, uint64_t size_class,
+               DType dtype, int64_t count)
+    : storage_(std::make_shared<Storage>(device, allocator, block, size_class)),
+      dtype_(dtype),
+      count_(count) {}
 
 Buffer::Storage::~Storage() { allocator->Release(block, size_class); }
 

@@ -18,8 +18,8 @@ class Buffer {
  public:
   Buffer() = default;
   /// Takes ownership of `block` (of `size_class` bytes from `allocator`).
-  Buffer(Device* device, CachingAllocator* allocator, uopc_buffer* block, uint64_t size_class, DType dtype,
-         int64_t count);
+  Buffer(Device* device, CachingAllocator* allocator, uopc_buffer* block, uint64_t size_class,
+         DType dtype, int64_t count);
 
   explicit operator bool() const { return storage_ != nullptr; }
   Device* device() const { return storage_ ? storage_->device : nullptr; }

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+
 #include "core/dtype.h"
 #include "devices/allocator.h"
 #include "devices/buffer.h"
@@ -48,6 +49,10 @@ class Device {
   /// What a cache of compiled programs must key on besides the kernel.
   const std::string& backend_fingerprint() const { return fingerprint_; }
   CachingAllocator& allocator() { return allocator_; }
+  /// The plugin's handles, for code that talks to the plugin directly (the conformance suite).
+  uopc_device* handle() const { return handle_; }
+  uopc_queue* queue() const { return queue_; }
+  uopc_backend* backend() const { return backend_; }
 
   /// `count` elements of `dtype` (contents undefined).
   absl::StatusOr<Buffer> Allocate(DType dtype, int64_t count);
@@ -65,12 +70,15 @@ class Device {
   /// One program from several rendered sources (one backend compile call), loaded here.
   absl::StatusOr<std::shared_ptr<Program>> Build(const std::vector<std::string>& sources,
                                                  const std::vector<std::string>& entries);
-  /// Runs entry `entry` of `program` with buffers by slot (null: unused) and VAR values.
-  absl::Status Launch(const Program& program, uint32_t entry, absl::Span<uopc_buffer* const> buffers,
-                      absl::Span<const int64_t> vars);
+  /// Runs entry `entry` of `program` with buffers by slot (null: unused), optional byte
+  /// offsets into them (empty: all 0) and VAR values.
+  absl::Status Launch(const Program& program, uint32_t entry,
+                      absl::Span<uopc_buffer* const> buffers, absl::Span<const int64_t> vars,
+                      absl::Span<const uint64_t> offsets = {});
 
  private:
-  Device(const Plugin& plugin, uopc_device* handle) : plugin_(plugin), handle_(handle), allocator_(plugin, handle) {}
+  Device(const Plugin& plugin, uopc_device* handle)
+      : plugin_(plugin), handle_(handle), allocator_(plugin, handle) {}
 
   const Plugin& plugin_;
   uopc_device* handle_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+
 #include "core/fnv.h"
 #include "core/serialize.h"
 #include "core/status_macros.h"
@@ -34,7 +35,8 @@ absl::Status Executor::Prepare(absl::Span<const UOp> kernels) {
   ++stats_.compile_calls;
   stats_.kernels_compiled += static_cast<int64_t>(todo.size());
   for (size_t i = 0; i < todo.size(); ++i)
-    compiled_[todo[i]] = std::make_shared<const Compiled>(Compiled{program, static_cast<uint32_t>(i), std::move(sigs[i])});
+    compiled_[todo[i]] = std::make_shared<const Compiled>(
+        Compiled{program, static_cast<uint32_t>(i), std::move(sigs[i])});
   return absl::OkStatus();
 }
 
@@ -43,19 +45,21 @@ absl::StatusOr<std::string> Executor::Source(const UOp& kernel) {
   return device_.Render(key, KernelName(key));
 }
 
-absl::Status Executor::Check(const KernelLaunch& l, const KernelSignature& sig, std::vector<uopc_buffer*>* bufs,
-                             std::vector<int64_t>* vars) const {
+absl::Status Executor::Check(const KernelLaunch& l, const KernelSignature& sig,
+                             std::vector<uopc_buffer*>* bufs, std::vector<int64_t>* vars) const {
   bufs->assign(sig.buffers.size(), nullptr);
   for (size_t slot = 0; slot < sig.buffers.size(); ++slot) {
     const KernelSignature::Buffer& want = sig.buffers[slot];
     if (!want.used) continue;
     auto fail = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(absl::StrCat("launch on ", device_.name(), ": buffer slot ", slot, " wants ",
-                                                     want.size, " x ", DTypeName(want.dtype), "; ", what));
+      return absl::InvalidArgumentError(absl::StrCat("launch on ", device_.name(), ": buffer slot ",
+                                                     slot, " wants ", want.size, " x ",
+                                                     DTypeName(want.dtype), "; ", what));
     };
     if (slot >= l.buffers.size() || !l.buffers[slot]) return fail("no buffer is bound");
     const Buffer& b = l.buffers[slot];
-    if (b.device() != &device_) return fail(absl::StrCat("the buffer lives on ", b.device()->name()));
+    if (b.device() != &device_)
+      return fail(absl::StrCat("the buffer lives on ", b.device()->name()));
     if (b.dtype() != want.dtype || b.count() < want.size)
       return fail(absl::StrCat("got ", b.count(), " x ", DTypeName(b.dtype())));
     (*bufs)[slot] = b.handle();
@@ -64,10 +68,12 @@ absl::Status Executor::Check(const KernelLaunch& l, const KernelSignature& sig, 
   for (const VarArg& v : sig.vars) {
     auto it = l.vars.find(v.name);
     if (it == l.vars.end())
-      return absl::InvalidArgumentError(absl::StrCat("launch on ", device_.name(), ": no value for VAR ", v.name));
+      return absl::InvalidArgumentError(
+          absl::StrCat("launch on ", device_.name(), ": no value for VAR ", v.name));
     if (it->second < v.lo || it->second > v.hi)
-      return absl::OutOfRangeError(absl::StrCat("launch on ", device_.name(), ": VAR ", v.name, " = ", it->second,
-                                                " is outside its bounds [", v.lo, ", ", v.hi, "]"));
+      return absl::OutOfRangeError(absl::StrCat("launch on ", device_.name(), ": VAR ", v.name,
+                                                " = ", it->second, " is outside its bounds [", v.lo,
+                                                ", ", v.hi, "]"));
     vars->push_back(it->second);
   }
   return absl::OkStatus();

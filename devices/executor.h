@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+
 #include "core/kernel_signature.h"
 #include "core/uop.h"
 #include "devices/buffer.h"
@@ -52,8 +53,8 @@ class Executor {
     uint32_t entry = 0;
     KernelSignature signature;
   };
-  absl::Status Check(const KernelLaunch& l, const KernelSignature& sig, std::vector<uopc_buffer*>* bufs,
-                     std::vector<int64_t>* vars) const;
+  absl::Status Check(const KernelLaunch& l, const KernelSignature& sig,
+                     std::vector<uopc_buffer*>* bufs, std::vector<int64_t>* vars) const;
 
   Device& device_;
   std::mutex mu_;

@@ -1,9 +1,9 @@
 #include "devices/plugin.h"
 
+#include <iostream>
+
 #include <dlfcn.h>
 #include <sys/stat.h>
-
-#include <iostream>
 
 #include "absl/strings/str_cat.h"
 
@@ -35,7 +35,8 @@ absl::StatusOr<std::unique_ptr<Plugin>> Plugin::Load(const std::string& path) {
     return absl::FailedPreconditionError(absl::StrCat("plugin ", path, ": ", why));
   };
   struct stat st;
-  if (stat(path.c_str(), &st) != 0) return absl::NotFoundError(absl::StrCat("plugin ", path, ": no such file"));
+  if (stat(path.c_str(), &st) != 0)
+    return absl::NotFoundError(absl::StrCat("plugin ", path, ": no such file"));
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) return fail(absl::StrCat("cannot be loaded: ", dlerror()));
   auto entry = reinterpret_cast<uopc_plugin_entry_fn>(dlsym(h, UOPC_ENTRY_SYMBOL));
@@ -43,35 +44,42 @@ absl::StatusOr<std::unique_ptr<Plugin>> Plugin::Load(const std::string& path) {
     // Look for another major's entry, to say which ABI the plugin was built for.
     for (int major = 0; major < 16; ++major)
       if (major != UOPC_ABI_MAJOR && dlsym(h, absl::StrCat("uopc_plugin_entry_v", major).c_str()))
-        return fail(absl::StrCat("built for plugin ABI major ", major, "; this host speaks ABI ", UOPC_ABI_MAJOR, ".",
-                                 UOPC_ABI_MINOR));
+        return fail(absl::StrCat("built for plugin ABI major ", major, "; this host speaks ABI ",
+                                 UOPC_ABI_MAJOR, ".", UOPC_ABI_MINOR));
     return fail("no " UOPC_ENTRY_SYMBOL " symbol (not a uopc plugin, or built for another ABI)");
   }
   const uopc_plugin_api* api = entry(&kHost);
-  if (!api) return fail(absl::StrCat("its entry returned no table: it refuses this host (ABI ", UOPC_ABI_MAJOR, ".", UOPC_ABI_MINOR, ")"));
+  if (!api)
+    return fail(absl::StrCat("its entry returned no table: it refuses this host (ABI ",
+                             UOPC_ABI_MAJOR, ".", UOPC_ABI_MINOR, ")"));
   if (api->abi_major != UOPC_ABI_MAJOR)
-    return fail(absl::StrCat("plugin ABI ", api->abi_major, ".", api->abi_minor, "; this host speaks ABI ", UOPC_ABI_MAJOR,
-                             ".", UOPC_ABI_MINOR, " (the major must match)"));
+    return fail(absl::StrCat("plugin ABI ", api->abi_major, ".", api->abi_minor,
+                             "; this host speaks ABI ", UOPC_ABI_MAJOR, ".", UOPC_ABI_MINOR,
+                             " (the major must match)"));
   if (api->struct_size < kMinPluginTable)
-    return fail(absl::StrCat("its table is ", api->struct_size, " bytes; ABI ", UOPC_ABI_MAJOR, ".0 needs ", kMinPluginTable));
-  for (auto slot : {(void*)api->error_destroy, (void*)api->error_code, (void*)api->error_message, (void*)api->probe,
-                    (void*)api->initialize, (void*)api->blob_destroy, (void*)api->blob_data})
-    if (!slot) return fail("its table has an empty slot (plugins fill every slot: see plugin_sdk.h)");
+    return fail(absl::StrCat("its table is ", api->struct_size, " bytes; ABI ", UOPC_ABI_MAJOR,
+                             ".0 needs ", kMinPluginTable));
+  for (auto slot :
+       {(void*)api->error_destroy, (void*)api->error_code, (void*)api->error_message,
+        (void*)api->probe, (void*)api->initialize, (void*)api->blob_destroy, (void*)api->blob_data})
+    if (!slot)
+      return fail("its table has an empty slot (plugins fill every slot: see plugin_sdk.h)");
   std::unique_ptr<Plugin> p(new Plugin());
   p->handle_ = h;
   p->api_ = api;
   p->path_ = path;
   p->name_ = api->name ? api->name : "?";
   if (api->probe() <= 0) return fail("unusable on this machine (its probe said no)");
-  if (absl::Status s = p->Take(api->initialize()); !s.ok()) return fail(absl::StrCat("initialize failed: ", s.message()));
+  if (absl::Status s = p->Take(api->initialize()); !s.ok())
+    return fail(absl::StrCat("initialize failed: ", s.message()));
   return p;
 }
 
 Plugin::~Plugin() = default;  // never dlclose: see plugin_api.h
 
 std::string Plugin::Version() const {
-  return absl::StrCat(api_->version ? api_->version : "?", " (ABI ", api_->abi_major, ".", api_->abi_minor,
-                      ", uop format ", api_->uop_format_version, ")");
+  return absl::StrCat(api_->version ? api_->version : "?", " (ABI ", api_->abi_major, ".",
+                      api_->abi_minor, ", uop format ", api_->uop_format_version, ")");
 }
 
 absl::Status Plugin::Take(uopc_error* e) const {
@@ -83,13 +91,14 @@ absl::Status Plugin::Take(uopc_error* e) const {
   std::string text(msg ? msg : "", msg ? len : 0);
   api_->error_destroy(e);
   if (code == UOPC_DEVICE_LOST) return absl::UnavailableError(absl::StrCat("DEVICE_LOST: ", text));
-  if (code <= UOPC_OK || code > UOPC_UNAUTHENTICATED) return absl::UnknownError(absl::StrCat("(code ", code, ") ", text));
+  if (code <= UOPC_OK || code > UOPC_UNAUTHENTICATED)
+    return absl::UnknownError(absl::StrCat("(code ", code, ") ", text));
   return absl::Status(static_cast<absl::StatusCode>(code), text);
 }
 
 absl::Status Plugin::Missing(const char* fn) const {
-  return absl::UnimplementedError(absl::StrCat("plugin ", name_, " (ABI ", api_->abi_major, ".", api_->abi_minor,
-                                               ") has no ", fn));
+  return absl::UnimplementedError(absl::StrCat("plugin ", name_, " (ABI ", api_->abi_major, ".",
+                                               api_->abi_minor, ") has no ", fn));
 }
 
 }  // namespace uopc

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+
 #include "backends/plugin_api.h"
 
 namespace uopc {

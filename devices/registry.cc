@@ -1,13 +1,13 @@
 #include "devices/registry.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
 #include <dirent.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-#include <algorithm>
-#include <cstdlib>
-#include <iostream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -20,7 +20,8 @@ namespace {
 std::vector<std::string> Split(const char* env, absl::string_view seps) {
   std::vector<std::string> out;
   if (!env) return out;
-  for (absl::string_view p : absl::StrSplit(env, absl::ByAnyChar(seps), absl::SkipEmpty())) out.emplace_back(p);
+  for (absl::string_view p : absl::StrSplit(env, absl::ByAnyChar(seps), absl::SkipEmpty()))
+    out.emplace_back(p);
   return out;
 }
 
@@ -30,7 +31,8 @@ std::vector<std::string> ScanDir(const std::string& dir) {
   if (!d) return out;
   while (dirent* e = readdir(d)) {
     std::string n = e->d_name;
-    if (absl::StartsWith(n, "libuopc_plugin_") && absl::EndsWith(n, ".so")) out.push_back(dir + "/" + n);
+    if (absl::StartsWith(n, "libuopc_plugin_") && absl::EndsWith(n, ".so"))
+      out.push_back(dir + "/" + n);
   }
   closedir(d);
   std::sort(out.begin(), out.end());
@@ -56,9 +58,9 @@ DiscoveryOptions DiscoveryOptions::FromEnvironment() {
   if (!exe.empty()) {
     std::string dir = exe.substr(0, exe.rfind('/'));
     o.dirs = {dir, dir + "/uopc_plugins"};
-    std::string runfiles = std::getenv("RUNFILES_DIR") ? std::getenv("RUNFILES_DIR")
-                           : std::getenv("TEST_SRCDIR")  ? std::getenv("TEST_SRCDIR")
-                                                         : exe + ".runfiles";
+    std::string runfiles = std::getenv("RUNFILES_DIR")  ? std::getenv("RUNFILES_DIR")
+                           : std::getenv("TEST_SRCDIR") ? std::getenv("TEST_SRCDIR")
+                                                        : exe + ".runfiles";
     DIR* d = opendir((runfiles + "/uopc/backends").c_str());
     if (d) {
       std::vector<std::string> subs;
@@ -96,8 +98,8 @@ std::unique_ptr<DeviceRegistry> DeviceRegistry::Discover(const DiscoveryOptions&
       auto same = std::find_if(r->plugins_.begin(), r->plugins_.end(),
                                [&](const auto& q) { return q->name() == (*p)->name(); });
       if (same != r->plugins_.end()) {
-        p = absl::AlreadyExistsError(absl::StrCat("plugin ", path, ": plugin '", (*p)->name(), "' is already loaded from ",
-                                                  (*same)->path()));
+        p = absl::AlreadyExistsError(absl::StrCat("plugin ", path, ": plugin '", (*p)->name(),
+                                                  "' is already loaded from ", (*same)->path()));
       }
     }
     if (!p.ok()) {
@@ -107,7 +109,9 @@ std::unique_ptr<DeviceRegistry> DeviceRegistry::Discover(const DiscoveryOptions&
     }
     const Plugin& plugin = **p;
     r->plugins_.push_back(std::move(*p));
-    uint32_t n = Plugin::Has(plugin.api().device, &uopc_device_api::device_count) ? plugin.api().device->device_count() : 0;
+    uint32_t n = Plugin::Has(plugin.api().device, &uopc_device_api::device_count)
+                     ? plugin.api().device->device_count()
+                     : 0;
     for (uint32_t i = 0; i < n; ++i) {
       absl::StatusOr<std::unique_ptr<Device>> d = Device::Open(plugin, i);
       if (!d.ok()) {
@@ -115,8 +119,9 @@ std::unique_ptr<DeviceRegistry> DeviceRegistry::Discover(const DiscoveryOptions&
         continue;
       }
       if (r->GetDevice((*d)->name()).ok()) {
-        r->failures_.push_back({plugin.path(), absl::AlreadyExistsError(absl::StrCat("device ", (*d)->name(),
-                                                                                      " is provided twice"))});
+        r->failures_.push_back(
+            {plugin.path(), absl::AlreadyExistsError(
+                                absl::StrCat("device ", (*d)->name(), " is provided twice"))});
         continue;
       }
       r->devices_.push_back(std::move(*d));
@@ -125,8 +130,8 @@ std::unique_ptr<DeviceRegistry> DeviceRegistry::Discover(const DiscoveryOptions&
   r->required_names_ = options.required;
   for (const std::string& name : options.required) {
     if (absl::StatusOr<Device*> d = r->GetDevice(name); !d.ok()) {
-      r->required_ = absl::NotFoundError(absl::StrCat("UOPC_DEVICES asks for ", name, ", which is not available: ",
-                                                      d.status().message()));
+      r->required_ = absl::NotFoundError(absl::StrCat(
+          "UOPC_DEVICES asks for ", name, ", which is not available: ", d.status().message()));
       break;
     }
   }
@@ -167,7 +172,8 @@ absl::StatusOr<Device*> DeviceRegistry::GetDevice(absl::string_view name) const 
 absl::StatusOr<Device*> DeviceRegistry::Default() const {
   if (!required_.ok()) return required_;
   if (!required_names_.empty()) return GetDevice(required_names_.front());
-  if (devices_.empty()) return absl::NotFoundError(absl::StrCat("no device at all (", WhatIsMissing(), ")"));
+  if (devices_.empty())
+    return absl::NotFoundError(absl::StrCat("no device at all (", WhatIsMissing(), ")"));
   return devices_.front().get();
 }
 

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+
 #include "core/status_macros.h"
 
 namespace uopc {
@@ -43,7 +44,8 @@ class Linearizer {
       for (size_t i = 1; i < u.src().size(); ++i) closed.push_back(u.src(i).get());
       std::sort(closed.begin(), closed.end());
       Scope open;
-      std::set_difference(s.begin(), s.end(), closed.begin(), closed.end(), std::back_inserter(open));
+      std::set_difference(s.begin(), s.end(), closed.begin(), closed.end(),
+                          std::back_inserter(open));
       s = std::move(open);
     }
     return s;
@@ -89,12 +91,14 @@ class Linearizer {
     Scope inner = open;
     for (size_t i = 1; i < end.src().size(); ++i) {
       for (const UOp& u : body)
-        if (!placed_.contains(u.get()) && !u.is(Ops::END) && Within(scope_.at(u.get()), inner) && Ready(u))
+        if (!placed_.contains(u.get()) && !u.is(Ops::END) && Within(scope_.at(u.get()), inner) &&
+            Ready(u))
           Place(u);
       const UOp& r = end.src(i);
       if (r.is(Ops::RANGE) && placed_.contains(r.get()))
-        return absl::InvalidArgumentError(absl::StrCat("linearize: RANGE idx=", r.arg().Get<RangeArg>().idx,
-                                                       " is closed by two ENDs; expected one RANGE per loop"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("linearize: RANGE idx=", r.arg().Get<RangeArg>().idx,
+                         " is closed by two ENDs; expected one RANGE per loop"));
       if (!r.is(Ops::RANGE) || !Ready(r))
         return absl::InvalidArgumentError(absl::StrCat("linearize: END closes a ", OpName(r.op()),
                                                        " that is not a loop it can open here"));
@@ -108,14 +112,17 @@ class Linearizer {
 
   absl::Status Misplaced(const UOp& u, const Scope& open) {
     if (u.is(Ops::RANGE))
-      return absl::InvalidArgumentError(absl::StrCat("linearize: RANGE idx=", u.arg().Get<RangeArg>().idx,
-                                                     " is not closed by an END; expected one END per loop"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("linearize: RANGE idx=", u.arg().Get<RangeArg>().idx,
+                       " is not closed by an END; expected one END per loop"));
     for (const UOp::Node* r : scope_.at(u.get()))
       if (!std::binary_search(open.begin(), open.end(), r))
-        return absl::InvalidArgumentError(absl::StrCat(
-            "linearize: ", OpName(u.op()), " uses the loop RANGE idx=", ranges_.at(r).arg().Get<RangeArg>().idx,
-            " outside of it; expected an END that closes the RANGE around every use"));
-    return absl::InvalidArgumentError(absl::StrCat("linearize: ", OpName(u.op()), " could not be placed"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("linearize: ", OpName(u.op()),
+                         " uses the loop RANGE idx=", ranges_.at(r).arg().Get<RangeArg>().idx,
+                         " outside of it; expected an END that closes the RANGE around every use"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("linearize: ", OpName(u.op()), " could not be placed"));
   }
 
   absl::flat_hash_map<const UOp::Node*, UOp> ranges_;

@@ -12,11 +12,11 @@
 #include "absl/strings/str_cat.h"
 
 #include "core/bounds.h"
-#include "devices/executor.h"
-#include "devices/registry.h"
 #include "core/symbolic/simplify.h"
 #include "core/uir.h"
 #include "core/verify.h"
+#include "devices/executor.h"
+#include "devices/registry.h"
 
 namespace uopc {
 namespace {
@@ -81,12 +81,17 @@ int Simplify(int argc, char** argv) {
 
 // out[i] = a[i] + b[i] * 2 for three elements: PASS when the numbers come back right.
 std::string Smoke(Device& d) {
-  UOp a = UOp::Buffer(DType::kF32, 0, 3), b = UOp::Buffer(DType::kF32, 1, 3), o = UOp::Buffer(DType::kF32, 2, 3);
+  UOp a = UOp::Buffer(DType::kF32, 0, 3), b = UOp::Buffer(DType::kF32, 1, 3),
+      o = UOp::Buffer(DType::kF32, 2, 3);
   UOp i = UOp::Range(3, 0);
-  UOp k = UOp::Sink({o.Index(i).Store(a.Index(i).Load() + b.Index(i).Load() * UOp::Const(DType::kF32, 2.0)).End({i})});
+  UOp k =
+      UOp::Sink({o.Index(i)
+                     .Store(a.Index(i).Load() + b.Index(i).Load() * UOp::Const(DType::kF32, 2.0))
+                     .End({i})});
   float av[3] = {1, 2, 3}, bv[3] = {0.5f, -1, 4}, ov[3] = {0, 0, 0};
   auto run = [&]() -> absl::Status {
-    absl::StatusOr<Buffer> ab = d.Allocate(DType::kF32, 3), bb = d.Allocate(DType::kF32, 3), ob = d.Allocate(DType::kF32, 3);
+    absl::StatusOr<Buffer> ab = d.Allocate(DType::kF32, 3), bb = d.Allocate(DType::kF32, 3),
+                           ob = d.Allocate(DType::kF32, 3);
     for (auto* s : {&ab, &bb, &ob})
       if (!s->ok()) return s->status();
     if (absl::Status s = d.CopyIn(*ab, av, 12); !s.ok()) return s;
@@ -97,7 +102,8 @@ std::string Smoke(Device& d) {
   };
   absl::Status s = run();
   if (!s.ok()) return absl::StrCat("FAIL (", s.message(), ")");
-  if (ov[0] != 2 || ov[1] != 0 || ov[2] != 11) return absl::StrCat("FAIL (got ", ov[0], ", ", ov[1], ", ", ov[2], "; want 2, 0, 11)");
+  if (ov[0] != 2 || ov[1] != 0 || ov[2] != 11)
+    return absl::StrCat("FAIL (got ", ov[0], ", ", ov[1], ", ", ov[2], "; want 2, 0, 11)");
   return "PASS";
 }
 
@@ -113,14 +119,17 @@ int Devices(int argc, char** argv) {
     for (Device* d : r.DevicesOf(*p)) {
       std::string smoke = Smoke(*d);
       failed += smoke != "PASS";
-      std::cout << "  device " << d->name() << "  " << d->kind() << "  " << (d->mem_total() >> 20) << " MiB  uid "
-                << d->uid() << "\n    backend " << (d->backend_name().empty() ? "none" : d->backend_fingerprint())
+      std::cout << "  device " << d->name() << "  " << d->kind() << "  " << (d->mem_total() >> 20)
+                << " MiB  uid " << d->uid() << "\n    backend "
+                << (d->backend_name().empty() ? "none" : d->backend_fingerprint())
                 << "\n    smoke kernel: " << smoke << "\n";
     }
   }
-  for (const DeviceRegistry::Failure& f : r.failures()) std::cout << "not loaded: " << f.status.message() << "\n";
+  for (const DeviceRegistry::Failure& f : r.failures())
+    std::cout << "not loaded: " << f.status.message() << "\n";
   if (r.plugins().empty() && r.failures().empty())
-    std::cout << "no plugins found (looked beside this binary; set UOPC_PLUGIN_DIRS or UOPC_PLUGINS)\n";
+    std::cout
+        << "no plugins found (looked beside this binary; set UOPC_PLUGIN_DIRS or UOPC_PLUGINS)\n";
   if (!r.required_status().ok()) {
     std::cout << r.required_status().message() << "\n";
     return 1;

@@ -1,12 +1,5 @@
 #include "backends/c/compiler.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -15,9 +8,17 @@
 #include <iostream>
 #include <sstream>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+
 #include "core/fnv.h"
 #include "core/status_macros.h"
 
@@ -37,7 +38,8 @@ std::string KeyOf(absl::string_view a, absl::string_view b) {
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
+  if (!in)
+    return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -112,7 +114,8 @@ std::string CompilerVersion(const std::string& cc) {
 absl::StatusOr<int> Spawn(const std::vector<std::string>& argv, const std::string& err_path) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -120,7 +123,9 @@ absl::StatusOr<int> Spawn(const std::vector<std::string>& argv, const std::strin
   pid_t pid;
   int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return absl::FailedPreconditionError(absl::StrCat("cannot run ", argv[0], ": ", std::strerror(rc)));
+  if (rc != 0)
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot run ", argv[0], ": ", std::strerror(rc)));
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -143,17 +148,20 @@ std::string SealObject(absl::string_view object, absl::string_view key) {
 
 absl::StatusOr<std::string> CheckSealed(absl::string_view sealed) {
   if (sealed.size() < kTrailer || sealed.substr(sealed.size() - 8) != kMagic)
-    return absl::DataLossError(absl::StrCat("compiled object of ", sealed.size(), " bytes has no uopc trailer (truncated?)"));
+    return absl::DataLossError(absl::StrCat("compiled object of ", sealed.size(),
+                                            " bytes has no uopc trailer (truncated?)"));
   absl::string_view body = sealed.substr(0, sealed.size() - 16);
   uint64_t want;
   std::memcpy(&want, sealed.data() + sealed.size() - 16, 8);
   if (Fnv1a(body) != want)
-    return absl::DataLossError(absl::StrCat("compiled object of ", sealed.size(), " bytes fails its checksum (corrupt)"));
+    return absl::DataLossError(
+        absl::StrCat("compiled object of ", sealed.size(), " bytes fails its checksum (corrupt)"));
   return std::string(body.substr(body.size() - kKeyLen));
 }
 
 CCompiler::CCompiler(Options options) : options_(std::move(options)) {
-  fingerprint_ = absl::StrCat(options_.cc, " ", CompilerVersion(options_.cc), " ", absl::StrJoin(options_.flags, " "));
+  fingerprint_ = absl::StrCat(options_.cc, " ", CompilerVersion(options_.cc), " ",
+                              absl::StrJoin(options_.flags, " "));
 }
 
 absl::StatusOr<std::string> CCompiler::Folder() {
@@ -162,12 +170,17 @@ absl::StatusOr<std::string> CCompiler::Folder() {
   std::string want = (options_.cache_dir.empty() ? DefaultCacheDir() : options_.cache_dir) + "/c";
   if (MakeDirs(want) && Writable(want)) return dir_ = want;
   char tmpl[] = "/tmp/uopc-cache-XXXXXX";
-  if (!mkdtemp(tmpl)) return absl::UnavailableError(absl::StrCat("no cache folder: ", want, " is not writable and mkdtemp failed"));
+  if (!mkdtemp(tmpl))
+    return absl::UnavailableError(
+        absl::StrCat("no cache folder: ", want, " is not writable and mkdtemp failed"));
   dir_ = tmpl;
-  std::string msg = absl::StrCat("uopc: warning: the kernel cache folder ", want,
-                                 " cannot be written; compiled kernels go to ", dir_, " for this run");
-  if (options_.warn) options_.warn(msg);
-  else std::cerr << msg << "\n";
+  std::string msg =
+      absl::StrCat("uopc: warning: the kernel cache folder ", want,
+                   " cannot be written; compiled kernels go to ", dir_, " for this run");
+  if (options_.warn)
+    options_.warn(msg);
+  else
+    std::cerr << msg << "\n";
   return dir_;
 }
 
@@ -189,13 +202,15 @@ absl::StatusOr<std::string> CCompiler::RunCompiler(absl::string_view source, con
   argv.insert(argv.end(), options_.flags.begin(), options_.flags.end());
   argv.insert(argv.end(), {"-o", obj, src, "-lm"});
   absl::StatusOr<int> rc = Spawn(argv, err);
-  absl::StatusOr<std::string> object = rc.ok() && *rc == 0 ? ReadFile(obj) : absl::InternalError("");
+  absl::StatusOr<std::string> object =
+      rc.ok() && *rc == 0 ? ReadFile(obj) : absl::InternalError("");
   std::string messages = ReadFile(err).value_or("");
   for (const std::string& f : {src, obj, err}) std::remove(f.c_str());
   RETURN_IF_ERROR(rc.status());
   if (*rc != 0) {
     if (messages.size() > 2000) messages = messages.substr(0, 2000) + "...";
-    return absl::InternalError(absl::StrCat(options_.cc, " failed (exit ", *rc, ") on generated C:\n", messages));
+    return absl::InternalError(
+        absl::StrCat(options_.cc, " failed (exit ", *rc, ") on generated C:\n", messages));
   }
   return object;
 }
@@ -210,7 +225,8 @@ absl::StatusOr<std::string> CCompiler::Compile(absl::string_view source) {
   ASSIGN_OR_RETURN(std::string object, RunCompiler(source, dir, key));
   std::string sealed = SealObject(object, key);
   if (absl::Status s = WriteAtomic(path, sealed); !s.ok()) {
-    if (options_.warn) options_.warn(absl::StrCat("uopc: warning: cannot cache a kernel: ", s.message()));
+    if (options_.warn)
+      options_.warn(absl::StrCat("uopc: warning: cannot cache a kernel: ", s.message()));
   }
   return sealed;
 }

@@ -22,8 +22,14 @@ class CCompiler {
  public:
   struct Options {
     std::string cc = "gcc";
-    std::vector<std::string> flags = {"-O2", "-std=gnu11", "-fPIC", "-shared", "-fwrapv",
-                                      "-ffp-contract=off", "-fvisibility=hidden", "-fno-math-errno"};
+    std::vector<std::string> flags = {"-O2",
+                                      "-std=gnu11",
+                                      "-fPIC",
+                                      "-shared",
+                                      "-fwrapv",
+                                      "-ffp-contract=off",
+                                      "-fvisibility=hidden",
+                                      "-fno-math-errno"};
     /// Empty: $UOPC_CACHE_DIR, else $XDG_CACHE_HOME/uopc, else ~/.cache/uopc.
     std::string cache_dir;
     /// Receives warnings (a read-only cache folder); stderr when empty.
@@ -43,7 +49,8 @@ class CCompiler {
 
  private:
   absl::StatusOr<std::string> Folder();
-  absl::StatusOr<std::string> RunCompiler(absl::string_view source, const std::string& dir, const std::string& stem);
+  absl::StatusOr<std::string> RunCompiler(absl::string_view source, const std::string& dir,
+                                          const std::string& stem);
 
   Options options_;
   std::string fingerprint_;

@@ -2,9 +2,6 @@
 // gcc into one shared object per plan, cached on disk) and a device ("CPU:0": host memory,
 // programs loaded with dlopen, launched on the calling thread). It goes through the same
 // C ABI as any outside plugin; only uopc_plugin_entry_v1 is exported.
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -13,8 +10,12 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+
 #include "backends/c/compiler.h"
 #include "backends/c/render_c.h"
 #include "backends/plugin_sdk.h"
@@ -110,8 +111,10 @@ uopc_error* Initialize() {
     char host[256] = "localhost";
     gethostname(host, sizeof host - 1);
     std::string model = ReadLine("/proc/cpuinfo", "model name");
-    g_cpu = {"CPU:0", absl::StrCat(model.empty() ? "cpu" : model, ", ", sysconf(_SC_NPROCESSORS_ONLN), " cores"),
-             absl::StrCat("cpu://", host, "/0")};
+    g_cpu = {
+        "CPU:0",
+        absl::StrCat(model.empty() ? "cpu" : model, ", ", sysconf(_SC_NPROCESSORS_ONLN), " cores"),
+        absl::StrCat("cpu://", host, "/0")};
     return nullptr;
   });
 }
@@ -148,7 +151,8 @@ uopc_error* BackendSupports(const uopc_backend* b, const uopc_op_query* q, int32
   if (!b || !q || !supported || !q->op) return NULL_ARG("an argument");
   std::optional<Ops> op = ParseOp(q->op);
   if (!op) return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: unknown op '%s'", q->op);
-  bool tensor_level = IsMovement(*op) || *op == Ops::REDUCE || *op == Ops::STAGE || *op == Ops::COPY || *op == Ops::ASSIGN;
+  bool tensor_level = IsMovement(*op) || *op == Ops::REDUCE || *op == Ops::STAGE ||
+                      *op == Ops::COPY || *op == Ops::ASSIGN;
   *supported = !tensor_level && q->dtype >= UOPC_DTYPE_VOID && q->dtype <= UOPC_DTYPE_F64;
   return nullptr;
 }
@@ -156,7 +160,8 @@ uopc_error* BackendSupports(const uopc_backend* b, const uopc_op_query* q, int32
 uopc_error* Render(const uopc_render_args* a, uopc_blob** out) {
   if (!a || !out || !a->kernel || !a->name) return NULL_ARG("an argument");
   return Guard([&]() -> uopc_error* {
-    absl::StatusOr<UOp> sink = DeserializeGraph(absl::string_view(static_cast<const char*>(a->kernel), a->kernel_size));
+    absl::StatusOr<UOp> sink =
+        DeserializeGraph(absl::string_view(static_cast<const char*>(a->kernel), a->kernel_size));
     if (!sink.ok()) return FromStatus(sink.status());
     if (absl::Status s = Verify(*sink); !s.ok()) return FromStatus(s);
     absl::StatusOr<std::vector<UOp>> program = Linearize(*sink);
@@ -208,15 +213,20 @@ uopc_error* DeviceDescribe(const uopc_device* d, uopc_device_props* out) {
 
 uopc_error* BufferAlloc(uopc_device* d, uint64_t size, uint64_t align, uopc_buffer** out) {
   if (!d || !out) return NULL_ARG(d ? "out" : "device");
-  if (align & (align - 1)) return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: alignment %llu is not a power of two", (unsigned long long)align);
+  if (align & (align - 1))
+    return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: alignment %llu is not a power of two",
+                          (unsigned long long)align);
   uint64_t mem = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
   if (size > mem)
-    return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: cannot allocate %llu bytes on %s (%llu bytes of memory)",
+    return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED,
+                          "c plugin: cannot allocate %llu bytes on %s (%llu bytes of memory)",
                           (unsigned long long)size, d->name.c_str(), (unsigned long long)mem);
   align = std::max<uint64_t>(align, 64);
   uint64_t rounded = (std::max<uint64_t>(size, 1) + align - 1) / align * align;
   void* p = std::aligned_alloc(align, rounded);
-  if (!p) return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory allocating %llu bytes", (unsigned long long)size);
+  if (!p)
+    return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory allocating %llu bytes",
+                          (unsigned long long)size);
   *out = new (std::nothrow) uopc_buffer{p, size};
   if (!*out) {
     std::free(p);
@@ -255,49 +265,57 @@ uopc_error* Done(uopc_event** done) {
 
 uopc_error* CheckRange(const uopc_buffer* b, uint64_t offset, uint64_t size, const char* what) {
   if (offset > b->size || size > b->size - offset)
-    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "c plugin: %s of %llu bytes at offset %llu of a %llu-byte buffer", what,
-                          (unsigned long long)size, (unsigned long long)offset, (unsigned long long)b->size);
+    return uopc_sdk_error(
+        UOPC_OUT_OF_RANGE, "c plugin: %s of %llu bytes at offset %llu of a %llu-byte buffer", what,
+        (unsigned long long)size, (unsigned long long)offset, (unsigned long long)b->size);
   return nullptr;
 }
 
-uopc_error* CopyH2D(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* src, uint64_t size, uopc_event** done) {
+uopc_error* CopyH2D(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* src, uint64_t size,
+                    uopc_event** done) {
   if (!q || !dst || (!src && size)) return NULL_ARG("an argument");
   if (uopc_error* e = CheckRange(dst, off, size, "copy in")) return e;
   if (size) std::memcpy(static_cast<char*>(dst->data) + off, src, size);
   return Done(done);
 }
 
-uopc_error* CopyD2H(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t off, uint64_t size, uopc_event** done) {
+uopc_error* CopyD2H(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t off, uint64_t size,
+                    uopc_event** done) {
   if (!q || !src || (!dst && size)) return NULL_ARG("an argument");
   if (uopc_error* e = CheckRange(src, off, size, "copy out")) return e;
   if (size) std::memcpy(dst, static_cast<const char*>(src->data) + off, size);
   return Done(done);
 }
 
-uopc_error* CopyD2D(uopc_queue* q, uopc_buffer* dst, uint64_t doff, const uopc_buffer* src, uint64_t soff, uint64_t size,
-                    uopc_event** done) {
+uopc_error* CopyD2D(uopc_queue* q, uopc_buffer* dst, uint64_t doff, const uopc_buffer* src,
+                    uint64_t soff, uint64_t size, uopc_event** done) {
   if (!q || !dst || !src) return NULL_ARG("an argument");
   if (uopc_error* e = CheckRange(dst, doff, size, "copy to")) return e;
   if (uopc_error* e = CheckRange(src, soff, size, "copy from")) return e;
-  if (size) std::memmove(static_cast<char*>(dst->data) + doff, static_cast<const char*>(src->data) + soff, size);
+  if (size)
+    std::memmove(static_cast<char*>(dst->data) + doff, static_cast<const char*>(src->data) + soff,
+                 size);
   return Done(done);
 }
 
-uopc_error* ProgramLoad(uopc_device* d, const void* binary, uint64_t size, const char* const* entries, uint32_t n,
-                        uopc_program** out) {
+uopc_error* ProgramLoad(uopc_device* d, const void* binary, uint64_t size,
+                        const char* const* entries, uint32_t n, uopc_program** out) {
   if (!d || !binary || !out || (!entries && n)) return NULL_ARG("an argument");
   return Guard([&]() -> uopc_error* {
-    absl::StatusOr<std::string> path = Compiler().Materialize(absl::string_view(static_cast<const char*>(binary), size));
+    absl::StatusOr<std::string> path =
+        Compiler().Materialize(absl::string_view(static_cast<const char*>(binary), size));
     if (!path.ok()) return FromStatus(path.status());
     void* h = dlopen(path->c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) return uopc_sdk_error(UOPC_INTERNAL, "c plugin: dlopen %s: %s", path->c_str(), dlerror());
+    if (!h)
+      return uopc_sdk_error(UOPC_INTERNAL, "c plugin: dlopen %s: %s", path->c_str(), dlerror());
     auto prog = std::make_unique<uopc_program>(uopc_program{h, {}});
     for (uint32_t i = 0; i < n; ++i) {
       std::string sym = absl::StrCat(entries[i], "_entry");
       auto fn = reinterpret_cast<EntryFn>(dlsym(h, sym.c_str()));
       if (!fn) {
         dlclose(h);
-        return uopc_sdk_error(UOPC_NOT_FOUND, "c plugin: the program has no kernel '%s'", entries[i]);
+        return uopc_sdk_error(UOPC_NOT_FOUND, "c plugin: the program has no kernel '%s'",
+                              entries[i]);
       }
       prog->entries.push_back(fn);
     }
@@ -316,8 +334,10 @@ uopc_error* ProgramUnload(uopc_program* p) {
 uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) {
   if (!q || !a || !a->program) return NULL_ARG("an argument");
   if (a->entry >= a->program->entries.size())
-    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "c plugin: entry %u of a program with %zu", a->entry, a->program->entries.size());
-  if ((a->num_buffers && !a->buffers) || (a->num_vars && !a->vars)) return NULL_ARG("buffers or vars");
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "c plugin: entry %u of a program with %zu", a->entry,
+                          a->program->entries.size());
+  if ((a->num_buffers && !a->buffers) || (a->num_vars && !a->vars))
+    return NULL_ARG("buffers or vars");
   void* ptrs[64];
   std::vector<void*> many;
   void** bufs = ptrs;
@@ -328,14 +348,18 @@ uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) 
   for (uint32_t i = 0; i < a->num_buffers; ++i) {
     const uopc_buffer* b = a->buffers[i];
     uint64_t off = a->offsets ? a->offsets[i] : 0;
-    if (b && off > b->size) return uopc_sdk_error(UOPC_OUT_OF_RANGE, "c plugin: offset %llu past buffer %u", (unsigned long long)off, i);
+    if (b && off > b->size)
+      return uopc_sdk_error(UOPC_OUT_OF_RANGE, "c plugin: offset %llu past buffer %u",
+                            (unsigned long long)off, i);
     bufs[i] = b ? static_cast<char*>(b->data) + off : nullptr;
   }
   a->program->entries[a->entry](bufs, reinterpret_cast<const long long*>(a->vars));
   return Done(done);
 }
 
-uopc_error* QueueWaitEvent(uopc_queue* q, uopc_event* e) { return !q || !e ? NULL_ARG("an argument") : nullptr; }
+uopc_error* QueueWaitEvent(uopc_queue* q, uopc_event* e) {
+  return !q || !e ? NULL_ARG("an argument") : nullptr;
+}
 uopc_error* EventWait(uopc_event* e, uint64_t) { return e ? nullptr : NULL_ARG("event"); }
 uopc_error* EventQuery(uopc_event* e, int32_t* done) {
   if (!e || !done) return NULL_ARG("an argument");

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+
 #include "core/alu.h"
 #include "core/bounds.h"
 #include "core/float_format.h"
@@ -63,7 +64,8 @@ std::string Literal(const UOp& c) {
   if (IsFloat(t)) {
     double v = a.Get<double>();
     if (std::isnan(v)) return t == DType::kF16 ? "((_Float16)NAN)" : "NAN";
-    if (std::isinf(v)) return std::string(t == DType::kF16 ? "((_Float16)" : "(") + (v > 0 ? "" : "-") + "INFINITY)";
+    if (std::isinf(v))
+      return std::string(t == DType::kF16 ? "((_Float16)" : "(") + (v > 0 ? "" : "-") + "INFINITY)";
     if (t == DType::kF64) return FormatFloat(v, t);
     if (t == DType::kF32) return FormatFloat(v, t) + "f";
     char hex[40];  // f16 and bf16 values are exact in a hex float literal
@@ -72,8 +74,7 @@ std::string Literal(const UOp& c) {
   }
   int64_t v = a.Get<int64_t>();
   switch (t) {
-    case DType::kI64:
-      return v == INT64_MIN ? "(-9223372036854775807LL-1)" : absl::StrCat(v, "LL");
+    case DType::kI64: return v == INT64_MIN ? "(-9223372036854775807LL-1)" : absl::StrCat(v, "LL");
     case DType::kU64: return absl::StrCat(static_cast<uint64_t>(v), "ULL");
     case DType::kU32: return absl::StrCat(v, "u");
     case DType::kI32: return v == INT32_MIN ? "(-2147483647-1)" : absl::StrCat(v);
@@ -97,16 +98,18 @@ class Renderer {
   absl::Span<const UOp> p_;
   absl::flat_hash_map<const UOp::Node*, std::string> expr_;  // a node's C expression or name
   absl::flat_hash_map<const UOp::Node*, int> uses_;
-  absl::flat_hash_map<const UOp::Node*, int> depth_at_;  // loop depth where a node is placed
+  absl::flat_hash_map<const UOp::Node*, int> depth_at_;   // loop depth where a node is placed
   absl::flat_hash_map<const UOp::Node*, int> use_depth_;  // deepest loop depth of a use
   std::string body_;
   int depth_ = 1, vals_ = 0, alus_ = 0;
 };
 
-// f16 and bf16 results are rounded to their dtype after every op, as the IR defines.
+// f16 and bf16 results are rounded to their dtype after every op, as the IR defines, and
+// integers narrower than int (which C computes in int) wrap to their width.
 std::string Renderer::Round(DType t, const std::string& e) const {
   if (t == DType::kF16) return "((_Float16)" + e + ")";
   if (t == DType::kBF16) return "uopc_rbf16(" + e + ")";
+  if (IsInt(t) && DTypeSize(t) < 4) return absl::StrCat("((", CType(t), ")", e, ")");
   return e;
 }
 
@@ -114,7 +117,8 @@ std::string Renderer::Div(const UOp& u) const {
   const UOp &a = u.src(0), &b = u.src(1);
   bool plain = HasBounds(a.dtype()) ? VMin(a) >= 0 && VMin(b) > 0 : false;
   if (plain) return absl::StrCat("(", R(a), u.is(Ops::FLOORDIV) ? "/" : "%", R(b), ")");
-  return absl::StrCat(u.is(Ops::FLOORDIV) ? "uopc_floordiv_" : "uopc_mod_", Sfx(a.dtype()), "(", R(a), ", ", R(b), ")");
+  return absl::StrCat(u.is(Ops::FLOORDIV) ? "uopc_floordiv_" : "uopc_mod_", Sfx(a.dtype()), "(",
+                      R(a), ", ", R(b), ")");
 }
 
 std::string Renderer::Alu(const UOp& u) const {
@@ -139,14 +143,18 @@ std::string Renderer::Alu(const UOp& u) const {
     case Ops::OR: return bin("|");
     case Ops::XOR: return bin("^");
     case Ops::MAX:
-      if (IsFloat(t)) return absl::StrCat("((", CType(t), ")uopc_fmax(", R(u.src(0)), ", ", R(u.src(1)), "))");
-      return absl::StrCat("((", R(u.src(0)), ">", R(u.src(1)), ")?", R(u.src(0)), ":", R(u.src(1)), ")");
+      if (IsFloat(t))
+        return absl::StrCat("((", CType(t), ")uopc_fmax(", R(u.src(0)), ", ", R(u.src(1)), "))");
+      return absl::StrCat("((", R(u.src(0)), ">", R(u.src(1)), ")?", R(u.src(0)), ":", R(u.src(1)),
+                          ")");
     case Ops::SHL:
     case Ops::SHR: {
       const UOp& b = u.src(1);
       int bits = DTypeSize(t) * 8;
       bool in_range = HasBounds(b.dtype()) && VMin(b) >= 0 && VMax(b) < bits;
-      if (!in_range) return absl::StrCat(u.is(Ops::SHL) ? "uopc_shl_" : "uopc_shr_", Sfx(t), "(", R(u.src(0)), ", ", R(b), ")");
+      if (!in_range)
+        return absl::StrCat(u.is(Ops::SHL) ? "uopc_shl_" : "uopc_shr_", Sfx(t), "(", R(u.src(0)),
+                            ", ", R(b), ")");
       if (u.is(Ops::SHR)) return bin(">>");
       return absl::StrCat("((", CType(t), ")((", UType(t), ")", R(u.src(0)), "<<", R(b), "))");
     }
@@ -157,18 +165,23 @@ std::string Renderer::Alu(const UOp& u) const {
     case Ops::SQRT: return Round(t, fn("sqrtf", "sqrt"));
     case Ops::TRUNC: return Round(t, fn("truncf", "trunc"));
     case Ops::RECIP:
-      return Round(t, t == DType::kF64 ? absl::StrCat("(1.0/", R(u.src(0)), ")") : absl::StrCat("(1.0f/", R(u.src(0)), ")"));
+      return Round(t, t == DType::kF64 ? absl::StrCat("(1.0/", R(u.src(0)), ")")
+                                       : absl::StrCat("(1.0f/", R(u.src(0)), ")"));
     case Ops::CAST: {
       if (IsBool(t)) return absl::StrCat("(", R(u.src(0)), "!=0)");
-      if (IsInt(t) && IsFloat(in)) return absl::StrCat("uopc_f2", Sfx(t), "((double)", R(u.src(0)), ")");
+      if (IsInt(t) && IsFloat(in))
+        return absl::StrCat("uopc_f2", Sfx(t), "((double)", R(u.src(0)), ")");
       if (t == DType::kBF16) return absl::StrCat("uopc_rbf16((float)", R(u.src(0)), ")");
-      if (t == DType::kF16 && in == DType::kF64) return absl::StrCat("((_Float16)(float)", R(u.src(0)), ")");
+      if (t == DType::kF16 && in == DType::kF64)
+        return absl::StrCat("((_Float16)(float)", R(u.src(0)), ")");
       return absl::StrCat("((", CType(t), ")", R(u.src(0)), ")");
     }
-    case Ops::BITCAST: {
-      if (in == DType::kBF16) return absl::StrCat("((", CType(t), ")uopc_f32_to_bf16(", R(u.src(0)), "))");
-      if (t == DType::kBF16) return absl::StrCat("uopc_bf16_to_f32((uint16_t)", R(u.src(0)), ")");
-      return absl::StrCat("(((union { ", CType(in), " a; ", CType(t), " b; }){.a = ", R(u.src(0)), "}).b)");
+    case Ops::BITCAST: {  // through a union of the memory types (bf16 travels as its bits)
+      std::string x =
+          in == DType::kBF16 ? absl::StrCat("uopc_f32_to_bf16(", R(u.src(0)), ")") : R(u.src(0));
+      std::string bits =
+          absl::StrCat("(((union { ", MemType(in), " a; ", MemType(t), " b; }){.a = ", x, "}).b)");
+      return t == DType::kBF16 ? absl::StrCat("uopc_bf16_to_f32(", bits, ")") : bits;
     }
     default: return "?";
   }
@@ -179,18 +192,22 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
     case Ops::SINK: return absl::OkStatus();
     case Ops::CONST: expr_[u.get()] = Literal(u); return absl::OkStatus();
     case Ops::VAR: expr_[u.get()] = u.arg().Get<VarArg>().name; return absl::OkStatus();
-    case Ops::BUFFER: expr_[u.get()] = absl::StrCat("data", u.arg().Get<ParamArg>().slot); return absl::OkStatus();
+    case Ops::BUFFER:
+      expr_[u.get()] = absl::StrCat("data", u.arg().Get<ParamArg>().slot);
+      return absl::OkStatus();
     case Ops::ALLOC: {
       const ParamArg& a = u.arg().Get<ParamArg>();
       std::string name = absl::StrCat("acc", a.slot);
-      Line(absl::StrCat(CType(u.dtype()), " ", name, a.size == 1 ? "" : absl::StrCat("[", a.size, "]"), ";"));
+      Line(absl::StrCat(CType(u.dtype()), " ", name,
+                        a.size == 1 ? "" : absl::StrCat("[", a.size, "]"), ";"));
       expr_[u.get()] = name;
       return absl::OkStatus();
     }
     case Ops::AFTER: expr_[u.get()] = R(u.src(0)); return absl::OkStatus();
     case Ops::RANGE: {
       std::string r = absl::StrCat("ridx", u.arg().Get<RangeArg>().idx);
-      Line(absl::StrCat("for (", CType(u.dtype()), " ", r, " = 0; ", r, " < ", R(u.src(0)), "; ", r, "++) {"));
+      Line(absl::StrCat("for (", CType(u.dtype()), " ", r, " = 0; ", r, " < ", R(u.src(0)), "; ", r,
+                        "++) {"));
       expr_[u.get()] = r;
       ++depth_;
       return absl::OkStatus();
@@ -230,7 +247,8 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
     default: break;
   }
   if (!IsAlu(u.op()))
-    return absl::InvalidArgumentError(absl::StrCat("render C: ", OpName(u.op()), " is not a loop-level op; lower it first"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("render C: ", OpName(u.op()), " is not a loop-level op; lower it first"));
   std::string e = Alu(u);
   // a value used once, at the depth where it is computed, is inlined into its use
   if (uses_[u.get()] == 1 && use_depth_[u.get()] == depth_at_.at(u.get())) {
@@ -255,7 +273,8 @@ absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
     if (u.is(Ops::RANGE)) ++depth;
   }
   for (size_t k = 0; k < p_.size(); ++k) RETURN_IF_ERROR(Emit(p_[k], k));
-  if (p_.empty() || !p_.back().is(Ops::SINK)) return absl::InvalidArgumentError("render C: a program ends with its SINK");
+  if (p_.empty() || !p_.back().is(Ops::SINK))
+    return absl::InvalidArgumentError("render C: a program ends with its SINK");
   ASSIGN_OR_RETURN(KernelSignature sig, SignatureOf(p_.back()));
   std::vector<std::string> params, args;
   for (size_t s = 0; s < sig.buffers.size(); ++s) {
@@ -267,9 +286,10 @@ absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
     params.push_back(absl::StrCat("int ", sig.vars[v].name));
     args.push_back(absl::StrCat("(int)vars[", v, "]"));
   }
-  return absl::StrCat("void ", name, "(", absl::StrJoin(params, ", "), ") {\n", body_, "}\n",
-                      "UOPC_ENTRY void ", name, "_entry(void* const* bufs, const long long* vars) {\n",
-                      "  (void)bufs; (void)vars;\n  ", name, "(", absl::StrJoin(args, ", "), ");\n}\n");
+  return absl::StrCat(
+      "void ", name, "(", absl::StrJoin(params, ", "), ") {\n", body_, "}\n", "UOPC_ENTRY void ",
+      name, "_entry(void* const* bufs, const long long* vars) {\n", "  (void)bufs; (void)vars;\n  ",
+      name, "(", absl::StrJoin(args, ", "), ");\n}\n");
 }
 
 }  // namespace

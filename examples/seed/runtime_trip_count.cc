@@ -32,7 +32,8 @@ UOp Kernel() {
 
 std::string Row(const std::vector<float>& v) {
   std::string s = "[";
-  for (size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + std::to_string(static_cast<int>(v[k]));
+  for (size_t k = 0; k < v.size(); ++k)
+    s += (k ? ", " : "") + std::to_string(static_cast<int>(v[k]));
   return s + "]";
 }
 
@@ -45,7 +46,8 @@ int Fail(const absl::Status& s) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h"))) {
-    std::cout << "usage: runtime_trip_count\n\nRenders the seed's run-time trip count kernel to C, compiles it once\n"
+    std::cout << "usage: runtime_trip_count\n\nRenders the seed's run-time trip count kernel to C, "
+                 "compiles it once\n"
                  "with the C backend plugin and runs it for n=3 and n=8.\n";
     return 0;
   }
@@ -59,7 +61,8 @@ int main(int argc, char** argv) {
 
   std::vector<float> x(32);
   std::iota(x.begin(), x.end(), 0.0f);
-  absl::StatusOr<Buffer> xb = (*dev)->Allocate(DType::kF32, 32), lb = (*dev)->Allocate(DType::kI32, 1),
+  absl::StatusOr<Buffer> xb = (*dev)->Allocate(DType::kF32, 32),
+                         lb = (*dev)->Allocate(DType::kI32, 1),
                          ob = (*dev)->Allocate(DType::kF32, 4);
   if (!xb.ok() || !lb.ok() || !ob.ok()) return Fail(absl::InternalError("cannot allocate"));
   if (absl::Status s = (*dev)->CopyIn(*xb, x.data(), x.size() * 4); !s.ok()) return Fail(s);
@@ -70,7 +73,8 @@ int main(int argc, char** argv) {
     if (absl::Status s = (*dev)->CopyOut(out.data(), *ob, 16); !s.ok()) return Fail(s);
     std::cout << "n=" << length << ": " << Row(out) << "\n";
   }
-  std::cout << "compiled " << ex.stats().kernels_compiled << " kernel in " << ex.stats().compile_calls
-            << " compiler call for " << ex.stats().launches << " launches on " << (*dev)->name() << "\n";
+  std::cout << "compiled " << ex.stats().kernels_compiled << " kernel in "
+            << ex.stats().compile_calls << " compiler call for " << ex.stats().launches
+            << " launches on " << (*dev)->name() << "\n";
   return 0;
 }

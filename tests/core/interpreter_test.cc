@@ -1,9 +1,9 @@
 #include "core/interpreter.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <numeric>
+
+#include <gtest/gtest.h>
 
 #include "passes/linearize.h"
 
@@ -28,7 +28,8 @@ std::vector<float> RunSeed(int length) {
   std::vector<float> x(32), out(4, -1);
   std::iota(x.begin(), x.end(), 0.0f);
   int32_t n = length;
-  absl::Status s = Interpret(program, {{x.data(), DType::kF32, 32}, {&n, DType::kI32, 1}, {out.data(), DType::kF32, 4}});
+  absl::Status s = Interpret(
+      program, {{x.data(), DType::kF32, 32}, {&n, DType::kI32, 1}, {out.data(), DType::kF32, 4}});
   EXPECT_TRUE(s.ok()) << s;
   return out;
 }
@@ -49,7 +50,8 @@ TEST(Interpreter, VarsAreBoundAndChecked) {
   EXPECT_EQ(o, (std::vector<int32_t>{0, 1, 4, 9, 16, -1, -1, -1}));
   EXPECT_EQ(Interpret(p, {{o.data(), DType::kI32, 8}}, {{"n", 9}}).message(),
             "interpret: VAR n = 9 is outside its bounds [1, 8]");
-  EXPECT_EQ(Interpret(p, {{o.data(), DType::kI32, 8}}, {}).message(), "interpret: no value for VAR n");
+  EXPECT_EQ(Interpret(p, {{o.data(), DType::kI32, 8}}, {}).message(),
+            "interpret: no value for VAR n");
 }
 
 TEST(Interpreter, OutOfBoundsIsAnErrorNotAWrite) {
@@ -72,7 +74,8 @@ TEST(Interpreter, BindingsMustMatch) {
 }
 
 TEST(Interpreter, HalfPrecisionStorageAndIntegerSemantics) {
-  UOp h = UOp::Buffer(DType::kF16, 0, 2), b = UOp::Buffer(DType::kBF16, 1, 1), q = UOp::Buffer(DType::kI8, 2, 2);
+  UOp h = UOp::Buffer(DType::kF16, 0, 2), b = UOp::Buffer(DType::kBF16, 1, 1),
+      q = UOp::Buffer(DType::kI8, 2, 2);
   UOp v = h.Index(0).Load().Cast(DType::kF32) * UOp::Const(DType::kF32, 3.0);
   std::vector<UOp> p = *Linearize(UOp::Sink({
       h.Index(1).Store(v.Cast(DType::kF16)),
@@ -82,7 +85,8 @@ TEST(Interpreter, HalfPrecisionStorageAndIntegerSemantics) {
   }));
   uint16_t hv[2] = {0x3555, 0}, bv = 0;  // f16 0.333251953125
   int8_t qv[2] = {0, 0};
-  ASSERT_TRUE(Interpret(p, {{hv, DType::kF16, 2}, {&bv, DType::kBF16, 1}, {qv, DType::kI8, 2}}).ok());
+  ASSERT_TRUE(
+      Interpret(p, {{hv, DType::kF16, 2}, {&bv, DType::kBF16, 1}, {qv, DType::kI8, 2}}).ok());
   EXPECT_EQ(hv[1], 0x3c00u);  // 0.999755859375 is a tie in f16: to even, 1.0
   EXPECT_EQ(bv, 0x3f80u);     // rounds to 1.0 in bf16
   EXPECT_EQ(qv[0], -4);

@@ -65,6 +65,15 @@ TEST(Verify, AxesOutOfRange) {
             "axes in [0, 2)");
 }
 
+TEST(Verify, BitcastsKeepTheSizeAndLeaveBoolAlone) {
+  EXPECT_TRUE(Verify(UOp::Int(1).Bitcast(DType::kF32)).ok());
+  EXPECT_EQ(Error(UOp::Int(1).Bitcast(DType::kF64)),
+            "bitcast (f64, operands i32 ()): a bitcast between sizes; expected dtypes of one size");
+  EXPECT_EQ(Error(UOp::ConstInt(DType::kU8, 1).Bitcast(DType::kBool)),
+            "bitcast (bool, operands u8 ()): a bitcast of bool (which has no bit layout); expected "
+            "a CAST");
+}
+
 TEST(Verify, DivisionByTheConstantZero) {
   EXPECT_EQ(Error(UOp::Var("x", 0, 9).FloorDiv(0)),
             "floordiv (i32, operands i32 (), i32 ()): division by the constant 0; expected a "

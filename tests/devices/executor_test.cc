@@ -2,9 +2,9 @@
 // compile once, several kernels in one compiler call, launches are checked first.
 #include "devices/executor.h"
 
-#include <gtest/gtest.h>
-
 #include <numeric>
+
+#include <gtest/gtest.h>
 
 #include "devices/registry.h"
 
@@ -48,7 +48,8 @@ TEST(Executor, SeedProgramCompilesOnceForEveryTripCount) {
   Executor ex(d);
   std::vector<float> x(32);
   std::iota(x.begin(), x.end(), 0.0f);
-  Buffer xb = *d.Allocate(DType::kF32, 32), lb = *d.Allocate(DType::kI32, 1), ob = *d.Allocate(DType::kF32, 4);
+  Buffer xb = *d.Allocate(DType::kF32, 32), lb = *d.Allocate(DType::kI32, 1),
+         ob = *d.Allocate(DType::kF32, 4);
   ASSERT_TRUE(d.CopyIn(xb, x.data(), 128).ok());
   for (auto [n, want] : std::vector<std::pair<int32_t, std::vector<float>>>{
            {3, {3, 27, 51, 75}}, {8, {28, 92, 156, 220}}, {0, {0, 0, 0, 0}}}) {
@@ -79,14 +80,17 @@ TEST(Executor, SeveralKernelsCompileInOneCall) {
 TEST(Executor, LaunchesAreCheckedBeforeTheyRun) {
   Device& d = Cpu();
   Executor ex(d);
-  Buffer ob = *d.Allocate(DType::kI32, 8), small = *d.Allocate(DType::kI32, 4), fl = *d.Allocate(DType::kF32, 8);
+  Buffer ob = *d.Allocate(DType::kI32, 8), small = *d.Allocate(DType::kI32, 4),
+         fl = *d.Allocate(DType::kF32, 8);
   auto run = [&](std::vector<Buffer> bufs, absl::flat_hash_map<std::string, int64_t> vars) {
-    return std::string(ex.Run({KernelLaunch{VarKernel(1), std::move(bufs), std::move(vars)}}).message());
+    return std::string(
+        ex.Run({KernelLaunch{VarKernel(1), std::move(bufs), std::move(vars)}}).message());
   };
   EXPECT_EQ(run({ob}, {{"n", 9}}), "launch on CPU:0: VAR n = 9 is outside its bounds [1, 8]");
   EXPECT_EQ(run({ob}, {{"n", 0}}), "launch on CPU:0: VAR n = 0 is outside its bounds [1, 8]");
   EXPECT_EQ(run({ob}, {}), "launch on CPU:0: no value for VAR n");
-  EXPECT_EQ(run({}, {{"n", 2}}), "launch on CPU:0: buffer slot 0 wants 8 x i32; no buffer is bound");
+  EXPECT_EQ(run({}, {{"n", 2}}),
+            "launch on CPU:0: buffer slot 0 wants 8 x i32; no buffer is bound");
   EXPECT_EQ(run({small}, {{"n", 2}}), "launch on CPU:0: buffer slot 0 wants 8 x i32; got 4 x i32");
   EXPECT_EQ(run({fl}, {{"n", 2}}), "launch on CPU:0: buffer slot 0 wants 8 x i32; got 8 x f32");
   EXPECT_EQ(run({ob}, {{"n", 8}}), "");
@@ -97,7 +101,8 @@ TEST(Executor, InvalidKernelsAreRefusedByTheBackend) {
   Executor ex(d);
   UOp bad = UOp::Sink({UOp::Buffer(DType::kF32, 0, 4).Index(0).Store(UOp::Int(1))});
   EXPECT_EQ(ex.Prepare({bad}).message(),
-            "store (void, operands f32 (), i32 ()): storing a value of another dtype; expected a f32 value");
+            "store (void, operands f32 (), i32 ()): storing a value of another dtype; expected a "
+            "f32 value");
 }
 
 TEST(Allocator, FreedMemoryIsReused) {

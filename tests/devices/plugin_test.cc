@@ -2,9 +2,9 @@
 // reason when the device is asked for; UOPC_DEVICES fails loudly.
 #include "devices/plugin.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
+
+#include <gtest/gtest.h>
 
 #include "devices/registry.h"
 
@@ -12,7 +12,8 @@ namespace uopc {
 namespace {
 
 std::string Fake(const std::string& variant) {
-  return std::string(std::getenv("TEST_SRCDIR")) + "/uopc/tests/devices/libuopc_plugin_fake_" + variant + ".so";
+  return std::string(std::getenv("TEST_SRCDIR")) + "/uopc/tests/devices/libuopc_plugin_fake_" +
+         variant + ".so";
 }
 
 std::string LoadError(const std::string& path) {
@@ -29,7 +30,8 @@ TEST(Plugin, LoadsAMinimalPluginWrittenInC) {
 }
 
 TEST(Plugin, MissingFile) {
-  EXPECT_EQ(LoadError("/no/such/libuopc_plugin_x.so"), "plugin /no/such/libuopc_plugin_x.so: no such file");
+  EXPECT_EQ(LoadError("/no/such/libuopc_plugin_x.so"),
+            "plugin /no/such/libuopc_plugin_x.so: no such file");
 }
 
 TEST(Plugin, NotASharedLibrary) {
@@ -37,41 +39,49 @@ TEST(Plugin, NotASharedLibrary) {
   FILE* f = std::fopen(path.c_str(), "w");
   std::fputs("not an ELF file", f);
   std::fclose(f);
-  EXPECT_EQ(LoadError(path).rfind("plugin " + path + ": cannot be loaded: ", 0), 0u) << LoadError(path);
+  EXPECT_EQ(LoadError(path).rfind("plugin " + path + ": cannot be loaded: ", 0), 0u)
+      << LoadError(path);
 }
 
 TEST(Plugin, MissingEntrySymbol) {
   EXPECT_EQ(LoadError(Fake("noentry")),
-            "plugin " + Fake("noentry") + ": no uopc_plugin_entry_v1 symbol (not a uopc plugin, or built for another ABI)");
+            "plugin " + Fake("noentry") +
+                ": no uopc_plugin_entry_v1 symbol (not a uopc plugin, or built for another ABI)");
 }
 
 TEST(Plugin, BuiltForAnotherMajor) {
-  EXPECT_EQ(LoadError(Fake("entryv2")), "plugin " + Fake("entryv2") + ": built for plugin ABI major 2; this host speaks ABI 1.0");
+  EXPECT_EQ(
+      LoadError(Fake("entryv2")),
+      "plugin " + Fake("entryv2") + ": built for plugin ABI major 2; this host speaks ABI 1.0");
 }
 
 TEST(Plugin, TableOfAnotherMajor) {
   EXPECT_EQ(LoadError(Fake("badmajor")),
-            "plugin " + Fake("badmajor") + ": plugin ABI 2.3; this host speaks ABI 1.0 (the major must match)");
+            "plugin " + Fake("badmajor") +
+                ": plugin ABI 2.3; this host speaks ABI 1.0 (the major must match)");
 }
 
 TEST(Plugin, EntryRefusesTheHost) {
   EXPECT_EQ(LoadError(Fake("nulltable")),
-            "plugin " + Fake("nulltable") + ": its entry returned no table: it refuses this host (ABI 1.0)");
+            "plugin " + Fake("nulltable") +
+                ": its entry returned no table: it refuses this host (ABI 1.0)");
 }
 
 TEST(Plugin, FailedInitialize) {
-  EXPECT_EQ(LoadError(Fake("initfail")), "plugin " + Fake("initfail") + ": initialize failed: no accelerator is attached");
+  EXPECT_EQ(LoadError(Fake("initfail")),
+            "plugin " + Fake("initfail") + ": initialize failed: no accelerator is attached");
 }
 
 TEST(Plugin, ProbeSaysUnusable) {
-  EXPECT_EQ(LoadError(Fake("probezero")), "plugin " + Fake("probezero") + ": unusable on this machine (its probe said no)");
+  EXPECT_EQ(LoadError(Fake("probezero")),
+            "plugin " + Fake("probezero") + ": unusable on this machine (its probe said no)");
 }
 
 TEST(Plugin, UnimplementedSlotsAreStubsNotNull) {
   std::unique_ptr<Plugin> p = *Plugin::Load(Fake("minimal"));
   uopc_program* prog = nullptr;
-  absl::Status s = p->Device(&uopc_device_api::program_load, "program_load", nullptr, nullptr, uint64_t{0}, nullptr,
-                             uint32_t{0}, &prog);
+  absl::Status s = p->Device(&uopc_device_api::program_load, "program_load", nullptr, nullptr,
+                             uint64_t{0}, nullptr, uint32_t{0}, &prog);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(s.message(), "program_load is not implemented by this plugin");
   EXPECT_EQ(p->api().backend->backend_count(), 0u);
@@ -95,7 +105,8 @@ TEST(Registry, RepeatsWhyAPluginDidNotLoadWhenItsDeviceIsAskedFor) {
   EXPECT_EQ(r->devices()[0]->name(), "FAKE:0");
   // the second file is plugin "fake" too, and fails anyway
   absl::StatusOr<Device*> d = r->GetDevice("CUDA");
-  EXPECT_EQ(d.status().message(), "no device CUDA:0 (devices: FAKE:0; not loaded: plugin " + Fake("initfail") +
+  EXPECT_EQ(d.status().message(), "no device CUDA:0 (devices: FAKE:0; not loaded: plugin " +
+                                      Fake("initfail") +
                                       ": initialize failed: no accelerator is attached)");
 }
 
@@ -105,8 +116,9 @@ TEST(Registry, RequiredDevicesFailLoudly) {
   o.required = {"FAKE:0", "TPU:3"};
   o.log_failures = false;
   auto r = DeviceRegistry::Discover(o);
-  EXPECT_EQ(r->required_status().message(),
-            "UOPC_DEVICES asks for TPU:3, which is not available: no device TPU:3 (devices: FAKE:0)");
+  EXPECT_EQ(
+      r->required_status().message(),
+      "UOPC_DEVICES asks for TPU:3, which is not available: no device TPU:3 (devices: FAKE:0)");
   EXPECT_FALSE(r->Default().ok());
 }
 
@@ -136,9 +148,12 @@ TEST(Device, MemoryOfAFakeDevice) {
   ASSERT_TRUE(d->CopyIn(b, in, 16).ok());
   ASSERT_TRUE(d->CopyOut(out, b, 16).ok());
   EXPECT_EQ(std::vector<int32_t>(out, out + 4), std::vector<int32_t>(in, in + 4));
-  EXPECT_EQ(d->CopyIn(b, in, 16, 8).message(), "copy to FAKE:0: 16 bytes at offset 8 of a 16-byte buffer");
-  EXPECT_EQ(d->Allocate(DType::kF32, 1 << 20).status().message(), "fake: 4194304 bytes is more than 1 MiB");
-  EXPECT_EQ(d->Build({"x"}, {"k"}).status().message(), "device FAKE:0 has no backend to compile for it");
+  EXPECT_EQ(d->CopyIn(b, in, 16, 8).message(),
+            "copy to FAKE:0: 16 bytes at offset 8 of a 16-byte buffer");
+  EXPECT_EQ(d->Allocate(DType::kF32, 1 << 20).status().message(),
+            "fake: 4194304 bytes is more than 1 MiB");
+  EXPECT_EQ(d->Build({"x"}, {"k"}).status().message(),
+            "device FAKE:0 has no backend to compile for it");
 }
 
 }  // namespace

@@ -74,7 +74,8 @@ TEST(Linearize, EveryNodeOnceAndAfterItsSources) {
   EXPECT_EQ(p.size(), SeedProgram().Toposort().size());
   for (size_t k = 0; k < p.size(); ++k)
     for (const UOp& s : p[k].src())
-      EXPECT_LT(std::find(p.begin(), p.end(), s) - p.begin(), static_cast<long>(k)) << OpName(p[k].op());
+      EXPECT_LT(std::find(p.begin(), p.end(), s) - p.begin(), static_cast<long>(k))
+          << OpName(p[k].op());
 }
 
 TEST(Linearize, ALoopVariableUsedOutsideItsLoopIsAnError) {
@@ -99,7 +100,8 @@ TEST(Linearize, NestedLoopsInOneEnd) {
   UOp out = UOp::Buffer(DType::kI32, 0, 12);
   UOp i = UOp::Range(3, 0), j = UOp::Range(4, 1);
   std::vector<UOp> p = *Linearize(UOp::Sink({out.Index(i * 4 + j).Store(j).End({i, j})}));
-  EXPECT_EQ(Shape(p), "buffer\nrange 0\n  mul\n  range 1\n    add\n    index\n    store\nend\nsink\n");
+  EXPECT_EQ(Shape(p),
+            "buffer\nrange 0\n  mul\n  range 1\n    add\n    index\n    store\nend\nsink\n");
 }
 
 }  // namespace

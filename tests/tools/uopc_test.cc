@@ -76,8 +76,12 @@ TEST(UopcTool, DevicesSaysWhyAPluginDidNotLoadAndFailsForAMissingRequiredDevice)
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   int status = WEXITSTATUS(pclose(p));
   EXPECT_EQ(status, 1);
-  EXPECT_NE(out.find("not loaded: plugin /no/such/libuopc_plugin_x.so: no such file"), std::string::npos) << out;
-  EXPECT_NE(out.find("UOPC_DEVICES asks for TPU:0, which is not available: no device TPU:0"), std::string::npos) << out;
+  EXPECT_NE(out.find("not loaded: plugin /no/such/libuopc_plugin_x.so: no such file"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("UOPC_DEVICES asks for TPU:0, which is not available: no device TPU:0"),
+            std::string::npos)
+      << out;
 }
 
 TEST(UopcTool, HelpEverywhere) {

@@ -2,15 +2,14 @@
 // and corrupt entries, two processes at once, a cache folder that cannot be written.
 #include "backends/c/compiler.h"
 
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 
@@ -34,7 +33,8 @@ class Compiler : public ::testing::Test {
     counter_ = dir_ + ".calls";
     // a gcc that counts its runs
     wrapper_ = dir_ + ".gcc.sh";
-    std::ofstream(wrapper_) << "#!/bin/sh\ncase \"$*\" in *' -o '*) echo run >> " << counter_ << ";; esac\nexec gcc \"$@\"\n";
+    std::ofstream(wrapper_) << "#!/bin/sh\ncase \"$*\" in *' -o '*) echo run >> " << counter_
+                            << ";; esac\nexec gcc \"$@\"\n";
     chmod(wrapper_.c_str(), 0755);
   }
   CCompiler Make(std::vector<std::string>* warnings = nullptr) {
@@ -64,7 +64,8 @@ class Compiler : public ::testing::Test {
     return only;
   }
   std::string dir_, counter_, wrapper_;
-  const std::string src_ = "__attribute__((visibility(\"default\"))) int answer(void) { return 42; }\n";
+  const std::string src_ =
+      "__attribute__((visibility(\"default\"))) int answer(void) { return 42; }\n";
 };
 
 TEST_F(Compiler, SecondCompileIsACacheHit) {
@@ -86,7 +87,8 @@ TEST_F(Compiler, ATruncatedEntryIsRebuilt) {
   std::string good = *c.Compile(src_);
   std::string path = EntryPath(c);
   ASSERT_EQ(truncate(path.c_str(), 100), 0);
-  EXPECT_EQ(CheckSealed(Read(path)).status().message(), "compiled object of 100 bytes has no uopc trailer (truncated?)");
+  EXPECT_EQ(CheckSealed(Read(path)).status().message(),
+            "compiled object of 100 bytes has no uopc trailer (truncated?)");
   std::string rebuilt = *c.Compile(src_);
   EXPECT_EQ(Runs(), 2);
   EXPECT_TRUE(CheckSealed(rebuilt).ok());
@@ -136,7 +138,8 @@ TEST_F(Compiler, AnUnwritableCacheFolderFallsBackToATemporaryOne) {
   EXPECT_TRUE(c.Compile(src_).ok());
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0], absl::StrCat("uopc: warning: the kernel cache folder ", dir_,
-                                      "/c cannot be written; compiled kernels go to ", c.cache_dir(), " for this run"));
+                                      "/c cannot be written; compiled kernels go to ",
+                                      c.cache_dir(), " for this run"));
   EXPECT_EQ(c.cache_dir().rfind("/tmp/uopc-cache-", 0), 0u);
   EXPECT_TRUE(c.Compile(src_).ok());
   EXPECT_EQ(warnings.size(), 1u);  // warned once
@@ -147,7 +150,8 @@ TEST_F(Compiler, ACompilerErrorIsReportedWithItsMessage) {
   absl::StatusOr<std::string> r = c.Compile("int broken( {\n");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
-  EXPECT_NE(r.status().message().find(absl::StrCat(wrapper_, " failed (exit 1) on generated C:")), std::string::npos);
+  EXPECT_NE(r.status().message().find(absl::StrCat(wrapper_, " failed (exit 1) on generated C:")),
+            std::string::npos);
   EXPECT_NE(r.status().message().find("error:"), std::string::npos) << r.status().message();
 }
 

@@ -62,9 +62,11 @@ TEST(RenderC, FloorDivisionOnlyWhereBoundsAllow) {
   UOp out = UOp::Buffer(DType::kI32, 0, 4), in = UOp::Buffer(DType::kI32, 1, 4);
   UOp i = UOp::Range(4, 0);
   UOp v = in.Index(i).Load();
-  std::string src = Render(UOp::Sink({out.Index(i).Store(v.FloorDiv(2) + i.FloorDiv(2) + v.Mod(3) + i.Mod(3)).End({i})}));
-  EXPECT_NE(src.find("uopc_floordiv_i32(val0, 2)"), std::string::npos) << src;  // val0 may be negative
-  EXPECT_NE(src.find("(ridx0/2)"), std::string::npos) << src;                 // ridx0 >= 0
+  std::string src = Render(UOp::Sink(
+      {out.Index(i).Store(v.FloorDiv(2) + i.FloorDiv(2) + v.Mod(3) + i.Mod(3)).End({i})}));
+  EXPECT_NE(src.find("uopc_floordiv_i32(val0, 2)"), std::string::npos)
+      << src;                                                  // val0 may be negative
+  EXPECT_NE(src.find("(ridx0/2)"), std::string::npos) << src;  // ridx0 >= 0
   EXPECT_NE(src.find("uopc_mod_i32(val0, 3)"), std::string::npos) << src;
   EXPECT_NE(src.find("(ridx0%3)"), std::string::npos) << src;
 }
@@ -73,16 +75,21 @@ TEST(RenderC, HalfPrecisionTypes) {
   UOp h = UOp::Buffer(DType::kF16, 0, 4), b = UOp::Buffer(DType::kBF16, 1, 4);
   UOp i = UOp::Range(4, 0), k = UOp::Range(4, 1);
   UOp hv = h.Index(i).Load(), bv = b.Index(k).Load();
-  std::string src = Render(UOp::Sink({h.Index(i).Store(hv * hv).End({i}), b.Index(k).Store(bv * bv).End({k})}));
-  EXPECT_NE(src.find("_Float16* restrict data0, uint16_t* restrict data1"), std::string::npos) << src;
+  std::string src =
+      Render(UOp::Sink({h.Index(i).Store(hv * hv).End({i}), b.Index(k).Store(bv * bv).End({k})}));
+  EXPECT_NE(src.find("_Float16* restrict data0, uint16_t* restrict data1"), std::string::npos)
+      << src;
   EXPECT_NE(src.find("data0[ridx0] = ((_Float16)(val0*val0));"), std::string::npos) << src;
   EXPECT_NE(src.find("float val1 = uopc_bf16_to_f32(data1[ridx1]);"), std::string::npos) << src;
-  EXPECT_NE(src.find("data1[ridx1] = uopc_f32_to_bf16(uopc_rbf16((val1*val1)));"), std::string::npos) << src;
+  EXPECT_NE(src.find("data1[ridx1] = uopc_f32_to_bf16(uopc_rbf16((val1*val1)));"),
+            std::string::npos)
+      << src;
 }
 
 TEST(RenderC, TensorLevelOpsAreRefused) {
   UOp t = UOp::Derived(Ops::RESHAPE, {UOp::Buffer(DType::kF32, 0, 4), UOp::Int(2), UOp::Int(2)});
-  absl::StatusOr<std::string> s = RenderC({UOp::Buffer(DType::kF32, 0, 4), UOp::Int(2), t, UOp::Sink({})}, "k");
+  absl::StatusOr<std::string> s =
+      RenderC({UOp::Buffer(DType::kF32, 0, 4), UOp::Int(2), t, UOp::Sink({})}, "k");
   EXPECT_EQ(s.status().message(), "render C: reshape is not a loop-level op; lower it first");
 }
 

@@ -1,0 +1,546 @@
+#include "tests/backends/conformance/conformance.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <random>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+#include "core/alu.h"
+#include "core/element.h"
+#include "core/interpreter.h"
+#include "core/serialize.h"
+#include "core/verify.h"
+#include "passes/linearize.h"
+
+namespace uopc {
+namespace {
+
+constexpr int64_t kN = 64;      // elements per case
+constexpr int64_t kGuard = 16;  // guard elements on each side of an output
+constexpr uint8_t kSentinel = 0xa5;
+
+const DType kDTypes[] = {DType::kBool, DType::kI8,  DType::kU8,  DType::kI16, DType::kU16,
+                         DType::kI32,  DType::kU32, DType::kI64, DType::kU64, DType::kF16,
+                         DType::kBF16, DType::kF32, DType::kF64};
+
+// ---- inputs ----
+
+std::vector<Arg> Values(DType t, uint32_t seed, Ops op, int operand) {
+  std::mt19937_64 rng(seed);
+  std::vector<Arg> v;
+  if (IsBool(t)) {
+    for (int64_t k = 0; k < kN; ++k)
+      v.push_back(Arg(static_cast<bool>((rng() >> (operand + 3)) & 1)));
+    return v;
+  }
+  if (IsFloat(t)) {
+    double tiny = t == DType::kF64   ? 4.9e-324
+                  : t == DType::kF32 ? 1.4e-45
+                  : t == DType::kF16 ? 5.96e-8
+                                     : 9.2e-41;
+    double big = t == DType::kF16 ? 65504 : t == DType::kBF16 ? 3.0e38 : 1e30;
+    std::vector<double> edge = {0.0,  -0.0,  1.0,        -1.0,   0.5,      1.5,       -2.5,
+                                3.0,  1e-3,  big,        -big,   INFINITY, -INFINITY, NAN,
+                                tiny, -tiny, 2.0 * tiny, 6.1e-5, 0.1,      100.0};
+    std::rotate(edge.begin(), edge.begin() + 3 * operand % edge.size(), edge.end());
+    for (double e : edge) v.push_back(CastValue(Arg(e), DType::kF64, t));
+    std::uniform_real_distribution<double> mant(1.0, 2.0);
+    std::uniform_int_distribution<int> ex(-8, 8);
+    while (static_cast<int64_t>(v.size()) < kN) {
+      double d = std::ldexp(mant(rng), ex(rng)) * ((rng() & 1) ? -1 : 1);
+      v.push_back(CastValue(Arg(d), DType::kF64, t));
+    }
+    return v;
+  }
+  int bits = DTypeSize(t) * 8;
+  std::vector<int64_t> edge = {0,
+                               1,
+                               -1,
+                               2,
+                               -2,
+                               3,
+                               -7,
+                               7,
+                               100,
+                               -100,
+                               DTypeMin(t),
+                               DTypeMax(t),
+                               DTypeMin(t) + 1,
+                               DTypeMax(t) - 1};
+  if (t == DType::kU64) edge.push_back(static_cast<int64_t>(~uint64_t{0}));
+  std::rotate(edge.begin(), edge.begin() + 5 * operand % edge.size(), edge.end());
+  for (int64_t e : edge) v.push_back(CastValue(Arg(e), DType::kI64, t));
+  while (static_cast<int64_t>(v.size()) < kN) {
+    int64_t r = static_cast<int64_t>(rng());
+    if (rng() % 3 == 0) r %= 1000;  // small values too
+    v.push_back(CastValue(Arg(r), DType::kI64, t));
+  }
+  if (operand == 1 && (op == Ops::SHL || op == Ops::SHR))  // shift counts around the width
+    for (int64_t k = 0; k < kN; ++k) v[k] = CastValue(Arg(k % (bits + 4) - 2), DType::kI64, t);
+  if (operand == 1 && (op == Ops::FLOORDIV || op == Ops::MOD))  // division by zero is undefined
+    for (Arg& a : v)
+      if (!Truthy(a)) a = CastValue(Arg(int64_t{3}), DType::kI64, t);
+  return v;
+}
+
+std::vector<uint8_t> Bytes(const std::vector<Arg>& v, DType t) {
+  std::vector<uint8_t> out(v.size() * DTypeSize(t));
+  for (size_t k = 0; k < v.size(); ++k) StoreElement(out.data(), t, static_cast<int64_t>(k), v[k]);
+  return out;
+}
+
+// ---- comparison ----
+
+// Float bits as an integer that orders like the values (for ulp distances).
+int64_t Ordered(const uint8_t* p, DType t) {
+  int64_t x;
+  switch (DTypeSize(t)) {
+    case 2: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      x = v;
+      return x < 0 ? INT16_MIN - x : x;
+    }
+    case 4: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      x = v;
+      return x < 0 ? INT32_MIN - x : x;
+    }
+    default: {
+      std::memcpy(&x, p, 8);
+      return x < 0 ? INT64_MIN - x : x;
+    }
+  }
+}
+
+// "" if `got` matches `want` (kN elements of t), else what differs first.
+std::string Compare(const std::vector<uint8_t>& want, const std::vector<uint8_t>& got, DType t,
+                    int ulps, const std::vector<std::vector<Arg>>& inputs) {
+  int size = DTypeSize(t);
+  for (int64_t k = 0; k < kN; ++k) {
+    const uint8_t *w = &want[k * size], *g = &got[k * size];
+    if (!std::memcmp(w, g, size)) continue;
+    if (IsFloat(t)) {
+      double wv = LoadElement(w, t, 0).Get<double>(), gv = LoadElement(g, t, 0).Get<double>();
+      if (std::isnan(wv) && std::isnan(gv)) continue;
+      if (ulps > 0 && !std::isnan(wv) && !std::isnan(gv) && std::isinf(wv) == std::isinf(gv) &&
+          std::llabs(Ordered(w, t) - Ordered(g, t)) <= ulps)
+        continue;
+    }
+    std::string in;
+    for (const auto& v : inputs) {
+      const Arg& a = v[k];
+      in += (in.empty() ? "" : ", ") + (a.Is<double>() ? absl::StrCat(a.Get<double>())
+                                        : a.Is<bool>() ? absl::StrCat(a.Get<bool>())
+                                                       : absl::StrCat(a.Get<int64_t>()));
+    }
+    auto show = [&](const uint8_t* p) {
+      Arg a = LoadElement(p, t, 0);
+      return a.Is<double>() ? absl::StrCat(a.Get<double>())
+             : a.Is<bool>() ? absl::StrCat(a.Get<bool>())
+                            : absl::StrCat(a.Get<int64_t>());
+    };
+    return absl::StrCat("element ", k, " (inputs ", in, "): got ", show(g), ", want ", show(w));
+  }
+  return "";
+}
+
+// ---- running kernels ----
+
+struct KernelCase {
+  std::string section, name;
+  std::string op_row;  // support matrix row ("add"), empty if not in the matrix
+  DType dtype = DType::kVoid;
+  UOp kernel;
+  std::vector<DType> in_types;
+  std::vector<std::vector<Arg>> inputs;  // by slot 0..
+  DType out_type = DType::kVoid;
+  int ulps = 0;
+  bool supported = true;
+  std::string unsupported_why;
+};
+
+class Suite {
+ public:
+  Suite(Device& d, const ConformanceOptions& o) : d_(d), opt_(o) {}
+  ConformanceReport Run();
+
+ private:
+  void Add(ConformanceCase::Status s, const std::string& section, const std::string& name,
+           const std::string& detail = "") {
+    report_.cases.push_back({section, name, s, detail});
+  }
+  void Check(const std::string& section, const std::string& name, bool ok,
+             const std::string& detail) {
+    Add(ok ? ConformanceCase::kPass : ConformanceCase::kFail, section, name, ok ? "" : detail);
+  }
+  const Plugin& P() const { return d_.plugin(); }
+  bool Wanted(const std::string& name) const {
+    return opt_.filter.empty() || absl::StrContains(name, opt_.filter);
+  }
+
+  void Abi();
+  void Memory();
+  void Kernels(std::vector<KernelCase> cases);
+  std::string RunOne(const KernelCase& c, const Program& prog, uint32_t entry);
+  bool Supports(const std::string& op, DType t);
+
+  std::vector<KernelCase> AluCases();
+  std::vector<KernelCase> CastCases();
+  std::vector<KernelCase> LoopCases();
+
+  Device& d_;
+  ConformanceOptions opt_;
+  ConformanceReport report_;
+  std::map<std::string, std::map<DType, char>> matrix_;
+};
+
+bool Suite::Supports(const std::string& op, DType t) {
+  if (!d_.backend()) return false;
+  uopc_op_query q{};
+  q.struct_size = sizeof q;
+  q.op = op.c_str();
+  q.dtype = static_cast<uopc_dtype>(t);
+  int32_t yes = 0;
+  return P().Backend(&uopc_backend_api::backend_supports, "backend_supports", d_.backend(), &q,
+                     &yes)
+             .ok() &&
+         yes;
+}
+
+void Suite::Abi() {
+  const uopc_plugin_api& api = P().api();
+  Check("abi", "version", api.abi_major == UOPC_ABI_MAJOR,
+        absl::StrCat("ABI ", api.abi_major, ".", api.abi_minor));
+  Check("abi", "uop format", api.uop_format_version == kUOpFormatVersion,
+        absl::StrCat("reads uop format ", api.uop_format_version, "; the host writes ",
+                     kUOpFormatVersion));
+  bool full = api.device && api.device->struct_size >= sizeof(uopc_device_api) && api.backend &&
+              api.backend->struct_size >= sizeof(uopc_backend_api);
+  const void* const* dslots = reinterpret_cast<const void* const*>(&api.device->device_count);
+  size_t nd = (sizeof(uopc_device_api) - offsetof(uopc_device_api, device_count)) / sizeof(void*);
+  for (size_t k = 0; full && k < nd; ++k) full = dslots[k] != nullptr;
+  const void* const* bslots = reinterpret_cast<const void* const*>(&api.backend->backend_count);
+  size_t nb =
+      (sizeof(uopc_backend_api) - offsetof(uopc_backend_api, backend_count)) / sizeof(void*);
+  for (size_t k = 0; full && k < nb; ++k) full = bslots[k] != nullptr;
+  Check("abi", "full tables", full,
+        "a table is smaller than this ABI's or has an empty slot (use uopc_sdk_fill)");
+  // only the entry symbol (and C++ runtime template instances) leave the library
+  std::string cmd = "nm -D --defined-only '" + P().path() + "' 2>/dev/null";
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char line[1024];
+    std::string extra;
+    bool any = false;
+    while (std::fgets(line, sizeof line, p)) {
+      any = true;
+      std::string sym = line;
+      sym = sym.substr(sym.rfind(' ') + 1);
+      sym.erase(sym.find_last_not_of("\n") + 1);
+      if (sym == UOPC_ENTRY_SYMBOL || absl::StartsWith(sym, "_ZNSt") ||
+          absl::StartsWith(sym, "_ZNKSt") || absl::StartsWith(sym, "_ZSt") ||
+          absl::StartsWith(sym, "_ZN9__gnu_cxx") || sym.empty())
+        continue;
+      extra += (extra.empty() ? "" : ", ") + sym;
+    }
+    pclose(p);
+    if (any)
+      Check("abi", "exports only the entry", extra.empty(), "also exports " + extra.substr(0, 300));
+    else
+      Add(ConformanceCase::kSkip, "abi", "exports only the entry", "nm is not installed");
+  }
+  // NULL handles are refused, not dereferenced
+  auto refused = [&](const char* name, absl::Status s) {
+    Check("abi", absl::StrCat("NULL handle: ", name),
+          s.code() == absl::StatusCode::kInvalidArgument ||
+              s.code() == absl::StatusCode::kUnimplemented,
+          absl::StrCat("returned ", s.ToString()));
+  };
+  uopc_device_props props{};
+  props.struct_size = sizeof props;
+  refused("device_describe",
+          P().Device(&uopc_device_api::device_describe, "device_describe", nullptr, &props));
+  refused("buffer_free", P().Device(&uopc_device_api::buffer_free, "buffer_free", nullptr));
+  refused("queue_destroy", P().Device(&uopc_device_api::queue_destroy, "queue_destroy", nullptr));
+  refused("launch", P().Device(&uopc_device_api::launch, "launch", nullptr, nullptr, nullptr));
+  refused("program_unload",
+          P().Device(&uopc_device_api::program_unload, "program_unload", nullptr));
+  uopc_blob* blob = nullptr;
+  refused("render", P().Backend(&uopc_backend_api::render, "render", nullptr, &blob));
+  // capability bits tell the truth
+  uopc_device_props dp{};
+  dp.struct_size = sizeof dp;
+  if (P().Device(&uopc_device_api::device_describe, "device_describe", d_.handle(), &dp).ok() &&
+      !(dp.caps & UOPC_DEVICE_CAP_COPY_D2D)) {
+    absl::Status s = P().Device(&uopc_device_api::copy_d2d, "copy_d2d", d_.queue(), nullptr,
+                                uint64_t{0}, nullptr, uint64_t{0}, uint64_t{0}, nullptr);
+    Check("abi", "caps: no copy_d2d means UNIMPLEMENTED",
+          s.code() == absl::StatusCode::kUnimplemented, s.ToString());
+  }
+}
+
+void Suite::Memory() {
+  std::mt19937 rng(7);
+  for (uint64_t size :
+       {uint64_t{0}, uint64_t{1}, uint64_t{7}, uint64_t{4096}, (uint64_t{1} << 20) + 3}) {
+    std::string name = absl::StrCat("round trip of ", size, " bytes between guards");
+    uint64_t guard = 64, total = size + 2 * guard;
+    uopc_buffer* b = nullptr;
+    absl::Status s = P().Device(&uopc_device_api::buffer_alloc, "buffer_alloc", d_.handle(), total,
+                                uint64_t{64}, &b);
+    if (!s.ok()) {
+      Check("memory", name, false, s.ToString());
+      continue;
+    }
+    std::vector<uint8_t> all(total, kSentinel), data(size), back(total, 0);
+    for (uint8_t& c : data) c = static_cast<uint8_t>(rng());
+    s = P().Device(&uopc_device_api::copy_h2d, "copy_h2d", d_.queue(), b, uint64_t{0}, all.data(),
+                   total, nullptr);
+    if (s.ok())
+      s = P().Device(&uopc_device_api::copy_h2d, "copy_h2d", d_.queue(), b, guard, data.data(),
+                     size, nullptr);
+    if (s.ok())
+      s = P().Device(&uopc_device_api::queue_synchronize, "queue_synchronize", d_.queue());
+    if (s.ok())
+      s = P().Device(&uopc_device_api::copy_d2h, "copy_d2h", d_.queue(), back.data(), b,
+                     uint64_t{0}, total, nullptr);
+    if (s.ok())
+      s = P().Device(&uopc_device_api::queue_synchronize, "queue_synchronize", d_.queue());
+    bool guards =
+        std::all_of(back.begin(), back.begin() + guard, [](uint8_t c) { return c == kSentinel; }) &&
+        std::all_of(back.end() - guard, back.end(), [](uint8_t c) { return c == kSentinel; });
+    bool same = std::equal(data.begin(), data.end(), back.begin() + guard);
+    Check("memory", name, s.ok() && guards && same,
+          !s.ok()   ? s.ToString()
+          : !guards ? "a guard byte changed"
+                    : "the data came back different");
+    P().Device(&uopc_device_api::buffer_free, "buffer_free", b).IgnoreError();
+  }
+  uopc_buffer* huge = nullptr;
+  absl::Status s = P().Device(&uopc_device_api::buffer_alloc, "buffer_alloc", d_.handle(),
+                              uint64_t{1} << 62, uint64_t{64}, &huge);
+  Check("memory", "4 EiB allocation is RESOURCE_EXHAUSTED",
+        s.code() == absl::StatusCode::kResourceExhausted, s.ToString());
+  if (s.ok()) P().Device(&uopc_device_api::buffer_free, "buffer_free", huge).IgnoreError();
+  uopc_buffer* small = nullptr;
+  if (P().Device(&uopc_device_api::buffer_alloc, "buffer_alloc", d_.handle(), uint64_t{16},
+                 uint64_t{64}, &small)
+          .ok()) {
+    char buf[64] = {0};
+    absl::Status r = P().Device(&uopc_device_api::copy_h2d, "copy_h2d", d_.queue(), small,
+                                uint64_t{8}, buf, uint64_t{16}, nullptr);
+    Check("memory", "copy past the end is refused", !r.ok(),
+          "copied 16 bytes at offset 8 of a 16-byte buffer");
+    P().Device(&uopc_device_api::buffer_free, "buffer_free", small).IgnoreError();
+  }
+}
+
+// A kernel out[i] = f(in0[i], in1[i], ...) over kN elements; out is slot 3.
+UOp Elementwise(const std::vector<DType>& in, DType out,
+                const std::function<UOp(const std::vector<UOp>&)>& f) {
+  UOp i = UOp::Range(kN, 0);
+  std::vector<UOp> loads;
+  for (size_t s = 0; s < in.size(); ++s)
+    loads.push_back(UOp::Buffer(in[s], static_cast<int>(s), kN).Index(i).Load());
+  return UOp::Sink({UOp::Buffer(out, 3, kN).Index(i).Store(f(loads)).End({i})});
+}
+
+std::vector<KernelCase> Suite::AluCases() {
+  std::vector<KernelCase> cases;
+  for (int o = 0; o < kNumOps; ++o) {
+    Ops op = static_cast<Ops>(o);
+    if (!IsAlu(op) || op == Ops::CAST || op == Ops::BITCAST) continue;
+    int arity = OpArity(op);
+    for (DType t : kDTypes) {
+      KernelCase c;
+      c.section = "alu";
+      c.op_row = std::string(OpName(op));
+      c.dtype = t;
+      c.name = absl::StrCat(OpName(op), " ", DTypeName(t));
+      c.in_types =
+          op == Ops::WHERE ? std::vector<DType>{DType::kBool, t, t} : std::vector<DType>(arity, t);
+      c.out_type = IsCompare(op) ? DType::kBool : t;
+      c.kernel = Elementwise(c.in_types, c.out_type,
+                             [&](const std::vector<UOp>& x) { return UOp::Derived(op, x); });
+      if (!Verify(c.kernel).ok()) continue;  // not defined for this dtype
+      for (size_t s = 0; s < c.in_types.size(); ++s)
+        c.inputs.push_back(Values(c.in_types[s], 1000 * o + 10 * static_cast<int>(t) + s, op,
+                                  static_cast<int>(s)));
+      if (op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN)
+        c.ulps = IsFloat(t) && DTypeSize(t) == 2 ? 1 : 2;
+      c.supported = Supports(c.op_row, t);
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
+std::vector<KernelCase> Suite::CastCases() {
+  std::vector<KernelCase> cases;
+  for (DType from : kDTypes)
+    for (DType to : kDTypes)
+      for (Ops op : {Ops::CAST, Ops::BITCAST}) {
+        if (op == Ops::BITCAST && (DTypeSize(from) != DTypeSize(to) || from == to)) continue;
+        KernelCase c;
+        c.section = "cast";
+        c.op_row = std::string(OpName(op));
+        c.dtype = from;
+        c.name = absl::StrCat(OpName(op), " ", DTypeName(from), " to ", DTypeName(to));
+        c.in_types = {from};
+        c.out_type = to;
+        c.kernel = Elementwise(
+            c.in_types, to, [&](const std::vector<UOp>& x) { return UOp::Make(op, to, {x[0]}); });
+        if (!Verify(c.kernel).ok()) continue;  // e.g. a bitcast of bool
+        c.inputs.push_back(
+            Values(from, 77 + 13 * static_cast<int>(from) + static_cast<int>(to), op, 0));
+        c.supported = Supports(c.op_row, from) && Supports(c.op_row, to);
+        cases.push_back(std::move(c));
+      }
+  return cases;
+}
+
+std::vector<KernelCase> Suite::LoopCases() {
+  std::vector<KernelCase> cases;
+  {  // out[i] = sum(x[i*8 : i*8+n]) for n read from memory, as in the seed
+    KernelCase c;
+    c.section = "loops";
+    c.name = "reduction with a run-time trip count";
+    UOp x = UOp::Buffer(DType::kF32, 0, kN), len = UOp::Buffer(DType::kI32, 1, 1),
+        out = UOp::Buffer(DType::kF32, 3, kN);
+    UOp i = UOp::Range(kN / 8, 0), j = UOp::Range(len.Index(0).Load(), 1, RangeKind::kReduce);
+    UOp acc = UOp::Alloc(DType::kF32, 0, 1).After({i});
+    UOp accj = acc.After({acc.Index(0).Store(UOp::Const(DType::kF32, 0.0)), j});
+    UOp upd = accj.Index(0).Store(accj.Index(0).Load() + x.Index(i * 8 + j).Load());
+    c.kernel = UOp::Sink({out.Index(i).Store(acc.After({upd.End({j})}).Index(0).Load()).End({i})});
+    c.in_types = {DType::kF32, DType::kI32};
+    std::vector<Arg> xs;
+    for (int64_t k = 0; k < kN; ++k) xs.push_back(Arg(static_cast<double>(k)));
+    c.inputs = {xs, std::vector<Arg>(kN, Arg(int64_t{5}))};
+    c.out_type = DType::kF32;
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+std::string Suite::RunOne(const KernelCase& c, const Program& prog, uint32_t entry) {
+  // reference: the interpreter on host memory
+  std::vector<std::vector<uint8_t>> host;
+  for (size_t s = 0; s < c.inputs.size(); ++s) host.push_back(Bytes(c.inputs[s], c.in_types[s]));
+  std::vector<uint8_t> want(kN * DTypeSize(c.out_type),
+                            kSentinel);  // as the device's, where unwritten
+  std::vector<BufferRef> refs(4);
+  for (size_t s = 0; s < host.size(); ++s)
+    refs[s] = {host[s].data(), c.in_types[s], static_cast<int64_t>(c.inputs[s].size())};
+  refs[3] = {want.data(), c.out_type, kN};
+  absl::StatusOr<std::vector<UOp>> program = Linearize(c.kernel);
+  if (!program.ok()) return "linearize: " + std::string(program.status().message());
+  if (absl::Status s = Interpret(*program, refs); !s.ok())
+    return "reference: " + std::string(s.message());
+  // device: inputs, an output between guards, launch, read back
+  int size = DTypeSize(c.out_type);
+  std::vector<Buffer> keep;
+  std::vector<uopc_buffer*> bufs(4, nullptr);
+  std::vector<uint64_t> offsets(4, 0);
+  for (size_t s = 0; s < host.size(); ++s) {
+    absl::StatusOr<Buffer> b = d_.Allocate(c.in_types[s], static_cast<int64_t>(c.inputs[s].size()));
+    if (!b.ok()) return b.status().ToString();
+    if (absl::Status st = d_.CopyIn(*b, host[s].data(), host[s].size()); !st.ok())
+      return st.ToString();
+    bufs[s] = b->handle();
+    keep.push_back(*b);
+  }
+  absl::StatusOr<Buffer> ob = d_.Allocate(c.out_type, kN + 2 * kGuard);
+  if (!ob.ok()) return ob.status().ToString();
+  std::vector<uint8_t> got(ob->bytes(), kSentinel);
+  if (absl::Status st = d_.CopyIn(*ob, got.data(), got.size()); !st.ok()) return st.ToString();
+  bufs[3] = ob->handle();
+  offsets[3] = kGuard * size;
+  if (absl::Status st = d_.Launch(prog, entry, bufs, {}, offsets); !st.ok()) return st.ToString();
+  if (absl::Status st = d_.CopyOut(got.data(), *ob, got.size()); !st.ok()) return st.ToString();
+  for (int64_t k = 0; k < kGuard * size; ++k)
+    if (got[k] != kSentinel || got[got.size() - 1 - k] != kSentinel)
+      return "wrote outside its output (a guard byte changed)";
+  std::vector<uint8_t> mid(got.begin() + kGuard * size, got.end() - kGuard * size);
+  return Compare(want, mid, c.out_type, c.ulps, c.inputs);
+}
+
+void Suite::Kernels(std::vector<KernelCase> cases) {
+  std::vector<KernelCase*> todo;
+  std::vector<std::string> sources, names;
+  for (KernelCase& c : cases) {
+    if (!Wanted(c.name)) continue;
+    char& cell = matrix_[c.op_row][c.dtype];
+    if (!c.supported) {
+      Add(ConformanceCase::kSkip, c.section, c.name, "declared unsupported");
+      if (!c.op_row.empty() && cell != 'F') cell = cell == 'P' ? 'P' : '-';
+      continue;
+    }
+    std::string name = absl::StrCat("conf_", todo.size());
+    absl::StatusOr<std::string> src = d_.Render(SerializeGraph(c.kernel), name);
+    if (!src.ok()) {
+      Add(ConformanceCase::kFail, c.section, c.name,
+          "render: " + std::string(src.status().message()));
+      cell = 'F';
+      continue;
+    }
+    todo.push_back(&c);
+    sources.push_back(*src);
+    names.push_back(name);
+  }
+  if (todo.empty()) return;
+  absl::StatusOr<std::shared_ptr<Program>> prog =
+      d_.Build(sources, names);  // one compile for the section
+  for (size_t k = 0; k < todo.size(); ++k) {
+    const KernelCase& c = *todo[k];
+    std::string err = prog.ok() ? RunOne(c, **prog, static_cast<uint32_t>(k))
+                                : "compile: " + std::string(prog.status().message());
+    Check(c.section, c.name, err.empty(), err);
+    if (!c.op_row.empty()) {
+      char& cell = matrix_[c.op_row][c.dtype];
+      cell = (!err.empty() || cell == 'F') ? 'F' : 'P';
+    }
+  }
+}
+
+ConformanceReport Suite::Run() {
+  Abi();
+  Memory();
+  Kernels(AluCases());
+  Kernels(CastCases());
+  Kernels(LoopCases());
+  for (const ConformanceCase& c : report_.cases) {
+    if (c.status == ConformanceCase::kPass) ++report_.passed;
+    if (c.status == ConformanceCase::kFail) ++report_.failed;
+    if (c.status == ConformanceCase::kSkip) ++report_.skipped;
+  }
+  std::string& m = report_.matrix;
+  m = absl::StrCat("support matrix of ", d_.name(), " (", d_.backend_name(),
+                   "): P pass, F fail, - unsupported, . not defined\n        ");
+  for (DType t : kDTypes) absl::StrAppend(&m, absl::StrFormat("%-5s", std::string(DTypeName(t))));
+  m += "\n";
+  for (const auto& [op, cells] : matrix_) {
+    if (op.empty()) continue;
+    absl::StrAppend(&m, absl::StrFormat("%-8s", op));
+    for (DType t : kDTypes) {
+      auto it = cells.find(t);
+      absl::StrAppend(&m, absl::StrFormat("%-5c", it == cells.end() ? '.' : it->second));
+    }
+    m += "\n";
+  }
+  return report_;
+}
+
+}  // namespace
+
+ConformanceReport RunConformance(Device& device, const ConformanceOptions& options) {
+  return Suite(device, options).Run();
+}
+
+}  // namespace uopc

@@ -1,0 +1,45 @@
+// The plugin conformance suite: what every backend plugin must pass. It runs on one
+// loaded device (through the real plugin loader) and checks, in order:
+//   abi     table sizes and versions, no empty slot, only the entry symbol exported,
+//           NULL handles refused with INVALID_ARGUMENT, capability bits honest;
+//   memory  allocations of odd sizes, copies round-trip at offsets, guard bytes around
+//           a buffer stay intact, a huge allocation is RESOURCE_EXHAUSTED;
+//   alu     every ALU op on every dtype it is defined for, against core's reference
+//           interpreter, with integer edge cases (negative division and modulo, shifts
+//           past the width, wrap-around) and float ones (NaN, infinities, signed zero,
+//           denormals, f16/bf16 rounding); outputs are written between guard bytes;
+//   cast    every dtype to every dtype, and every same-size bitcast;
+//   loops   a reduction with a run-time trip count and a kernel over a VAR.
+// What the backend declares unsupported is skipped and listed, not failed; the report
+// includes a support matrix (op x dtype). Integers and bools must match exactly; floats
+// bit for bit (any NaN matches any NaN), except transcendentals within a few ulps.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "devices/device.h"
+
+namespace uopc {
+
+struct ConformanceOptions {
+  std::string filter;  // run only cases whose name contains this
+};
+
+struct ConformanceCase {
+  enum Status { kPass, kFail, kSkip };
+  std::string section, name;
+  Status status = kPass;
+  std::string detail;  // why it failed or was skipped
+};
+
+struct ConformanceReport {
+  std::vector<ConformanceCase> cases;
+  int passed = 0, failed = 0, skipped = 0;
+  std::string matrix;  // the support matrix, one line per op
+};
+
+/// Runs the suite on `device` (its plugin and backend).
+ConformanceReport RunConformance(Device& device, const ConformanceOptions& options = {});
+
+}  // namespace uopc

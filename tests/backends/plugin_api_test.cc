@@ -1,0 +1,69 @@
+// Pins the layout of the plugin ABI: a reordered or resized struct breaks this build, not
+// a user's plugin. The sizes are those of ABI 1.0 on LP64 (x86_64, aarch64); a minor
+// version may only append members, so these numbers may grow in new minors but the
+// offsets of existing members never change.
+#include "backends/plugin_api.h"
+
+#include <gtest/gtest.h>
+
+#include "absl/status/status.h"
+
+#include "core/dtype.h"
+
+namespace uopc {
+namespace {
+
+#define PIN_SIZE(type, bytes) \
+  static_assert(sizeof(type) == (bytes), #type " changed size: ABI break")
+#define PIN_OFFSET(type, member, bytes) \
+  static_assert(offsetof(type, member) == (bytes), #type "." #member " moved: ABI break")
+
+PIN_SIZE(uopc_ext, 24);
+PIN_SIZE(uopc_host_api, 40);
+PIN_SIZE(uopc_backend_desc, 88);
+PIN_SIZE(uopc_op_query, 32);
+PIN_SIZE(uopc_render_args, 48);
+PIN_SIZE(uopc_source, 32);
+PIN_SIZE(uopc_compile_args, 40);
+PIN_SIZE(uopc_backend_api, 64);
+PIN_SIZE(uopc_device_props, 72);
+PIN_SIZE(uopc_launch_args, 88);
+PIN_SIZE(uopc_device_api, 160);
+PIN_SIZE(uopc_plugin_api, 128);
+
+PIN_OFFSET(uopc_plugin_api, abi_major, 16);
+PIN_OFFSET(uopc_plugin_api, probe, 48);
+PIN_OFFSET(uopc_plugin_api, backend, 112);
+PIN_OFFSET(uopc_plugin_api, device, 120);
+PIN_OFFSET(uopc_device_api, device_count, 16);
+PIN_OFFSET(uopc_device_api, launch, 112);
+PIN_OFFSET(uopc_device_api, queue_synchronize, 152);
+PIN_OFFSET(uopc_backend_api, compile, 56);
+PIN_OFFSET(uopc_launch_args, grid, 64);
+
+TEST(PluginApi, DTypeValuesAreCoresDTypes) {
+  EXPECT_EQ(UOPC_DTYPE_VOID, static_cast<int>(DType::kVoid));
+  EXPECT_EQ(UOPC_DTYPE_BOOL, static_cast<int>(DType::kBool));
+  EXPECT_EQ(UOPC_DTYPE_I32, static_cast<int>(DType::kI32));
+  EXPECT_EQ(UOPC_DTYPE_U64, static_cast<int>(DType::kU64));
+  EXPECT_EQ(UOPC_DTYPE_F16, static_cast<int>(DType::kF16));
+  EXPECT_EQ(UOPC_DTYPE_BF16, static_cast<int>(DType::kBF16));
+  EXPECT_EQ(UOPC_DTYPE_F64, static_cast<int>(DType::kF64));
+  EXPECT_EQ(UOPC_DTYPE_F64 + 1, kNumDTypes);
+}
+
+TEST(PluginApi, ErrorCodesAreGrpcs) {
+  EXPECT_EQ(UOPC_INVALID_ARGUMENT, static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(UOPC_RESOURCE_EXHAUSTED, static_cast<int>(absl::StatusCode::kResourceExhausted));
+  EXPECT_EQ(UOPC_UNIMPLEMENTED, static_cast<int>(absl::StatusCode::kUnimplemented));
+  EXPECT_EQ(UOPC_UNAUTHENTICATED, static_cast<int>(absl::StatusCode::kUnauthenticated));
+  EXPECT_EQ(UOPC_DEVICE_LOST, 100);
+}
+
+TEST(PluginApi, VersionAndEntrySymbol) {
+  EXPECT_EQ(UOPC_ABI_MAJOR, 1);
+  EXPECT_STREQ(UOPC_ENTRY_SYMBOL, "uopc_plugin_entry_v1");
+}
+
+}  // namespace
+}  // namespace uopc
