@@ -4,6 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 third_party/install_deps.sh
 bazel build //examples/... //tools:uopc
+bazel-bin/tools/uopc devices
+echo
+bazel-bin/examples/seed/runtime_trip_count
+echo
 bazel-bin/examples/seed/symbolic_shapes
 echo
 echo "== uopc simplify examples/seed/index.uir"
