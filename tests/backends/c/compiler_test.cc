@@ -143,6 +143,7 @@ TEST_F(Compiler, AnUnwritableCacheFolderFallsBackToATemporaryOne) {
   EXPECT_EQ(c.cache_dir().rfind("/tmp/uopc-cache-", 0), 0u);
   EXPECT_TRUE(c.Compile(src_).ok());
   EXPECT_EQ(warnings.size(), 1u);  // warned once
+  EXPECT_EQ(std::system(("rm -rf " + c.cache_dir()).c_str()), 0);
 }
 
 TEST_F(Compiler, ACompilerErrorIsReportedWithItsMessage) {
