@@ -335,12 +335,17 @@ absl::StatusOr<Shape> NodeCheck::Run() {
 
 }  // namespace
 
-absl::StatusOr<Shape> InferShape(const UOp& root) {
+absl::StatusOr<ShapeMap> InferShapes(const UOp& root) {
   Shapes shapes;
   for (const UOp& u : root.Toposort()) {
     ASSIGN_OR_RETURN(Shape s, NodeCheck(u, shapes).Run());
     shapes.emplace(u.get(), std::move(s));
   }
+  return shapes;
+}
+
+absl::StatusOr<Shape> InferShape(const UOp& root) {
+  ASSIGN_OR_RETURN(ShapeMap shapes, InferShapes(root));
   return shapes.at(root.get());
 }
 

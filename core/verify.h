@@ -5,6 +5,7 @@
 // expected. Tensor-level ops have shapes; loop-level nodes are scalars, shape ().
 #pragma once
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -18,5 +19,8 @@ namespace uopc {
 absl::Status Verify(const UOp& root);
 /// The shape of `root`, verifying the graph on the way.
 absl::StatusOr<Shape> InferShape(const UOp& root);
+/// The shapes of every node reachable from `root` (valid while `root` lives).
+using ShapeMap = absl::flat_hash_map<const UOp::Node*, Shape>;
+absl::StatusOr<ShapeMap> InferShapes(const UOp& root);
 
 }  // namespace uopc

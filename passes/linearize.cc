@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "core/status_macros.h"
+#include "passes/scope.h"
 
 namespace uopc {
 namespace {
@@ -25,32 +26,14 @@ bool Within(const Scope& s, const Scope& open) {
 
 class Linearizer {
  public:
+  explicit Linearizer(const UOp& sink) : scopes_(sink) {}
+
   absl::StatusOr<std::vector<UOp>> Run(const UOp& sink) {
-    for (const UOp& u : sink.Toposort()) {
-      scope_[u.get()] = ScopeOf(u);
-      if (u.is(Ops::RANGE)) ranges_[u.get()] = u;
-    }
     RETURN_IF_ERROR(EmitBody(sink.Toposort(), {}));
     return std::move(program_);
   }
 
  private:
-  Scope ScopeOf(const UOp& u) {
-    Scope s;
-    for (const UOp& x : u.src()) s = Union(s, scope_.at(x.get()));
-    if (u.is(Ops::RANGE)) s = Union(s, {u.get()});
-    if (u.is(Ops::END)) {
-      Scope closed;
-      for (size_t i = 1; i < u.src().size(); ++i) closed.push_back(u.src(i).get());
-      std::sort(closed.begin(), closed.end());
-      Scope open;
-      std::set_difference(s.begin(), s.end(), closed.begin(), closed.end(),
-                          std::back_inserter(open));
-      s = std::move(open);
-    }
-    return s;
-  }
-
   bool Ready(const UOp& u) const {
     for (const UOp& s : u.src())
       if (!placed_.contains(s.get())) return false;
@@ -67,7 +50,7 @@ class Linearizer {
   // for the END that closes those loops.
   absl::Status EmitBody(const std::vector<UOp>& body, const Scope& open) {
     for (const UOp& u : body) {
-      if (placed_.contains(u.get()) || !Within(scope_.at(u.get()), open)) continue;
+      if (placed_.contains(u.get()) || !Within(scopes_.Of(u), open)) continue;
       if (u.is(Ops::END)) {
         RETURN_IF_ERROR(EmitEnd(u, open));
       } else if (Ready(u)) {
@@ -91,7 +74,7 @@ class Linearizer {
     Scope inner = open;
     for (size_t i = 1; i < end.src().size(); ++i) {
       for (const UOp& u : body)
-        if (!placed_.contains(u.get()) && !u.is(Ops::END) && Within(scope_.at(u.get()), inner) &&
+        if (!placed_.contains(u.get()) && !u.is(Ops::END) && Within(scopes_.Of(u), inner) &&
             Ready(u))
           Place(u);
       const UOp& r = end.src(i);
@@ -115,24 +98,23 @@ class Linearizer {
       return absl::InvalidArgumentError(
           absl::StrCat("linearize: RANGE idx=", u.arg().Get<RangeArg>().idx,
                        " is not closed by an END; expected one END per loop"));
-    for (const UOp::Node* r : scope_.at(u.get()))
+    for (const UOp::Node* r : scopes_.Of(u))
       if (!std::binary_search(open.begin(), open.end(), r))
         return absl::InvalidArgumentError(
             absl::StrCat("linearize: ", OpName(u.op()),
-                         " uses the loop RANGE idx=", ranges_.at(r).arg().Get<RangeArg>().idx,
+                         " uses the loop RANGE idx=", scopes_.Range(r).arg().Get<RangeArg>().idx,
                          " outside of it; expected an END that closes the RANGE around every use"));
     return absl::InvalidArgumentError(
         absl::StrCat("linearize: ", OpName(u.op()), " could not be placed"));
   }
 
-  absl::flat_hash_map<const UOp::Node*, UOp> ranges_;
-  absl::flat_hash_map<const UOp::Node*, Scope> scope_;
+  ScopeAnalysis scopes_;
   absl::flat_hash_set<const UOp::Node*> placed_;
   std::vector<UOp> program_;
 };
 
 }  // namespace
 
-absl::StatusOr<std::vector<UOp>> Linearize(const UOp& sink) { return Linearizer().Run(sink); }
+absl::StatusOr<std::vector<UOp>> Linearize(const UOp& sink) { return Linearizer(sink).Run(sink); }
 
 }  // namespace uopc

@@ -1,0 +1,125 @@
+#include "frontend/realize.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "passes/pipeline.h"
+
+namespace uopc {
+
+Runtime& Runtime::Get() {
+  static Runtime* r = new Runtime();
+  return *r;
+}
+
+Runtime::Runtime() {
+  if (const char* d = std::getenv("UOPC_DEBUG")) debug_ = std::atoi(d);
+}
+
+int Runtime::NewBufferId() {
+  static std::atomic<int> next{0};
+  return next.fetch_add(1);
+}
+
+Executor& Runtime::ExecutorFor(Device* device) {
+  auto& e = executors_[device];
+  if (!e) e = std::make_unique<Executor>(*device);
+  return *e;
+}
+
+absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targets) {
+  std::vector<std::shared_ptr<LazyData>> todo;
+  for (const auto& t : targets)
+    if (!t->buffer && std::find(todo.begin(), todo.end(), t) == todo.end()) todo.push_back(t);
+  if (todo.empty()) return absl::OkStatus();
+  Device* device = todo[0]->device;
+  // the buffers the graphs read, by their BUFFER node
+  absl::flat_hash_map<const UOp::Node*, Buffer> inputs;
+  std::vector<LazyData*> stack;
+  absl::flat_hash_map<const LazyData*, bool> seen;
+  for (const auto& t : todo) stack.push_back(t.get());
+  while (!stack.empty()) {
+    LazyData* l = stack.back();
+    stack.pop_back();
+    if (seen[l]) continue;
+    seen[l] = true;
+    if (l->buffer) {
+      UOp b = l->uop;
+      while (!b.is(Ops::BUFFER)) b = b.src(0);
+      inputs[b.get()] = l->buffer;
+    }
+    for (const auto& s : l->srcs) stack.push_back(s.get());
+  }
+  std::vector<UOp> roots;
+  for (const auto& t : todo) {
+    if (t->device != device)
+      return absl::UnimplementedError(absl::StrCat("realize: tensors on ", device->name(), " and ", t->device->name(),
+                                                   " in one call; realize them separately"));
+    roots.push_back(t->uop);
+  }
+  CanonicalGraph g = Canonicalize(UOp::Sink(roots));
+  size_t before = plans_.size();
+  auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan, plans_.Get(g, [](const UOp& sink, int n) {
+                     PassManager pm = LoweringPipeline();
+                     return Lower(sink, n, pm);
+                   }));
+  if (debug_ >= 1 && plans_.size() != before)
+    std::cerr << "uopc: plan of " << plan->kernels.size() << " kernels built in "
+              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() << " ms\n";
+  // plan buffers: inputs, then fresh outputs and temporaries
+  std::vector<Buffer> bufs(plan->buffers.size());
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    auto it = inputs.find(g.inputs[i].get());
+    if (it == inputs.end()) return absl::InternalError("realize: a BUFFER of the graph has no realized tensor");
+    bufs[i] = it->second;
+  }
+  for (size_t i = g.inputs.size(); i < bufs.size(); ++i) {
+    const Plan::BufferSpec& s = plan->buffers[i];
+    if (s.dtype == DType::kVoid) continue;
+    ASSIGN_OR_RETURN(bufs[i], device->Allocate(s.dtype, s.count));
+  }
+  Executor& ex = ExecutorFor(device);
+  std::vector<KernelLaunch> launches;
+  for (const Plan::Kernel& k : plan->kernels) {
+    KernelLaunch l{k.ast, {}, {}};
+    for (int b : k.buffers) l.buffers.push_back(bufs[b]);
+    launches.push_back(std::move(l));
+  }
+  if (debug_ >= 2) {
+    for (const KernelLaunch& l : launches) {
+      if (shown_[l.kernel]) continue;
+      shown_[l.kernel] = true;
+      ASSIGN_OR_RETURN(std::string src, ex.Source(l.kernel));
+      std::cerr << src;
+    }
+    std::vector<UOp> ks;
+    for (const KernelLaunch& l : launches) ks.push_back(l.kernel);
+    RETURN_IF_ERROR(ex.Prepare(ks));
+    for (const KernelLaunch& l : launches) {
+      auto t0 = std::chrono::steady_clock::now();
+      RETURN_IF_ERROR(ex.Run({l}));
+      RETURN_IF_ERROR(device->Synchronize());
+      std::cerr << "uopc: kernel " << l.kernel.hash() % 100000 << " ran in "
+                << std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() << " us\n";
+    }
+  } else {
+    RETURN_IF_ERROR(ex.Run(launches));
+  }
+  for (size_t r = 0; r < todo.size(); ++r) {
+    LazyData& t = *todo[r];
+    t.buffer = bufs[plan->outputs[r]];
+    UOp view = UOp::Buffer(t.dtype, NewBufferId(), t.buffer.count());
+    std::vector<UOp> dims{view};
+    for (int64_t d : t.shape) dims.push_back(UOp::Int(d));
+    t.uop = t.shape.size() == 1 ? view : UOp::Derived(Ops::RESHAPE, dims);
+    t.srcs.clear();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace uopc

@@ -1,0 +1,353 @@
+// Tensor: creation, movement, realizing and printing (tensor_math.cc has the math).
+#include "frontend/tensor.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/float_format.h"
+#include "devices/registry.h"
+#include "frontend/random.h"
+#include "frontend/realize.h"
+
+namespace uopc {
+
+std::string ShapeString(const TensorShape& s) {
+  return absl::StrCat("(", absl::StrJoin(s, ", "), ")");
+}
+
+Device* DefaultDevice() {
+  static Device* d = [] {
+    absl::StatusOr<Device*> r = DeviceRegistry::Get().Default();
+    ThrowIfError(r.status());
+    return *r;
+  }();
+  return d;
+}
+
+Tensor::Tensor(UOp uop, TensorShape shape, DType dtype, Device* device, std::vector<std::shared_ptr<LazyData>> srcs)
+    : data_(std::make_shared<LazyData>(LazyData{std::move(uop), std::move(shape), dtype, device, Buffer(), std::move(srcs)})) {}
+
+int64_t Tensor::shape(int axis) const { return data_->shape[Axis(axis, "shape")]; }
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : data_->shape) n *= d;
+  return n;
+}
+
+int Tensor::Axis(int axis, const char* op) const {
+  int n = ndim();
+  if (axis < -n || axis >= n) ThrowInvalid(absl::StrCat(op, ": axis ", axis, " of a tensor of shape ", ShapeString(shape()), "; expected -", n, " <= axis < ", n));
+  return axis < 0 ? axis + n : axis;
+}
+
+// ---- creation ----
+
+Tensor Tensor::FromBytes(const void* bytes, DType dtype, TensorShape shape, Device* device) {
+  if (!device) device = DefaultDevice();
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) ThrowInvalid("tensor: negative dimension in shape " + ShapeString(shape));
+    n *= d;
+  }
+  absl::StatusOr<Buffer> buf = device->Allocate(dtype, n);
+  ThrowIfError(buf.status());
+  ThrowIfError(device->CopyIn(*buf, bytes, buf->bytes()));
+  UOp b = UOp::Buffer(dtype, Runtime::NewBufferId(), n);
+  std::vector<UOp> dims{b};
+  for (int64_t d : shape) dims.push_back(UOp::Int(d));
+  Tensor t(shape.size() == 1 ? b : UOp::Derived(Ops::RESHAPE, dims), shape, dtype, device, {});
+  t.data_->buffer = *buf;
+  return t;
+}
+
+Tensor Tensor::Scalar(double value, DType dtype) {
+  UOp c = IsFloat(dtype) ? UOp::ConstFloat(dtype, value) : IsBool(dtype) ? UOp::ConstBool(dtype, value != 0) : UOp::ConstInt(dtype, static_cast<int64_t>(value));
+  return Tensor(c, {}, dtype, DefaultDevice(), {});
+}
+
+Tensor Tensor::Full(TensorShape shape, double value, DType dtype) {
+  Tensor s = Scalar(value, dtype);
+  if (shape.empty()) return s;
+  return s.Reshape(TensorShape(shape.size(), 1)).Expand(shape);
+}
+
+Tensor Tensor::Arange(double start, double stop, double step) {
+  if (step == 0) ThrowInvalid("arange: step 0");
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
+  bool integral = start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = start + static_cast<double>(i) * step;
+  return FromVector(v, {n}, integral ? DType::kI32 : DType::kF32);
+}
+
+Tensor Tensor::Eye(int64_t n, DType dtype) {
+  Tensor a = Arange(static_cast<double>(n));
+  return a.Unsqueeze(1).Eq(a).Cast(dtype);
+}
+
+void Tensor::ManualSeed(uint64_t seed) { RandomStream::Global().Seed(seed); }
+
+Tensor Tensor::Rand(TensorShape shape, DType dtype) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return FromVector(RandomStream::Global().Uniform(n), std::move(shape), dtype);
+}
+
+Tensor Tensor::Randn(TensorShape shape, DType dtype) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return FromVector(RandomStream::Global().Normal(n), std::move(shape), dtype);
+}
+
+Tensor Tensor::Randint(int64_t lo, int64_t hi, TensorShape shape) {
+  if (hi <= lo) ThrowInvalid(absl::StrCat("randint: empty range [", lo, ", ", hi, ")"));
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return FromVector(RandomStream::Global().Integers(n, lo, hi), std::move(shape), DType::kI32);
+}
+
+// ---- movement ----
+
+Tensor Tensor::View(Ops op, std::vector<UOp> extra, Arg arg, TensorShape shape) const {
+  std::vector<UOp> src{uop()};
+  src.insert(src.end(), extra.begin(), extra.end());
+  return Tensor(UOp::Derived(op, src, std::move(arg)), std::move(shape), dtype(), device(), {data_});
+}
+
+Tensor Tensor::Reshape(TensorShape shape) const {
+  int64_t known = 1, infer = -1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == -1) {
+      if (infer >= 0) ThrowInvalid("reshape: two -1 dims in " + ShapeString(shape));
+      infer = static_cast<int64_t>(d);
+    } else if (shape[d] < 0) {
+      ThrowInvalid("reshape: negative dim in " + ShapeString(shape));
+    } else {
+      known *= shape[d];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel() % known) ThrowInvalid(absl::StrCat("reshape: cannot infer -1 of ", ShapeString(shape), " for ", numel(), " elements"));
+    shape[infer] = numel() / known;
+    known *= shape[infer];
+  }
+  if (known != numel())
+    ThrowInvalid(absl::StrCat("reshape: shape ", ShapeString(this->shape()), " (", numel(), " elements) to ", ShapeString(shape), " (", known, " elements); expected the same number of elements"));
+  if (shape == this->shape()) return *this;
+  std::vector<UOp> dims;
+  for (int64_t d : shape) dims.push_back(UOp::Int(d));
+  return View(Ops::RESHAPE, dims, {}, shape);
+}
+
+Tensor Tensor::Permute(std::vector<int> order) const {
+  if (static_cast<int>(order.size()) != ndim()) ThrowInvalid(absl::StrCat("permute: order of ", order.size(), " axes for shape ", ShapeString(shape())));
+  std::vector<bool> seen(ndim(), false);
+  TensorShape out;
+  for (int& a : order) {
+    a = Axis(a, "permute");
+    if (seen[a]) ThrowInvalid(absl::StrCat("permute: axis ", a, " twice; expected a permutation of 0..", ndim() - 1));
+    seen[a] = true;
+    out.push_back(shape()[a]);
+  }
+  bool identity = true;
+  for (int d = 0; d < ndim(); ++d) identity &= order[d] == d;
+  if (identity) return *this;
+  return View(Ops::PERMUTE, {}, Axes{order}, out);
+}
+
+Tensor Tensor::Transpose(int a, int b) const {
+  std::vector<int> order(ndim());
+  for (int d = 0; d < ndim(); ++d) order[d] = d;
+  std::swap(order[Axis(a, "transpose")], order[Axis(b, "transpose")]);
+  return Permute(order);
+}
+
+Tensor Tensor::Expand(TensorShape shape) const {
+  if (shape.size() < this->shape().size())
+    ThrowInvalid("expand: shape " + ShapeString(this->shape()) + " to fewer dims " + ShapeString(shape));
+  Tensor t = *this;
+  if (shape.size() > this->shape().size()) {  // new leading dims of 1
+    TensorShape s(shape.size() - this->shape().size(), 1);
+    s.insert(s.end(), this->shape().begin(), this->shape().end());
+    t = Reshape(s);
+  }
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (t.shape()[d] != shape[d] && t.shape()[d] != 1)
+      ThrowInvalid("expand: shape " + ShapeString(this->shape()) + " to " + ShapeString(shape) + "; expected each dim equal or 1");
+  if (t.shape() == shape) return t;
+  std::vector<UOp> dims;
+  for (int64_t d : shape) dims.push_back(UOp::Int(d));
+  return t.View(Ops::EXPAND, dims, {}, shape);
+}
+
+Tensor Tensor::Pad(std::vector<std::pair<int64_t, int64_t>> pads, double value) const {
+  if (static_cast<int>(pads.size()) != ndim()) ThrowInvalid(absl::StrCat("pad: ", pads.size(), " pads for shape ", ShapeString(shape()), "; expected one per dim"));
+  TensorShape out = shape();
+  std::vector<UOp> dims;
+  bool any = false;
+  for (int d = 0; d < ndim(); ++d) {
+    if (pads[d].first < 0 || pads[d].second < 0) ThrowInvalid("pad: negative padding (use Shrink)");
+    out[d] += pads[d].first + pads[d].second;
+    any |= pads[d].first || pads[d].second;
+    dims.push_back(UOp::Int(pads[d].first));
+    dims.push_back(UOp::Int(pads[d].second));
+  }
+  if (!any) return *this;
+  Tensor padded = View(Ops::PAD, dims, {}, out);
+  if (value == 0) return padded;
+  Tensor inside = Tensor::Ones(shape(), DType::kBool);
+  Tensor mask(UOp::Derived(Ops::PAD, [&] {
+                std::vector<UOp> s{inside.uop()};
+                s.insert(s.end(), dims.begin(), dims.end());
+                return s;
+              }()),
+              out, DType::kBool, device(), {inside.data()});
+  return mask.Where(padded, padded.Like(value));
+}
+
+Tensor Tensor::Shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const {
+  if (static_cast<int>(ranges.size()) != ndim()) ThrowInvalid(absl::StrCat("shrink: ", ranges.size(), " ranges for shape ", ShapeString(shape())));
+  TensorShape out;
+  std::vector<UOp> dims;
+  bool same = true;
+  for (int d = 0; d < ndim(); ++d) {
+    auto [b, e] = ranges[d];
+    if (b < 0 || b > e || e > shape()[d])
+      ThrowInvalid(absl::StrCat("shrink: [", b, ", ", e, ") of dim ", d, " of shape ", ShapeString(shape()), "; expected 0 <= begin <= end <= size"));
+    out.push_back(e - b);
+    same &= b == 0 && e == shape()[d];
+    dims.push_back(UOp::Int(b));
+    dims.push_back(UOp::Int(e));
+  }
+  if (same) return *this;
+  return View(Ops::SHRINK, dims, {}, out);
+}
+
+Tensor Tensor::Slice(int axis, int64_t start, int64_t stop, int64_t step) const {
+  int a = Axis(axis, "slice");
+  int64_t n = shape()[a];
+  if (step <= 0) ThrowInvalid(absl::StrCat("slice: step ", step, "; expected a positive step (use Flip to reverse)"));
+  auto norm = [n](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
+  start = norm(start);
+  stop = std::max(norm(stop), start);
+  std::vector<std::pair<int64_t, int64_t>> r;
+  for (int d = 0; d < ndim(); ++d) r.push_back({0, shape()[d]});
+  r[a] = {start, stop};
+  Tensor t = Shrink(r);
+  if (step == 1) return t;
+  // every step-th element: pad to a multiple of step, view as (len/step, step), take column 0
+  int64_t len = stop - start, count = (len + step - 1) / step;
+  std::vector<std::pair<int64_t, int64_t>> p(ndim(), {0, 0});
+  p[a] = {0, count * step - len};
+  t = t.Pad(p);
+  TensorShape s = t.shape();
+  s[a] = count;
+  s.insert(s.begin() + a + 1, step);
+  t = t.Reshape(s);
+  std::vector<std::pair<int64_t, int64_t>> take;
+  for (size_t d = 0; d < s.size(); ++d) take.push_back({0, s[d]});
+  take[a + 1] = {0, 1};
+  return t.Shrink(take).Squeeze(a + 1);
+}
+
+Tensor Tensor::Flip(std::vector<int> axes) const {
+  for (int& a : axes) a = Axis(a, "flip");
+  if (axes.empty()) return *this;
+  return View(Ops::FLIP, {}, Axes{axes}, shape());
+}
+
+Tensor Tensor::Unsqueeze(int axis) const {
+  int n = ndim() + 1;
+  if (axis < -n || axis >= n) ThrowInvalid(absl::StrCat("unsqueeze: axis ", axis, " for shape ", ShapeString(shape())));
+  TensorShape s = shape();
+  s.insert(s.begin() + (axis < 0 ? axis + n : axis), 1);
+  return Reshape(s);
+}
+
+Tensor Tensor::Squeeze(int axis) const {
+  int a = Axis(axis, "squeeze");
+  if (shape()[a] != 1) ThrowInvalid(absl::StrCat("squeeze: dim ", a, " of shape ", ShapeString(shape()), " is not 1"));
+  TensorShape s = shape();
+  s.erase(s.begin() + a);
+  return Reshape(s);
+}
+
+Tensor Tensor::Cat(const std::vector<Tensor>& ts, int axis) {
+  if (ts.empty()) ThrowInvalid("cat: no tensors");
+  int a = ts[0].Axis(axis, "cat");
+  int64_t total = 0;
+  for (const Tensor& t : ts) {
+    if (t.ndim() != ts[0].ndim()) ThrowInvalid("cat: shapes " + ShapeString(ts[0].shape()) + " and " + ShapeString(t.shape()) + " have different ranks");
+    for (int d = 0; d < t.ndim(); ++d)
+      if (d != a && t.shape()[d] != ts[0].shape()[d])
+        ThrowInvalid(absl::StrCat("cat: shapes ", ShapeString(ts[0].shape()), " and ", ShapeString(t.shape()), " differ outside axis ", a));
+    total += t.shape()[a];
+  }
+  Tensor out;
+  int64_t at = 0;
+  for (const Tensor& t : ts) {
+    std::vector<std::pair<int64_t, int64_t>> p(t.ndim(), {0, 0});
+    p[a] = {at, total - at - t.shape()[a]};
+    at += t.shape()[a];
+    Tensor piece = t.Pad(p);
+    out = !out ? piece : IsBool(t.dtype()) ? out.Maximum(piece) : out + piece;
+  }
+  return out;
+}
+
+Tensor Tensor::Stack(const std::vector<Tensor>& ts, int axis) {
+  if (ts.empty()) ThrowInvalid("stack: no tensors");
+  std::vector<Tensor> u;
+  for (const Tensor& t : ts) {
+    if (t.shape() != ts[0].shape()) ThrowInvalid("stack: shapes " + ShapeString(ts[0].shape()) + " and " + ShapeString(t.shape()) + " differ");
+    u.push_back(t.Unsqueeze(axis));
+  }
+  return Cat(u, axis);
+}
+
+// ---- running and printing ----
+
+Tensor& Tensor::Realize() {
+  ThrowIfError(Runtime::Get().Realize({data_}));
+  return *this;
+}
+
+void Tensor::RealizeAll(const std::vector<Tensor*>& tensors) {
+  std::vector<std::shared_ptr<LazyData>> d;
+  for (Tensor* t : tensors) d.push_back(t->data_);
+  ThrowIfError(Runtime::Get().Realize(d));
+}
+
+std::string Tensor::ToString() const {
+  std::vector<double> v = ToVector<double>();
+  std::ostringstream os;
+  std::vector<int64_t> idx(ndim(), 0);
+  std::function<void(int, int64_t&)> rec = [&](int d, int64_t& flat) {
+    if (d == ndim()) {
+      double x = v[flat++];
+      if (IsBool(dtype())) os << (x != 0 ? "true" : "false");
+      else if (IsFloat(dtype())) {
+        std::string s = FormatFloat(x, DType::kF32);
+        if (s.size() > 2 && s.substr(s.size() - 2) == ".0") s.pop_back();
+        os << s;
+      } else os << static_cast<int64_t>(x);
+      return;
+    }
+    os << "[";
+    for (int64_t i = 0; i < shape()[d]; ++i) {
+      if (i) os << (d + 1 == ndim() ? ", " : ",\n" + std::string(8 + d, ' '));
+      rec(d + 1, flat);
+    }
+    os << "]";
+  };
+  int64_t flat = 0;
+  os << "tensor(";
+  rec(0, flat);
+  os << ", dtype=" << DTypeName(dtype()) << ")";
+  return os.str();
+}
+
+}  // namespace uopc

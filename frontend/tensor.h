@@ -1,0 +1,217 @@
+// Tensor: the lazy tensor of uopc. Every op records a node in a UOp graph and checks its
+// shapes and dtypes at once (a bad op throws uopc::Error naming the op and the shapes);
+// nothing runs until Realize() (or reading the data back), which lowers the graph to a plan
+// of fused kernels, looked up by structure in the plan cache, and runs it on the device.
+//
+//   Tensor a = Tensor::Randn({4, 8}), b = Tensor::Ones({8});
+//   Tensor y = (a * b + 1.0f).Relu().Sum({1});
+//   std::vector<float> v = y.ToVector<float>();
+//
+// Broadcasting and dtype promotion follow numpy/PyTorch: shapes align on the right, a dim
+// of 1 stretches; bool < ints < floats, and a C++ number joins a tensor's dtype (1.5 with
+// an int tensor gives f32). A graph is built by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/uop.h"
+#include "devices/buffer.h"
+#include "devices/device.h"
+#include "frontend/error.h"
+
+namespace uopc {
+
+using TensorShape = std::vector<int64_t>;
+
+/// The tensor's lazy state, shared by its copies: its graph node, and once realized its
+/// buffer (the graph node is then a view of that buffer).
+struct LazyData {
+  UOp uop;
+  TensorShape shape;
+  DType dtype = DType::kF32;
+  Device* device = nullptr;
+  Buffer buffer;                                  // set once realized
+  std::vector<std::shared_ptr<LazyData>> srcs;    // inputs that keep their buffers alive
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // ---- creation ----
+  /// A tensor of `shape` holding `data` (row-major), converted to `dtype`.
+  template <typename T>
+  static Tensor FromVector(const std::vector<T>& data, TensorShape shape, DType dtype = DefaultDType<T>(),
+                           Device* device = nullptr);
+  /// A 0-d tensor.
+  static Tensor Scalar(double value, DType dtype = DType::kF32);
+  static Tensor Full(TensorShape shape, double value, DType dtype = DType::kF32);
+  static Tensor Zeros(TensorShape shape, DType dtype = DType::kF32) { return Full(std::move(shape), 0, dtype); }
+  static Tensor Ones(TensorShape shape, DType dtype = DType::kF32) { return Full(std::move(shape), 1, dtype); }
+  /// [start, stop) by step, as i32 (f32 when any argument is fractional).
+  static Tensor Arange(double stop) { return Arange(0, stop, 1); }
+  static Tensor Arange(double start, double stop, double step = 1);
+  /// The n x n identity.
+  static Tensor Eye(int64_t n, DType dtype = DType::kF32);
+  /// Uniform [0, 1), standard normal, and integers in [lo, hi), from the seeded stream.
+  static Tensor Rand(TensorShape shape, DType dtype = DType::kF32);
+  static Tensor Randn(TensorShape shape, DType dtype = DType::kF32);
+  static Tensor Randint(int64_t lo, int64_t hi, TensorShape shape);
+  static void ManualSeed(uint64_t seed);
+
+  // ---- what it is ----
+  const TensorShape& shape() const { return data_->shape; }
+  int64_t shape(int axis) const;
+  int ndim() const { return static_cast<int>(data_->shape.size()); }
+  int64_t numel() const;
+  DType dtype() const { return data_->dtype; }
+  Device* device() const { return data_->device; }
+  /// The lazy graph of this tensor (a BUFFER view once realized).
+  const UOp& uop() const { return data_->uop; }
+  bool realized() const { return static_cast<bool>(data_->buffer); }
+  explicit operator bool() const { return data_ != nullptr; }
+  const std::shared_ptr<LazyData>& data() const { return data_; }
+
+  // ---- elementwise, with broadcasting and promotion ----
+  Tensor operator+(const Tensor& o) const;
+  Tensor operator-(const Tensor& o) const;
+  Tensor operator*(const Tensor& o) const;
+  Tensor operator/(const Tensor& o) const;
+  Tensor operator-() const;
+  Tensor operator+(double v) const { return *this + Like(v); }
+  Tensor operator-(double v) const { return *this - Like(v); }
+  Tensor operator*(double v) const { return *this * Like(v); }
+  Tensor operator/(double v) const { return *this / Like(v); }
+  Tensor Lt(const Tensor& o) const;
+  Tensor Gt(const Tensor& o) const { return o.Lt(*this); }
+  Tensor Le(const Tensor& o) const;
+  Tensor Ge(const Tensor& o) const { return o.Le(*this); }
+  Tensor Eq(const Tensor& o) const;
+  Tensor Ne(const Tensor& o) const;
+  Tensor Lt(double v) const { return Lt(Like(v)); }
+  Tensor Gt(double v) const { return Gt(Like(v)); }
+  Tensor Eq(double v) const { return Eq(Like(v)); }
+  /// `this ? a : b`, this being a bool tensor.
+  Tensor Where(const Tensor& a, const Tensor& b) const;
+  Tensor Where(double a, const Tensor& b) const { return Where(b.Like(a), b); }
+  Tensor Where(const Tensor& a, double b) const { return Where(a, a.Like(b)); }
+  Tensor Maximum(const Tensor& o) const;
+  Tensor Minimum(const Tensor& o) const;
+  Tensor Pow(const Tensor& exponent) const;
+  Tensor Pow(double exponent) const;
+  Tensor Exp() const;
+  Tensor Log() const;
+  Tensor Exp2() const;
+  Tensor Log2() const;
+  Tensor Sqrt() const;
+  Tensor Rsqrt() const { return Sqrt().Reciprocal(); }
+  Tensor Reciprocal() const;
+  Tensor Sin() const;
+  Tensor Cos() const;
+  Tensor Tanh() const;
+  Tensor Sigmoid() const;
+  Tensor Relu() const;
+  Tensor Gelu() const;
+  Tensor Abs() const;
+  Tensor Square() const { return *this * *this; }
+  Tensor Cast(DType dtype) const;
+  Tensor Float() const { return Cast(DType::kF32); }
+
+  // ---- reductions (axes may be negative; empty axes: all) ----
+  Tensor Sum(std::vector<int> axes = {}, bool keepdim = false) const;
+  Tensor Max(std::vector<int> axes = {}, bool keepdim = false) const;
+  Tensor Min(std::vector<int> axes = {}, bool keepdim = false) const;
+  Tensor Mean(std::vector<int> axes = {}, bool keepdim = false) const;
+  /// Variance with `correction` (1: the unbiased estimate, as PyTorch).
+  Tensor Var(std::vector<int> axes = {}, bool keepdim = false, int correction = 1) const;
+  /// Index of the first maximum along `axis` (i32).
+  Tensor Argmax(int axis, bool keepdim = false) const;
+
+  // ---- movement ----
+  /// One dim may be -1 (inferred).
+  Tensor Reshape(TensorShape shape) const;
+  Tensor Permute(std::vector<int> order) const;
+  Tensor Transpose(int a = -2, int b = -1) const;
+  Tensor Expand(TensorShape shape) const;
+  /// pads[d] = {before, after} for each dim; the new elements are `value`.
+  Tensor Pad(std::vector<std::pair<int64_t, int64_t>> pads, double value = 0) const;
+  /// ranges[d] = [begin, end) for each dim.
+  Tensor Shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const;
+  /// Python-style slice of one axis: negative indices count from the end; step > 0.
+  Tensor Slice(int axis, int64_t start, int64_t stop, int64_t step = 1) const;
+  Tensor Flip(std::vector<int> axes) const;
+  Tensor Unsqueeze(int axis) const;
+  Tensor Squeeze(int axis) const;
+  Tensor Flatten() const { return Reshape({numel()}); }
+  static Tensor Cat(const std::vector<Tensor>& tensors, int axis = 0);
+  static Tensor Stack(const std::vector<Tensor>& tensors, int axis = 0);
+
+  // ---- linear algebra and nn functions ----
+  /// Batched matmul with broadcasting of the batch dims; 1-D operands as in numpy.
+  Tensor Matmul(const Tensor& o) const;
+  Tensor Softmax(int axis = -1) const;
+  Tensor LogSoftmax(int axis = -1) const;
+  /// Mean cross entropy of logits (N, C) against class indices (N) of an integer dtype.
+  Tensor CrossEntropy(const Tensor& targets) const;
+  /// (..., num_classes) with 1 at each index (i32).
+  Tensor OneHot(int64_t num_classes) const;
+
+  // ---- running it ----
+  /// Runs what this tensor needs; a no-op once realized.
+  Tensor& Realize();
+  /// Realizes several tensors with one plan.
+  static void RealizeAll(const std::vector<Tensor*>& tensors);
+  /// The data on the host, converted to T.
+  template <typename T>
+  std::vector<T> ToVector() const;
+  template <typename T>
+  T Item() const;
+  /// "tensor([[1., 2.], [3., 4.]], dtype=f32)"
+  std::string ToString() const;
+
+  template <typename T>
+  static constexpr DType DefaultDType() {
+    if constexpr (std::is_same_v<T, bool>) return DType::kBool;
+    else if constexpr (std::is_same_v<T, double>) return DType::kF64;
+    else if constexpr (std::is_floating_point_v<T>) return DType::kF32;
+    else if constexpr (std::is_same_v<T, int64_t>) return DType::kI64;
+    else if constexpr (std::is_same_v<T, uint8_t>) return DType::kU8;
+    else return DType::kI32;
+  }
+
+  // internal: a tensor over a node, keeping `srcs` alive
+  Tensor(UOp uop, TensorShape shape, DType dtype, Device* device, std::vector<std::shared_ptr<LazyData>> srcs);
+
+ private:
+  static Tensor FromBytes(const void* bytes, DType dtype, TensorShape shape, Device* device);
+  std::vector<double> HostValues() const;  // realized data as doubles (for printing)
+  /// A C++ number as a tensor of this tensor's kind (weakly typed).
+  Tensor Like(double v) const;
+  Tensor Reduce(Ops op, std::vector<int> axes, bool keepdim, const char* name) const;
+  int Axis(int axis, const char* op) const;  // normalized, checked
+  Tensor View(Ops op, std::vector<UOp> src_extra, Arg arg, TensorShape shape) const;
+
+  friend Tensor Elementwise(Ops op, std::vector<Tensor> in, const char* name);
+  std::shared_ptr<LazyData> data_;
+};
+
+/// The result of `op` applied to `in` after broadcasting and promotion (used by Tensor).
+Tensor Elementwise(Ops op, std::vector<Tensor> in, const char* name);
+/// "(2, 3)"
+std::string ShapeString(const TensorShape& s);
+/// The device tensors go to by default (UOPC_DEVICES, else the first found).
+Device* DefaultDevice();
+
+inline Tensor operator+(double v, const Tensor& t) { return t + v; }
+inline Tensor operator*(double v, const Tensor& t) { return t * v; }
+inline Tensor operator-(double v, const Tensor& t) { return -t + v; }
+
+}  // namespace uopc
+
+#include "frontend/tensor_inl.h"

@@ -1,0 +1,229 @@
+// Tensor: elementwise math with broadcasting and promotion, reductions, and the nn
+// functions built from them (matmul, softmax, cross entropy).
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "frontend/tensor.h"
+
+namespace uopc {
+namespace {
+
+TensorShape Broadcast(const std::vector<Tensor>& in, const char* name) {
+  size_t rank = 0;
+  for (const Tensor& t : in) rank = std::max(rank, t.shape().size());
+  TensorShape out(rank, 1);
+  for (const Tensor& t : in) {
+    size_t off = rank - t.shape().size();
+    for (size_t d = 0; d < t.shape().size(); ++d) {
+      int64_t x = t.shape()[d];
+      if (out[off + d] == 1) out[off + d] = x;
+      else if (x != 1 && x != out[off + d]) {
+        std::vector<std::string> shapes;
+        for (const Tensor& u : in) shapes.push_back(ShapeString(u.shape()));
+        ThrowInvalid(absl::StrCat(name, ": shapes ", absl::StrJoin(shapes, " and "),
+                                  " do not broadcast; expected equal dims or 1 in each position"));
+      }
+    }
+  }
+  return out;
+}
+
+bool Integral(double v) { return std::floor(v) == v && std::abs(v) < 9e18; }
+
+}  // namespace
+
+Tensor Elementwise(Ops op, std::vector<Tensor> in, const char* name) {
+  for (const Tensor& t : in)
+    if (t.device() != in[0].device())
+      ThrowInvalid(absl::StrCat(name, ": tensors on ", in[0].device()->name(), " and ", t.device()->name(), "; expected one device"));
+  // the values' common dtype (WHERE: not its condition)
+  size_t first = op == Ops::WHERE ? 1 : 0;
+  DType t = in[first].dtype();
+  for (size_t i = first + 1; i < in.size(); ++i) t = PromoteTypes(t, in[i].dtype()).value_or(DType::kF32);
+  bool needs_float = op == Ops::FDIV || op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN || op == Ops::SQRT ||
+                     op == Ops::RECIP || op == Ops::TRUNC;
+  if (needs_float && !IsFloat(t)) t = DType::kF32;
+  if ((op == Ops::ADD || op == Ops::MUL) && IsBool(t)) t = DType::kI32;
+  TensorShape shape = Broadcast(in, name);
+  std::vector<UOp> src;
+  std::vector<std::shared_ptr<LazyData>> keep;
+  for (size_t i = 0; i < in.size(); ++i) {
+    Tensor x = in[i];
+    DType want = (op == Ops::WHERE && i == 0) ? DType::kBool : t;
+    if (x.dtype() != want) x = op == Ops::WHERE && i == 0 ? x.Ne(x.Like(0)) : x.Cast(want);
+    x = x.Expand(shape);
+    src.push_back(x.uop());
+    keep.push_back(x.data());
+  }
+  DType out = IsCompare(op) ? DType::kBool : t;
+  return Tensor(UOp::Make(op, out, src), shape, out, in[0].device(), std::move(keep));
+}
+
+Tensor Tensor::Like(double v) const {
+  DType t = dtype();
+  if (IsBool(t)) t = Integral(v) ? DType::kI32 : DType::kF32;
+  else if (!IsFloat(t) && !Integral(v)) t = DType::kF32;
+  Tensor s = Scalar(v, t);
+  s.data_->device = device();
+  return s;
+}
+
+Tensor Tensor::operator+(const Tensor& o) const { return Elementwise(Ops::ADD, {*this, o}, "add"); }
+Tensor Tensor::operator*(const Tensor& o) const { return Elementwise(Ops::MUL, {*this, o}, "mul"); }
+Tensor Tensor::operator-(const Tensor& o) const { return *this + (-o); }
+Tensor Tensor::operator-() const { return IsBool(dtype()) ? Cast(DType::kI32) * -1.0 : *this * -1.0; }
+Tensor Tensor::operator/(const Tensor& o) const { return Elementwise(Ops::FDIV, {*this, o}, "div"); }
+Tensor Tensor::Lt(const Tensor& o) const { return Elementwise(Ops::CMPLT, {*this, o}, "lt"); }
+Tensor Tensor::Eq(const Tensor& o) const { return Elementwise(Ops::CMPEQ, {*this, o}, "eq"); }
+Tensor Tensor::Ne(const Tensor& o) const { return Elementwise(Ops::CMPNE, {*this, o}, "ne"); }
+Tensor Tensor::Le(const Tensor& o) const { return Elementwise(Ops::OR, {Lt(o), Eq(o)}, "le"); }
+Tensor Tensor::Where(const Tensor& a, const Tensor& b) const { return Elementwise(Ops::WHERE, {*this, a, b}, "where"); }
+Tensor Tensor::Maximum(const Tensor& o) const { return Elementwise(Ops::MAX, {*this, o}, "maximum"); }
+
+Tensor Tensor::Minimum(const Tensor& o) const {
+  DType t = PromoteTypes(dtype(), o.dtype()).value_or(DType::kF32);
+  if (IsFloat(t) || (IsInt(t) && !IsUnsigned(t))) return -((-*this).Maximum(-o));
+  return Lt(o).Where(*this, o);
+}
+
+Tensor Tensor::Cast(DType t) const {
+  if (t == dtype()) return *this;
+  return Tensor(UOp::Make(Ops::CAST, t, {uop()}), shape(), t, device(), {data_});
+}
+
+Tensor Tensor::Exp2() const { return Elementwise(Ops::EXP2, {*this}, "exp2"); }
+Tensor Tensor::Log2() const { return Elementwise(Ops::LOG2, {*this}, "log2"); }
+Tensor Tensor::Exp() const { return (*this * (1.0 / std::log(2.0))).Exp2(); }
+Tensor Tensor::Log() const { return Log2() * std::log(2.0); }
+Tensor Tensor::Sqrt() const { return Elementwise(Ops::SQRT, {*this}, "sqrt"); }
+Tensor Tensor::Reciprocal() const { return Elementwise(Ops::RECIP, {*this}, "reciprocal"); }
+Tensor Tensor::Sin() const { return Elementwise(Ops::SIN, {*this}, "sin"); }
+Tensor Tensor::Cos() const { return (IsFloat(dtype()) ? *this : Float()).operator+(M_PI / 2).Sin(); }
+Tensor Tensor::Sigmoid() const { return ((-*this).Exp() + 1.0).Reciprocal(); }
+Tensor Tensor::Tanh() const { return (*this * 2.0).Sigmoid() * 2.0 - 1.0; }
+Tensor Tensor::Relu() const { return Maximum(Like(0)); }
+Tensor Tensor::Abs() const { return Maximum(-*this); }
+
+Tensor Tensor::Gelu() const {  // the tanh approximation, as GPT-2
+  const double k = std::sqrt(2.0 / M_PI);
+  return *this * 0.5 * (((*this + *this * *this * *this * 0.044715) * k).Tanh() + 1.0);
+}
+
+Tensor Tensor::Pow(const Tensor& e) const { return (e * Log()).Exp(); }
+
+Tensor Tensor::Pow(double e) const {
+  if (e == 0) return Full(shape(), 1, IsFloat(dtype()) ? dtype() : DType::kF32);
+  if (e == 0.5) return Sqrt();
+  if (Integral(e) && std::abs(e) <= 8) {  // exact by repeated multiplication
+    Tensor base = IsFloat(dtype()) ? *this : Float(), r = base;
+    for (int i = 1; i < std::abs(e); ++i) r = r * base;
+    return e < 0 ? r.Reciprocal() : r;
+  }
+  Tensor x = IsFloat(dtype()) ? *this : Float();
+  Tensor mag = (x.Abs().Log() * e).Exp();
+  if (!Integral(e)) return x.Lt(0).Where(x.Like(NAN), mag);  // no real root of a negative
+  bool odd = std::fmod(std::abs(e), 2.0) == 1.0;
+  return odd ? x.Lt(0).Where(-mag, mag) : mag;
+}
+
+// ---- reductions ----
+
+Tensor Tensor::Reduce(Ops op, std::vector<int> axes, bool keepdim, const char* name) const {
+  if (axes.empty())
+    for (int d = 0; d < ndim(); ++d) axes.push_back(d);
+  std::vector<bool> seen(ndim(), false);
+  for (int& a : axes) {
+    a = Axis(a, name);
+    if (seen[a]) ThrowInvalid(absl::StrCat(name, ": axis ", a, " twice"));
+    seen[a] = true;
+  }
+  Tensor x = *this;
+  if (op == Ops::ADD && IsBool(dtype())) x = Cast(DType::kI32);
+  TensorShape kept = shape(), dropped;
+  for (int d = 0; d < ndim(); ++d) {
+    if (seen[d]) kept[d] = 1;
+    else dropped.push_back(shape()[d]);
+  }
+  std::sort(axes.begin(), axes.end());
+  Tensor r(UOp::Derived(Ops::REDUCE, {x.uop()}, ReduceArg{op, axes}), kept, x.dtype(), device(), {x.data_});
+  return keepdim ? r : r.Reshape(dropped);
+}
+
+Tensor Tensor::Sum(std::vector<int> axes, bool keepdim) const { return Reduce(Ops::ADD, std::move(axes), keepdim, "sum"); }
+Tensor Tensor::Max(std::vector<int> axes, bool keepdim) const { return Reduce(Ops::MAX, std::move(axes), keepdim, "max"); }
+
+Tensor Tensor::Min(std::vector<int> axes, bool keepdim) const {
+  if (IsFloat(dtype()) || (IsInt(dtype()) && !IsUnsigned(dtype()))) return -((-*this).Max(std::move(axes), keepdim));
+  Tensor top = Full({}, static_cast<double>(IsBool(dtype()) ? 1 : DTypeMax(dtype())), IsBool(dtype()) ? DType::kI32 : dtype());
+  Tensor x = IsBool(dtype()) ? Cast(DType::kI32) : *this;
+  return (top - (top - x).Max(std::move(axes), keepdim)).Cast(dtype());
+}
+
+Tensor Tensor::Mean(std::vector<int> axes, bool keepdim) const {
+  Tensor s = (IsFloat(dtype()) ? *this : Float()).Sum(axes, keepdim);
+  int64_t n = s.numel() == 0 ? 0 : numel() / std::max<int64_t>(s.numel(), 1);
+  return s / static_cast<double>(n);
+}
+
+Tensor Tensor::Var(std::vector<int> axes, bool keepdim, int correction) const {
+  Tensor x = IsFloat(dtype()) ? *this : Float();
+  Tensor d = x - x.Mean(axes, true);
+  Tensor s = (d * d).Sum(axes, keepdim);
+  int64_t n = numel() / std::max<int64_t>(s.numel(), 1);
+  return s / static_cast<double>(std::max<int64_t>(n - correction, 0));
+}
+
+Tensor Tensor::Argmax(int axis, bool keepdim) const {
+  int a = Axis(axis, "argmax");
+  int64_t n = shape()[a];
+  TensorShape s(ndim(), 1);
+  s[a] = n;
+  Tensor idx = Arange(static_cast<double>(n)).Reshape(s);
+  Tensor first = Eq(Max({a}, true)).Where(idx, idx.Like(static_cast<double>(n)));
+  return first.Min({a}, keepdim);
+}
+
+// ---- linear algebra and nn ----
+
+Tensor Tensor::Matmul(const Tensor& o) const {
+  if (ndim() == 0 || o.ndim() == 0) ThrowInvalid("matmul: a 0-d operand; expected at least 1 dim each");
+  Tensor a = ndim() == 1 ? Unsqueeze(0) : *this, b = o.ndim() == 1 ? o.Unsqueeze(-1) : o;
+  int64_t k = a.shape().back();
+  if (b.shape()[b.ndim() - 2] != k)
+    ThrowInvalid(absl::StrCat("matmul: shapes ", ShapeString(shape()), " and ", ShapeString(o.shape()),
+                              "; expected the last dim of the first (", k, ") to equal the second-to-last of the second (",
+                              b.shape()[b.ndim() - 2], ")"));
+  // (..., M, K, 1) * (..., 1, K, N) summed over K
+  Tensor r = (a.Unsqueeze(-1) * b.Unsqueeze(-3)).Sum({-2});
+  if (ndim() == 1) r = r.Squeeze(-2);
+  if (o.ndim() == 1) r = r.Squeeze(-1);
+  return r;
+}
+
+Tensor Tensor::Softmax(int axis) const {
+  Tensor x = IsFloat(dtype()) ? *this : Float();
+  Tensor e = (x - x.Max({axis}, true)).Exp();
+  return e / e.Sum({axis}, true);
+}
+
+Tensor Tensor::LogSoftmax(int axis) const {
+  Tensor x = IsFloat(dtype()) ? *this : Float();
+  Tensor shifted = x - x.Max({axis}, true);
+  return shifted - shifted.Exp().Sum({axis}, true).Log();
+}
+
+Tensor Tensor::OneHot(int64_t num_classes) const {
+  if (IsFloat(dtype())) ThrowInvalid("one_hot: indices of dtype " + std::string(DTypeName(dtype())) + "; expected an integer dtype");
+  return Unsqueeze(-1).Eq(Arange(static_cast<double>(num_classes)).Cast(dtype())).Cast(DType::kI32);
+}
+
+Tensor Tensor::CrossEntropy(const Tensor& targets) const {
+  if (ndim() != 2 || targets.ndim() != 1 || targets.shape()[0] != shape()[0])
+    ThrowInvalid(absl::StrCat("cross_entropy: logits ", ShapeString(shape()), " and targets ", ShapeString(targets.shape()),
+                              "; expected (N, C) and (N)"));
+  Tensor picked = (LogSoftmax(-1) * targets.OneHot(shape()[1]).Float()).Sum({-1});
+  return -picked.Mean();
+}
+
+}  // namespace uopc

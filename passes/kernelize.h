@@ -1,0 +1,19 @@
+// Kernelize: decides where a tensor graph is split into kernels, by wrapping the nodes
+// that must be materialized in STAGE. Everything between STAGEs is fused into one kernel:
+// elementwise chains into each other and into the REDUCE that consumes them. Materialized:
+//   - every root of the graph (the tensors being realized);
+//   - every REDUCE whose result is broadcast back (reaches a consumer through an EXPAND
+//     before the next STAGE): recomputing it per broadcast element would repeat the
+//     whole reduction (a row softmax: max, then sum, then the output: three kernels).
+// Input: SINK of tensor-level roots. Output: SINK of STAGE(root), with inner STAGEs.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "core/pass_manager.h"
+#include "core/uop.h"
+
+namespace uopc {
+
+absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext& ctx = {});
+
+}  // namespace uopc

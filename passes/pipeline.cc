@@ -1,0 +1,44 @@
+#include "passes/pipeline.h"
+
+#include "core/status_macros.h"
+#include "core/symbolic/simplify.h"
+#include "passes/kernelize.h"
+#include "passes/rangeify.h"
+
+namespace uopc {
+namespace {
+
+absl::StatusOr<UOp> SimplifyPass(const UOp& g, const PassContext&) { return Simplify(g); }
+
+// The standard passes, in order.
+const struct {
+  const char* name;
+  absl::StatusOr<UOp> (*fn)(const UOp&, const PassContext&);
+} kPasses[] = {
+    {"kernelize", Kernelize},
+    {"rangeify", Rangeify},
+    {"simplify", SimplifyPass},
+};
+
+bool RegisterOnce() {
+  for (const auto& p : kPasses)
+    PassRegistry::Get().Register(p.name, [p] { return MakePass(p.name, p.fn); });
+  return true;
+}
+
+}  // namespace
+
+PassManager LoweringPipeline() {
+  static bool registered = RegisterOnce();
+  (void)registered;
+  PassManager pm;
+  for (const auto& p : kPasses) pm.Add(MakePass(p.name, p.fn));
+  return pm;
+}
+
+absl::StatusOr<Plan> Lower(const UOp& canonical_sink, int num_inputs, PassManager& pipeline) {
+  ASSIGN_OR_RETURN(UOp lowered, pipeline.Run(canonical_sink));
+  return ExtractPlan(lowered, num_inputs);
+}
+
+}  // namespace uopc

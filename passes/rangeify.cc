@@ -1,0 +1,223 @@
+#include "passes/rangeify.h"
+
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "core/symbolic/simplify.h"
+#include "core/verify.h"
+#include "passes/scope.h"
+
+namespace uopc {
+namespace {
+
+using Index = std::vector<UOp>;  // one i32 index expression per dim
+
+UOp Ravel(const Index& idx, const Shape& shape) {
+  UOp flat = UOp::Int(0);
+  for (size_t d = 0; d < idx.size(); ++d) flat = flat * shape[d].AsUOp() + idx[d];
+  return flat;
+}
+
+Index Unravel(const UOp& flat, const Shape& shape) {
+  Index idx(shape.size());
+  UOp stride = UOp::Int(1);
+  for (size_t d = shape.size(); d-- > 0;) {
+    bool one = shape[d].IsStatic() && shape[d].value() == 1;
+    UOp q = flat.FloorDiv(stride);
+    idx[d] = one ? UOp::Int(0) : d == 0 ? q : q.Mod(shape[d].AsUOp());
+    stride = stride * shape[d].AsUOp();
+  }
+  return idx;
+}
+
+UOp Identity(Ops op, DType t) {
+  if (op == Ops::ADD) return UOp::ConstInt(t, 0);
+  if (op == Ops::MUL) return UOp::ConstInt(t, 1);
+  if (IsFloat(t)) return UOp::ConstFloat(t, -std::numeric_limits<double>::infinity());
+  return IsBool(t) ? UOp::ConstBool(t, false) : UOp::ConstInt(t, DTypeMin(t));
+}
+
+// a >= b for i32 index expressions: b - 1 < a
+UOp AtLeast(const UOp& a, const UOp& b) { return (b - 1).Lt(a); }
+
+class KernelBuilder {
+ public:
+  KernelBuilder(const ShapeMap& shapes, const absl::flat_hash_map<const UOp::Node*, UOp>& buffers, const UOp& root)
+      : shapes_(shapes), buffers_(buffers), root_(root) {}
+
+  absl::StatusOr<UOp> Build();
+
+ private:
+  const Shape& S(const UOp& u) const { return shapes_.at(u.get()); }
+  absl::StatusOr<UOp> Value(const UOp& u, const Index& idx);
+  absl::StatusOr<UOp> Compute(const UOp& u, const Index& idx);
+  absl::StatusOr<UOp> Reduce(const UOp& u, const Index& idx);
+  UOp NewRange(const Dim& size, RangeKind kind) { return UOp::Range(size.AsUOp(), next_range_++, kind); }
+
+  const ShapeMap& shapes_;
+  const absl::flat_hash_map<const UOp::Node*, UOp>& buffers_;  // STAGE and input BUFFER -> buffer node
+  UOp root_;                                                   // the STAGE this kernel computes
+  absl::flat_hash_map<std::pair<UOp, Index>, UOp> memo_;
+  int next_range_ = 0, next_alloc_ = 0;
+};
+
+absl::StatusOr<UOp> KernelBuilder::Value(const UOp& u, const Index& idx) {
+  auto key = std::make_pair(u, idx);
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  ASSIGN_OR_RETURN(UOp v, Compute(u, idx));
+  memo_.emplace(std::move(key), v);
+  return v;
+}
+
+absl::StatusOr<UOp> KernelBuilder::Compute(const UOp& u, const Index& idx) {
+  switch (u.op()) {
+    case Ops::CONST:
+    case Ops::VAR: return u;
+    case Ops::BUFFER: return buffers_.at(u.get()).Index(idx[0]).Load();
+    case Ops::STAGE:
+      if (!(u == root_)) return buffers_.at(u.get()).Index(Ravel(idx, S(u))).Load();
+      return Value(u.src(0), idx);
+    case Ops::RESHAPE: {
+      const Shape &in = S(u.src(0)), &out = S(u);
+      return Value(u.src(0), Unravel(Ravel(idx, out), in));
+    }
+    case Ops::EXPAND: {
+      const Shape &in = S(u.src(0)), &out = S(u);
+      Index x = idx;
+      for (size_t d = 0; d < in.size(); ++d)
+        if (in[d].IsStatic() && in[d].value() == 1 && !(out[d].IsStatic() && out[d].value() == 1)) x[d] = UOp::Int(0);
+      return Value(u.src(0), x);
+    }
+    case Ops::PERMUTE: {
+      const std::vector<int>& order = u.arg().Get<Axes>().v;
+      Index x(idx.size());
+      for (size_t d = 0; d < order.size(); ++d) x[order[d]] = idx[d];
+      return Value(u.src(0), x);
+    }
+    case Ops::SHRINK: {
+      Index x = idx;
+      for (size_t d = 0; d < idx.size(); ++d) x[d] = idx[d] + u.src(1 + 2 * d);
+      return Value(u.src(0), x);
+    }
+    case Ops::FLIP: {
+      Index x = idx;
+      for (int d : u.arg().Get<Axes>().v) x[d] = S(u)[d].AsUOp() - 1 - idx[d];
+      return Value(u.src(0), x);
+    }
+    case Ops::PAD: {
+      const Shape& in = S(u.src(0));
+      Index x = idx;
+      UOp valid;
+      for (size_t d = 0; d < idx.size(); ++d) {
+        const UOp& before = u.src(1 + 2 * d);
+        if (before.ConstIntValue() == 0 && u.src(2 + 2 * d).ConstIntValue() == 0) continue;
+        UOp in_range = UOp::Derived(Ops::AND, {AtLeast(idx[d], before), idx[d].Lt(before + in[d].AsUOp())});
+        valid = valid ? UOp::Derived(Ops::AND, {valid, in_range}) : in_range;
+        x[d] = idx[d] - before;
+      }
+      if (!valid) return Value(u.src(0), x);
+      for (UOp& e : x) e = valid.Where(e, UOp::Int(0));  // clamped: loads stay in bounds
+      ASSIGN_OR_RETURN(UOp v, Value(u.src(0), x));
+      return valid.Where(v, UOp::ConstInt(u.dtype(), 0));
+    }
+    case Ops::REDUCE: return Reduce(u, idx);
+    default: break;
+  }
+  if (!IsAlu(u.op()))
+    return absl::UnimplementedError(absl::StrCat("rangeify: ", OpName(u.op()), " cannot be lowered to loops yet"));
+  std::vector<UOp> src;
+  for (const UOp& s : u.src()) {
+    ASSIGN_OR_RETURN(UOp v, Value(s, idx));
+    src.push_back(std::move(v));
+  }
+  return UOp::Make(u.op(), u.dtype(), src, u.arg());
+}
+
+// acc = identity; for r in reduced axes: acc = acc op x[...r...]; then acc
+absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
+  const ReduceArg& ra = u.arg().Get<ReduceArg>();
+  const Shape& in = S(u.src(0));
+  Index x = idx;
+  std::vector<UOp> loops;
+  for (int d : ra.axes) {
+    if (in[d].IsStatic() && in[d].value() == 1) {
+      x[d] = UOp::Int(0);
+      continue;
+    }
+    loops.push_back(NewRange(in[d], RangeKind::kReduce));
+    x[d] = loops.back();
+  }
+  ASSIGN_OR_RETURN(UOp v, Value(u.src(0), x));
+  if (loops.empty()) return v;
+  v = Simplify(v);  // so that the accumulator does not depend on loops it does not use
+  std::vector<UOp> outer;
+  for (const UOp& r : OpenRanges(v))
+    if (std::find(loops.begin(), loops.end(), r) == loops.end()) outer.push_back(r);
+  UOp acc = UOp::Alloc(u.dtype(), next_alloc_++, 1);
+  if (!outer.empty()) acc = UOp::Derived(Ops::AFTER, [&] {
+    std::vector<UOp> s{acc};
+    s.insert(s.end(), outer.begin(), outer.end());
+    return s;
+  }());
+  UOp init = acc.Index(0).Store(Identity(ra.op, u.dtype()));
+  std::vector<UOp> deps{acc, init};
+  deps.insert(deps.end(), loops.begin(), loops.end());
+  UOp accj = UOp::Derived(Ops::AFTER, deps);
+  UOp old = accj.Index(0).Load();
+  UOp next = ra.op == Ops::MAX ? old.Max(v) : UOp::Derived(ra.op, {old, v});
+  std::vector<UOp> end{accj.Index(0).Store(next)};
+  end.insert(end.end(), loops.begin(), loops.end());
+  return acc.After({UOp::Derived(Ops::END, end)}).Index(0).Load();
+}
+
+absl::StatusOr<UOp> KernelBuilder::Build() {
+  const Shape& shape = S(root_);
+  Index idx;
+  std::vector<UOp> loops;
+  for (const Dim& d : shape) {
+    if (d.IsStatic() && d.value() == 1) {
+      idx.push_back(UOp::Int(0));
+      continue;
+    }
+    loops.push_back(NewRange(d, RangeKind::kLoop));
+    idx.push_back(loops.back());
+  }
+  ASSIGN_OR_RETURN(UOp v, Value(root_, idx));
+  UOp store = buffers_.at(root_.get()).Index(Ravel(idx, shape)).Store(v);
+  if (loops.empty()) return UOp::Sink({store});
+  std::vector<UOp> end{store};
+  end.insert(end.end(), loops.begin(), loops.end());
+  return UOp::Sink({UOp::Derived(Ops::END, end)});
+}
+
+}  // namespace
+
+absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext&) {
+  if (!staged.is(Ops::SINK)) return absl::InvalidArgumentError("rangeify: expected a SINK of STAGEs (run kernelize first)");
+  ASSIGN_OR_RETURN(ShapeMap shapes, InferShapes(staged));
+  std::vector<UOp> order = staged.Toposort();
+  int next_slot = 0;
+  for (const UOp& u : order)
+    if (u.is(Ops::BUFFER)) next_slot = std::max(next_slot, u.arg().Get<ParamArg>().slot + 1);
+  absl::flat_hash_map<const UOp::Node*, UOp> buffers;
+  std::vector<UOp> kernels;
+  for (const UOp& u : order) {
+    if (u.is(Ops::BUFFER)) buffers[u.get()] = u;
+    if (!u.is(Ops::STAGE)) continue;
+    Dim n = NumElements(shapes.at(u.get()));
+    if (!n.IsStatic()) return absl::UnimplementedError("rangeify: a staged tensor of symbolic size");
+    buffers[u.get()] = UOp::Buffer(u.dtype(), next_slot++, n.value());
+    ASSIGN_OR_RETURN(UOp k, KernelBuilder(shapes, buffers, u).Build());
+    kernels.push_back(std::move(k));
+  }
+  std::vector<UOp> outs;
+  for (const UOp& r : staged.src()) outs.push_back(buffers.at(r.get()));
+  return UOp::Sink({UOp::Sink(kernels), UOp::Sink(outs)});
+}
+
+}  // namespace uopc

@@ -1,0 +1,24 @@
+// Rangeify: lowers a kernelized tensor graph to loop IR, one kernel per STAGE. Each
+// kernel loops over its output's shape and stores, at every index, the value of the
+// staged expression there: movement ops become index arithmetic through ravel/unravel
+// (PAD becomes a mask, with the index clamped so that no load goes out of bounds), ALU
+// ops stay ALU ops, and a REDUCE becomes an accumulator, a loop over the reduced axes and
+// an update. The accumulator is placed outside every loop its value does not depend on,
+// which is only right once indices are simplified (the seed's NOTES 12): the reduced value
+// is simplified before its loops are read off.
+//
+// Buffers: the graph's input BUFFERs keep their slots 0..I-1; each STAGE gets a buffer of
+// its own, slots I, I+1, ... in topological order.
+// Input: SINK of STAGE(root) (from Kernelize).
+// Output: SINK(SINK(kernel, ...), SINK(BUFFER of each root, ...)), kernels in run order.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "core/pass_manager.h"
+#include "core/uop.h"
+
+namespace uopc {
+
+absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext& ctx = {});
+
+}  // namespace uopc
