@@ -31,6 +31,17 @@ Executor& Runtime::ExecutorFor(Device* device) {
   return *e;
 }
 
+absl::StatusOr<std::shared_ptr<const Plan>> Runtime::PlanFor(const std::vector<std::shared_ptr<LazyData>>& targets) {
+  std::vector<UOp> roots;
+  for (const auto& t : targets)
+    if (!t->buffer) roots.push_back(t->uop);
+  if (roots.empty()) return std::make_shared<const Plan>();
+  return plans_.Get(Canonicalize(UOp::Sink(roots)), [](const UOp& sink, int n) {
+    PassManager pm = LoweringPipeline();
+    return Lower(sink, n, pm);
+  });
+}
+
 absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targets) {
   std::vector<std::shared_ptr<LazyData>> todo;
   for (const auto& t : targets)

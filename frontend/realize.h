@@ -22,6 +22,8 @@ class Runtime {
 
   /// Realizes every unrealized tensor of `targets` (on one device) with one plan.
   absl::Status Realize(const std::vector<std::shared_ptr<LazyData>>& targets);
+  /// The plan that realizing `targets` would run (built or from the cache), without running it.
+  absl::StatusOr<std::shared_ptr<const Plan>> PlanFor(const std::vector<std::shared_ptr<LazyData>>& targets);
 
   PlanCache& plans() { return plans_; }
   Executor& ExecutorFor(Device* device);

@@ -24,7 +24,9 @@ UOp Ravel(const Index& idx, const Shape& shape) {
 }
 
 Index Unravel(const UOp& flat, const Shape& shape) {
-  Index idx(shape.size());
+  Index idx(shape.size(), UOp::Int(0));
+  for (const Dim& d : shape)  // no elements: no index is ever used (and strides would be 0)
+    if (d.IsStatic() && d.value() == 0) return idx;
   UOp stride = UOp::Int(1);
   for (size_t d = shape.size(); d-- > 0;) {
     bool one = shape[d].IsStatic() && shape[d].value() == 1;
