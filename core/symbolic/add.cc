@@ -24,6 +24,19 @@ UOp CollectTerms(const Match& m) {
     it->coeff = WrapTo(n.dtype(), __int128{it->coeff} + t.coeff);
     changed = true;
   }
+  // (x // c)*(k*c) + (x % c)*k -> x*k
+  for (Term& m : merged) {
+    if (!m.base.is(Ops::MOD) || !m.base.src(1).is(Ops::CONST) || m.coeff == 0) continue;
+    const UOp &x = m.base.src(0), &c = m.base.src(1);
+    for (Term& d : merged) {
+      if (!d.base.is(Ops::FLOORDIV) || !(d.base.src(0) == x) || !(d.base.src(1) == c)) continue;
+      if (d.coeff != WrapTo(n.dtype(), __int128{m.coeff} * *c.ConstIntValue())) continue;
+      m = {x, m.coeff};
+      d.coeff = 0;
+      changed = true;
+      break;
+    }
+  }
   for (const Term& t : merged) changed |= t.coeff == 0;
   return changed ? BuildSum(merged, sum.constant, n.dtype()) : UOp();
 }

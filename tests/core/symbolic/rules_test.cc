@@ -56,6 +56,8 @@ TEST_F(Rules, AddIdentitiesAndCollectingTerms) {
   EXPECT_EQ(S((ld + 3) + (x + 4)), (ld + x) + 7);
   EXPECT_EQ(S((ld * 3 + x) + ld * 2), ld * 5 + x);
   EXPECT_EQ(S((ld + x) - ld), x);
+  EXPECT_EQ(S(ld.FloorDiv(4) * 4 + ld.Mod(4)), ld);
+  EXPECT_EQ(S(ld.Mod(4) * 3 + ld.FloorDiv(4) * 12 + x), ld * 3 + x);
 }
 
 TEST_F(Rules, FloatAddIsNotReassociated) {
