@@ -10,5 +10,8 @@ bazel-bin/examples/seed/runtime_trip_count
 echo
 bazel-bin/examples/seed/symbolic_shapes
 echo
+echo "== a small MLP forward pass, with its fused kernels (UOPC_DEBUG=2)"
+UOPC_DEBUG=2 bazel-bin/examples/mlp/mlp_forward
+echo
 echo "== uopc simplify examples/seed/index.uir"
 bazel-bin/tools/uopc simplify examples/seed/index.uir

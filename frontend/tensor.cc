@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/float_format.h"
 #include "devices/registry.h"
 #include "frontend/random.h"
 #include "frontend/realize.h"
@@ -321,19 +320,41 @@ void Tensor::RealizeAll(const std::vector<Tensor*>& tensors) {
   ThrowIfError(Runtime::Get().Realize(d));
 }
 
+namespace {
+
+// As PyTorch prints: one format for the whole tensor: "2." when every value is integral,
+// else 4 decimals, or scientific when some value is tiny or huge.
+std::string FloatText(double x, char mode) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, mode == 'i' ? "%.0f." : mode == 'e' ? "%.4e" : "%.4f", x);
+  return buf;
+}
+
+char FloatMode(const std::vector<double>& v) {
+  bool integral = true, sci = false;
+  for (double x : v) {
+    if (!std::isfinite(x)) continue;
+    integral &= x == std::floor(x) && std::abs(x) < 1e16;
+    sci |= std::abs(x) >= 1e8 || (x != 0 && std::abs(x) < 1e-4);
+  }
+  return integral ? 'i' : sci ? 'e' : 'f';
+}
+
+}  // namespace
+
 std::string Tensor::ToString() const {
   std::vector<double> v = ToVector<double>();
+  char mode = FloatMode(v);
   std::ostringstream os;
   std::vector<int64_t> idx(ndim(), 0);
   std::function<void(int, int64_t&)> rec = [&](int d, int64_t& flat) {
     if (d == ndim()) {
       double x = v[flat++];
       if (IsBool(dtype())) os << (x != 0 ? "true" : "false");
-      else if (IsFloat(dtype())) {
-        std::string s = FormatFloat(x, DType::kF32);
-        if (s.size() > 2 && s.substr(s.size() - 2) == ".0") s.pop_back();
-        os << s;
-      } else os << static_cast<int64_t>(x);
+      else if (IsFloat(dtype())) os << FloatText(x, mode);
+      else os << static_cast<int64_t>(x);
       return;
     }
     os << "[";

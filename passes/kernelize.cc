@@ -8,6 +8,32 @@
 
 namespace uopc {
 
+namespace {
+
+// REDUCEs reached by more than one kernel (through no other materialized node): each of
+// those kernels would repeat the whole reduction.
+std::vector<const UOp::Node*> SharedReduces(const std::vector<UOp>& order,
+                                            const absl::flat_hash_set<const UOp::Node*>& staged) {
+  absl::flat_hash_map<const UOp::Node*, absl::flat_hash_set<const UOp::Node*>> owners;  // node -> kernels
+  std::vector<const UOp::Node*> shared;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const UOp& u = *it;
+    if (u.is(Ops::SINK)) {
+      for (const UOp& r : u.src()) owners[r.get()].insert(r.get());
+      continue;
+    }
+    bool boundary = u.is(Ops::STAGE) || staged.contains(u.get());
+    if (u.is(Ops::REDUCE) && !boundary && owners[u.get()].size() > 1) shared.push_back(u.get());
+    for (const UOp& s : u.src()) {
+      if (boundary) owners[s.get()].insert(u.get());
+      else owners[s.get()].insert(owners[u.get()].begin(), owners[u.get()].end());
+    }
+  }
+  return shared;
+}
+
+}  // namespace
+
 absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
   if (!sink.is(Ops::SINK)) return absl::InvalidArgumentError("kernelize: expected a SINK of the tensors to realize");
   std::vector<UOp> order = sink.Toposort();
@@ -23,6 +49,12 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
     }
     bool down = !boundary && (expanded[u.get()] || u.is(Ops::EXPAND));
     for (const UOp& s : u.src()) expanded[s.get()] |= down;
+  }
+  // then, until none is left, the outermost REDUCE that several kernels would repeat
+  for (;;) {
+    std::vector<const UOp::Node*> shared = SharedReduces(order, staged);
+    if (shared.empty()) break;
+    staged.insert(shared.front());
   }
   UOp out = RewriteNodes(sink, [&](const UOp& orig, const UOp& rebuilt) {
     if (staged.contains(orig.get())) return UOp::Derived(Ops::STAGE, {rebuilt});

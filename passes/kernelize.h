@@ -4,7 +4,8 @@
 //   - every root of the graph (the tensors being realized);
 //   - every REDUCE whose result is broadcast back (reaches a consumer through an EXPAND
 //     before the next STAGE): recomputing it per broadcast element would repeat the
-//     whole reduction (a row softmax: max, then sum, then the output: three kernels).
+//     whole reduction (a row softmax: max, then sum, then the output: three kernels);
+//   - every REDUCE that more than one kernel reads (each would repeat it).
 // Input: SINK of tensor-level roots. Output: SINK of STAGE(root), with inner STAGEs.
 #pragma once
 

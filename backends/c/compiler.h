@@ -42,7 +42,8 @@ class CCompiler {
   absl::StatusOr<std::string> Compile(absl::string_view source);
   /// The path of a loadable file with the sealed object `sealed` (writing it if needed).
   absl::StatusOr<std::string> Materialize(absl::string_view sealed);
-  /// "gcc 12.2.0 -O2 ...": what, besides the source, a cache key covers.
+  /// "gcc 12.2.0 -O2 ... on <cpu model>": what, besides the source, a cache key covers
+  /// (the CPU too, since -march=native code is the CPU's).
   const std::string& fingerprint() const { return fingerprint_; }
   /// The folder in use (after any fallback).
   std::string cache_dir();

@@ -414,8 +414,10 @@ TEST(Tensor, ShapeErrorsAreRaisedWhenTheOpIsBuilt) {
 }
 
 TEST(Tensor, Printing) {
-  EXPECT_EQ(Tensor::FromVector<float>({1, 2.5, 3, 4}, {2, 2}).ToString(), "tensor([[1., 2.5],\n        [3., 4.]], dtype=f32)");
+  EXPECT_EQ(Tensor::FromVector<float>({1, 2.5, 3, 4}, {2, 2}).ToString(), "tensor([[1.0000, 2.5000],\n        [3.0000, 4.0000]], dtype=f32)");
   EXPECT_EQ(Tensor::FromVector<int32_t>({1, -2}, {2}).ToString(), "tensor([1, -2], dtype=i32)");
+  EXPECT_EQ(Tensor::FromVector<float>({1, 2}, {2}).ToString(), "tensor([1., 2.], dtype=f32)");
+  EXPECT_EQ(Tensor::FromVector<float>({1e-6f, 2}, {2}).ToString(), "tensor([1.0000e-06, 2.0000e+00], dtype=f32)");
   EXPECT_EQ(Tensor::Scalar(1).Lt(2.0).ToString(), "tensor(true, dtype=bool)");
 }
 
