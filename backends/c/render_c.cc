@@ -89,7 +89,7 @@ class Renderer {
 
  private:
   void Line(const std::string& s) { body_ += std::string(2 * depth_, ' ') + s + "\n"; }
-  const std::string& R(const UOp& u) const { return expr_.at(u.get()); }
+  std::string R(const UOp& u) const { return expr_.at(u.get()); }  // a copy: expr_ may rehash
   std::string Alu(const UOp& u) const;
   std::string Div(const UOp& u) const;
   std::string Round(DType t, const std::string& e) const;
