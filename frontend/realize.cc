@@ -7,9 +7,62 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "core/substitute.h"
 #include "passes/pipeline.h"
 
 namespace uopc {
+
+namespace {
+
+// The graph of the tensors to realize, and the buffers it reads by their BUFFER node. A
+// tensor realized since these graphs were built appears in them as the expression it was
+// computed by: that expression is replaced by a view of its buffer (nothing is recomputed,
+// and what it read may be gone).
+struct Graph {
+  std::vector<UOp> roots;
+  absl::flat_hash_map<const UOp::Node*, Buffer> inputs;
+};
+
+absl::StatusOr<Graph> Collect(const std::vector<std::shared_ptr<LazyData>>& todo) {
+  Graph gr;
+  absl::flat_hash_map<const UOp::Node*, UOp> realized;
+  std::vector<LazyData*> stack;
+  absl::flat_hash_map<const LazyData*, bool> seen;
+  for (const auto& t : todo) stack.push_back(t.get());
+  while (!stack.empty()) {
+    LazyData* l = stack.back();
+    stack.pop_back();
+    if (seen[l]) continue;
+    seen[l] = true;
+    if (l->buffer) {
+      UOp b = l->uop;
+      while (!b.is(Ops::BUFFER)) b = b.src(0);
+      gr.inputs[b.get()] = l->buffer;
+      if (!(l->forward == l->uop)) realized[l->forward.get()] = l->uop;
+    }
+    for (const auto& s : l->srcs) stack.push_back(s.get());
+  }
+  Device* device = todo[0]->device;
+  for (const auto& t : todo) {
+    if (t->device != device)
+      return absl::UnimplementedError(absl::StrCat("realize: tensors on ", device->name(), " and ", t->device->name(),
+                                                   " in one call; realize them separately"));
+    gr.roots.push_back(realized.empty() ? t->uop : RewriteNodes(t->uop, [&](const UOp& orig, const UOp& rebuilt) {
+      auto it = realized.find(orig.get());
+      return it == realized.end() ? rebuilt : it->second;
+    }));
+  }
+  return gr;
+}
+
+std::vector<std::shared_ptr<LazyData>> Unrealized(const std::vector<std::shared_ptr<LazyData>>& targets) {
+  std::vector<std::shared_ptr<LazyData>> todo;
+  for (const auto& t : targets)
+    if (!t->buffer && std::find(todo.begin(), todo.end(), t) == todo.end()) todo.push_back(t);
+  return todo;
+}
+
+}  // namespace
 
 Runtime& Runtime::Get() {
   static Runtime* r = new Runtime();
@@ -32,46 +85,22 @@ Executor& Runtime::ExecutorFor(Device* device) {
 }
 
 absl::StatusOr<std::shared_ptr<const Plan>> Runtime::PlanFor(const std::vector<std::shared_ptr<LazyData>>& targets) {
-  std::vector<UOp> roots;
-  for (const auto& t : targets)
-    if (!t->buffer) roots.push_back(t->uop);
-  if (roots.empty()) return std::make_shared<const Plan>();
-  return plans_.Get(Canonicalize(UOp::Sink(roots)), [](const UOp& sink, int n) {
+  std::vector<std::shared_ptr<LazyData>> todo = Unrealized(targets);
+  if (todo.empty()) return std::make_shared<const Plan>();
+  ASSIGN_OR_RETURN(Graph gr, Collect(todo));
+  return plans_.Get(Canonicalize(UOp::Sink(gr.roots)), [](const UOp& sink, int n) {
     PassManager pm = LoweringPipeline();
     return Lower(sink, n, pm);
   });
 }
 
 absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targets) {
-  std::vector<std::shared_ptr<LazyData>> todo;
-  for (const auto& t : targets)
-    if (!t->buffer && std::find(todo.begin(), todo.end(), t) == todo.end()) todo.push_back(t);
+  std::vector<std::shared_ptr<LazyData>> todo = Unrealized(targets);
   if (todo.empty()) return absl::OkStatus();
   Device* device = todo[0]->device;
-  // the buffers the graphs read, by their BUFFER node
-  absl::flat_hash_map<const UOp::Node*, Buffer> inputs;
-  std::vector<LazyData*> stack;
-  absl::flat_hash_map<const LazyData*, bool> seen;
-  for (const auto& t : todo) stack.push_back(t.get());
-  while (!stack.empty()) {
-    LazyData* l = stack.back();
-    stack.pop_back();
-    if (seen[l]) continue;
-    seen[l] = true;
-    if (l->buffer) {
-      UOp b = l->uop;
-      while (!b.is(Ops::BUFFER)) b = b.src(0);
-      inputs[b.get()] = l->buffer;
-    }
-    for (const auto& s : l->srcs) stack.push_back(s.get());
-  }
-  std::vector<UOp> roots;
-  for (const auto& t : todo) {
-    if (t->device != device)
-      return absl::UnimplementedError(absl::StrCat("realize: tensors on ", device->name(), " and ", t->device->name(),
-                                                   " in one call; realize them separately"));
-    roots.push_back(t->uop);
-  }
+  ASSIGN_OR_RETURN(Graph gr, Collect(todo));
+  std::vector<UOp>& roots = gr.roots;
+  absl::flat_hash_map<const UOp::Node*, Buffer>& inputs = gr.inputs;
   CanonicalGraph g = Canonicalize(UOp::Sink(roots));
   size_t before = plans_.size();
   auto start = std::chrono::steady_clock::now();
@@ -127,8 +156,9 @@ absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targ
     UOp view = UOp::Buffer(t.dtype, NewBufferId(), t.buffer.count());
     std::vector<UOp> dims{view};
     for (int64_t d : t.shape) dims.push_back(UOp::Int(d));
+    t.forward = t.uop;  // the expression, kept: graphs built before refer to it
     t.uop = t.shape.size() == 1 ? view : UOp::Derived(Ops::RESHAPE, dims);
-    t.srcs.clear();
+    if (!t.requires_grad) t.srcs.clear();  // the inputs are only kept for backward
   }
   return absl::OkStatus();
 }

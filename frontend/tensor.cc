@@ -26,7 +26,17 @@ Device* DefaultDevice() {
 }
 
 Tensor::Tensor(UOp uop, TensorShape shape, DType dtype, Device* device, std::vector<std::shared_ptr<LazyData>> srcs)
-    : data_(std::make_shared<LazyData>(LazyData{std::move(uop), std::move(shape), dtype, device, Buffer(), std::move(srcs)})) {}
+    : data_(std::make_shared<LazyData>()) {
+  LazyData& d = *data_;
+  d.uop = std::move(uop);
+  d.forward = d.uop;
+  d.shape = std::move(shape);
+  d.dtype = dtype;
+  d.device = device;
+  for (const auto& s : srcs) d.requires_grad |= s->requires_grad;
+  d.requires_grad &= IsFloat(dtype);  // integer and bool results carry no gradient
+  d.srcs = std::move(srcs);
+}
 
 int64_t Tensor::shape(int axis) const { return data_->shape[Axis(axis, "shape")]; }
 
@@ -60,6 +70,37 @@ Tensor Tensor::FromBytes(const void* bytes, DType dtype, TensorShape shape, Devi
   Tensor t(shape.size() == 1 ? b : UOp::Derived(Ops::RESHAPE, dims), shape, dtype, device, {});
   t.data_->buffer = *buf;
   return t;
+}
+
+Tensor& Tensor::RequiresGrad(bool on) {
+  if (on && !IsFloat(dtype())) ThrowInvalid("requires_grad: a tensor of dtype " + std::string(DTypeName(dtype())) + "; only float tensors have gradients");
+  data_->requires_grad = on;
+  return *this;
+}
+
+Tensor Tensor::grad() const {
+  Tensor g;
+  g.data_ = data_->grad;
+  return g;
+}
+
+Tensor Tensor::Detach() const {
+  Tensor t(uop(), shape(), dtype(), device(), {data_});
+  t.data_->requires_grad = false;
+  return t;
+}
+
+void Tensor::Assign(const Tensor& value) {
+  if (value.shape() != shape() || value.dtype() != dtype())
+    ThrowInvalid("assign: a value of shape " + ShapeString(value.shape()) + " and dtype " + std::string(DTypeName(value.dtype())) +
+                 " to a tensor of shape " + ShapeString(shape()) + " and dtype " + std::string(DTypeName(dtype())));
+  Tensor v = value;
+  v.Realize();
+  LazyData& d = *data_;
+  d.buffer = v.data_->buffer;
+  d.uop = d.forward = v.data_->uop;
+  d.srcs.clear();
+  d.grad.reset();
 }
 
 Tensor Tensor::Scalar(double value, DType dtype) {

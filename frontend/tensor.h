@@ -36,8 +36,11 @@ struct LazyData {
   TensorShape shape;
   DType dtype = DType::kF32;
   Device* device = nullptr;
-  Buffer buffer;                                  // set once realized
-  std::vector<std::shared_ptr<LazyData>> srcs;    // inputs that keep their buffers alive
+  Buffer buffer;                                // set once realized
+  std::vector<std::shared_ptr<LazyData>> srcs;  // inputs that keep their buffers alive
+  bool requires_grad = false;
+  UOp forward;  // the expression it was computed by (== uop until realized)
+  std::shared_ptr<LazyData> grad;   // accumulated by Backward
 };
 
 class Tensor {
@@ -161,6 +164,23 @@ class Tensor {
   Tensor CrossEntropy(const Tensor& targets) const;
   /// (..., num_classes) with 1 at each index (i32).
   Tensor OneHot(int64_t num_classes) const;
+
+  // ---- autograd ----
+  /// Marks this (realized) tensor as a parameter: Backward computes its gradient.
+  Tensor& RequiresGrad(bool on = true);
+  bool requires_grad() const { return data_->requires_grad; }
+  /// The accumulated gradient (a null Tensor if there is none).
+  Tensor grad() const;
+  void ZeroGrad() { data_->grad.reset(); }
+  /// From a scalar loss: accumulates d(loss)/d(t) into t.grad() for every tensor t that
+  /// requires grad and that the loss depends on. Lazy: nothing runs until the gradients
+  /// (or what is computed from them) are realized.
+  void Backward() const;
+  /// This tensor without its history (what an optimizer updates from).
+  Tensor Detach() const;
+  /// Replaces this tensor's contents with `value` (same shape and dtype), realized; keeps
+  /// requires_grad, drops history and gradient. What an optimizer step does to a parameter.
+  void Assign(const Tensor& value);
 
   // ---- running it ----
   /// Runs what this tensor needs; a no-op once realized.

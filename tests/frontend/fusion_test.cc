@@ -77,5 +77,17 @@ TEST(Realize, InputsStayAliveWhileALazyTensorNeedsThem) {
   EXPECT_EQ(y.ToVector<float>(), (std::vector<float>{2, 4, 6}));
 }
 
+TEST(Realize, AConsumerBuiltBeforeItsInputWasRealizedUsesTheResult) {
+  Tensor z, y;
+  {
+    Tensor x = Tensor::FromVector<float>({1, 2, 3}, {3});
+    y = x * 2.0;
+    z = y + 1.0;  // built from y's expression
+    y.Realize();  // y's expression is now its buffer; x can go
+  }
+  EXPECT_EQ(z.ToVector<float>(), (std::vector<float>{3, 5, 7}));
+  EXPECT_EQ(Kernels({z * 3.0}), 1u);  // reads y's buffer, does not recompute it
+}
+
 }  // namespace
 }  // namespace uopc

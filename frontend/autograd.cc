@@ -1,0 +1,221 @@
+#include "frontend/autograd.h"
+
+#include <cmath>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "core/substitute.h"
+#include "core/verify.h"
+
+namespace uopc {
+namespace {
+
+Tensor Zero(const Tensor& like) { return Tensor::Full({}, 0, like.dtype()); }
+
+class Backprop {
+ public:
+  Backprop(const Tensor& loss, const std::vector<Tensor>& wrt) : loss_(loss), wrt_(wrt) {}
+  std::vector<Tensor> Run();
+
+ private:
+  // The loss's expression with every realized intermediate that has history replaced by
+  // the expression it was computed by: a graph over parameters and data only.
+  UOp Expand();
+  Tensor Wrap(const UOp& u) const;
+  void Add(const UOp& u, const Tensor& g);
+  void Rule(const UOp& u, const Tensor& g);
+
+  const Tensor& loss_;
+  const std::vector<Tensor>& wrt_;
+  std::shared_ptr<LazyData> holder_;  // keeps every buffer the graphs read alive
+  absl::flat_hash_map<const UOp::Node*, UOp> history_;  // realized view -> its expression
+  ShapeMap shapes_;
+  absl::flat_hash_map<const UOp::Node*, Tensor> grads_;
+};
+
+UOp Backprop::Expand() {
+  holder_ = std::make_shared<LazyData>();
+  std::vector<LazyData*> stack{loss_.data().get()};
+  absl::flat_hash_map<const LazyData*, bool> seen;
+  std::vector<std::shared_ptr<LazyData>> all{loss_.data()};
+  while (!stack.empty()) {
+    LazyData* l = stack.back();
+    stack.pop_back();
+    if (seen[l]) continue;
+    seen[l] = true;
+    if (l->requires_grad && l->buffer && !(l->forward == l->uop)) history_[l->uop.get()] = l->forward;
+    for (const auto& s : l->srcs) {
+      all.push_back(s);
+      stack.push_back(s.get());
+    }
+  }
+  holder_->srcs = std::move(all);
+  UOp g = loss_.data()->forward;
+  for (bool changed = true; changed;) {
+    changed = false;
+    g = RewriteNodes(g, [&](const UOp& orig, const UOp& rebuilt) {
+      auto it = history_.find(orig.get());
+      if (it == history_.end()) return rebuilt;
+      changed = true;
+      return it->second;
+    });
+  }
+  return g;
+}
+
+Tensor Backprop::Wrap(const UOp& u) const {
+  TensorShape s;
+  for (const Dim& d : shapes_.at(u.get())) s.push_back(d.value());
+  return Tensor(u, s, u.dtype(), loss_.device(), {holder_});
+}
+
+void Backprop::Add(const UOp& u, const Tensor& g) {
+  if (!IsFloat(u.dtype())) return;
+  auto it = grads_.find(u.get());
+  if (it == grads_.end()) grads_.emplace(u.get(), g);
+  else it->second = it->second + g;
+}
+
+// g is d(loss)/d(u); adds d(loss)/d(src) for each source of u.
+void Backprop::Rule(const UOp& u, const Tensor& g) {
+  auto src = [&](size_t i) { return Wrap(u.src(i)); };
+  const double ln2 = std::log(2.0);
+  switch (u.op()) {
+    case Ops::ADD: Add(u.src(0), g), Add(u.src(1), g); return;
+    case Ops::MUL: Add(u.src(0), g * src(1)), Add(u.src(1), g * src(0)); return;
+    case Ops::FDIV: Add(u.src(0), g / src(1)), Add(u.src(1), -(g * src(0)) / (src(1) * src(1))); return;
+    case Ops::MAX: {  // ties share the gradient
+      Tensor a = src(0), b = src(1), half = g * 0.5;
+      Add(u.src(0), a.Gt(b).Where(g, a.Eq(b).Where(half, Zero(g))));
+      Add(u.src(1), b.Gt(a).Where(g, a.Eq(b).Where(half, Zero(g))));
+      return;
+    }
+    case Ops::EXP2: Add(u.src(0), g * Wrap(u) * ln2); return;
+    case Ops::LOG2: Add(u.src(0), g / (src(0) * ln2)); return;
+    case Ops::SIN: Add(u.src(0), g * src(0).Cos()); return;
+    case Ops::SQRT: Add(u.src(0), g / (Wrap(u) * 2.0)); return;
+    case Ops::RECIP: Add(u.src(0), -(g * Wrap(u) * Wrap(u))); return;
+    case Ops::CAST: Add(u.src(0), g.Cast(u.src(0).dtype())); return;
+    case Ops::WHERE: {
+      Tensor c = src(0);
+      Add(u.src(1), c.Where(g, Zero(g)));
+      Add(u.src(2), c.Where(Zero(g), g));
+      return;
+    }
+    case Ops::RESHAPE: Add(u.src(0), g.Reshape(src(0).shape())); return;
+    case Ops::EXPAND: {
+      const TensorShape in = src(0).shape();  // a copy: src(0) is a temporary
+      std::vector<int> axes;
+      for (size_t d = 0; d < in.size(); ++d)
+        if (in[d] == 1 && g.shape()[d] != 1) axes.push_back(static_cast<int>(d));
+      Add(u.src(0), axes.empty() ? g : g.Sum(axes, true));
+      return;
+    }
+    case Ops::PERMUTE: {
+      const std::vector<int>& order = u.arg().Get<Axes>().v;
+      std::vector<int> inverse(order.size());
+      for (size_t d = 0; d < order.size(); ++d) inverse[order[d]] = static_cast<int>(d);
+      Add(u.src(0), g.Permute(inverse));
+      return;
+    }
+    case Ops::FLIP: Add(u.src(0), g.Flip(u.arg().Get<Axes>().v)); return;
+    case Ops::PAD: {
+      std::vector<std::pair<int64_t, int64_t>> r;
+      for (size_t d = 0; d < g.shape().size(); ++d) {
+        int64_t before = *u.src(1 + 2 * d).ConstIntValue();
+        r.push_back({before, before + src(0).shape()[d]});
+      }
+      Add(u.src(0), g.Shrink(r));
+      return;
+    }
+    case Ops::SHRINK: {
+      std::vector<std::pair<int64_t, int64_t>> p;
+      for (size_t d = 0; d < g.shape().size(); ++d) {
+        int64_t b = *u.src(1 + 2 * d).ConstIntValue(), e = *u.src(2 + 2 * d).ConstIntValue();
+        p.push_back({b, src(0).shape()[d] - e});
+      }
+      Add(u.src(0), g.Pad(p));
+      return;
+    }
+    case Ops::REDUCE: {
+      const ReduceArg& ra = u.arg().Get<ReduceArg>();
+      Tensor x = src(0);
+      if (ra.op == Ops::ADD) {
+        Add(u.src(0), g.Expand(x.shape()));
+      } else if (ra.op == Ops::MAX) {  // to the maxima, shared among ties
+        Tensor hit = x.Eq(Wrap(u).Expand(x.shape())).Float().Cast(x.dtype());
+        Tensor count = hit.Sum(ra.axes, true);
+        Add(u.src(0), hit * (g / count).Expand(x.shape()));
+      } else {
+        ThrowInvalid(absl::StrCat("backward: no gradient for a REDUCE of ", OpName(ra.op)));
+      }
+      return;
+    }
+    case Ops::STAGE: Add(u.src(0), g); return;
+    case Ops::INDEX:
+    case Ops::LOAD:
+      ThrowInvalid("backward: the value depends on a data-dependent index (a gather); autodiff cannot differentiate "
+                   "through it (use a one-hot matmul)");
+    default: return;  // leaves, comparisons, integer ops: no gradient flows
+  }
+}
+
+std::vector<Tensor> Backprop::Run() {
+  if (loss_.numel() != 1 || !IsFloat(loss_.dtype()))
+    ThrowInvalid("backward: a loss of shape " + ShapeString(loss_.shape()) + " and dtype " + std::string(DTypeName(loss_.dtype())) +
+                 "; expected one float value");
+  UOp g = Expand();
+  absl::StatusOr<ShapeMap> shapes = InferShapes(g);
+  ThrowIfError(shapes.status());
+  shapes_ = *std::move(shapes);
+  std::vector<UOp> order = g.Toposort();
+  grads_.emplace(g.get(), Tensor::Full(Wrap(g).shape(), 1, g.dtype()));
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    auto gi = grads_.find(it->get());
+    if (gi == grads_.end()) continue;
+    Tensor grad = gi->second;
+    Rule(*it, grad);
+  }
+  std::vector<Tensor> out;
+  for (const Tensor& w : wrt_) {
+    auto gi = grads_.find(w.data()->forward.get());
+    out.push_back(gi != grads_.end() ? gi->second.Cast(w.dtype()) : Tensor::Zeros(w.shape(), w.dtype()));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Tensor> Gradients(const Tensor& loss, const std::vector<Tensor>& wrt) { return Backprop(loss, wrt).Run(); }
+
+void Tensor::Backward() const {
+  // the parameters: realized tensors that require grad and have no history
+  std::vector<Tensor> params;
+  std::vector<std::shared_ptr<LazyData>> stack{data_};
+  absl::flat_hash_map<const LazyData*, bool> seen;
+  while (!stack.empty()) {
+    std::shared_ptr<LazyData> l = stack.back();
+    stack.pop_back();
+    if (seen[l.get()]) continue;
+    seen[l.get()] = true;
+    if (l->requires_grad && l->buffer && l->forward == l->uop) {
+      Tensor p;
+      p.data_ = l;
+      params.push_back(p);
+    }
+    for (const auto& s : l->srcs) stack.push_back(s);
+  }
+  std::vector<Tensor> grads = Gradients(*this, params);
+  for (size_t i = 0; i < params.size(); ++i) {
+    LazyData& d = *params[i].data_;
+    Tensor g = grads[i];
+    if (d.grad) {
+      Tensor old;
+      old.data_ = d.grad;
+      g = old + g;
+    }
+    d.grad = g.data_;
+  }
+}
+
+}  // namespace uopc
