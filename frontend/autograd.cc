@@ -43,7 +43,7 @@ UOp Backprop::Expand() {
     stack.pop_back();
     if (seen[l]) continue;
     seen[l] = true;
-    if (l->requires_grad && l->buffer && !(l->forward == l->uop)) history_[l->uop.get()] = l->forward;
+    if (l->requires_grad && l->buffer && !l->srcs.empty()) history_[l->uop.get()] = l->forward;
     for (const auto& s : l->srcs) {
       all.push_back(s);
       stack.push_back(s.get());
@@ -178,7 +178,8 @@ std::vector<Tensor> Backprop::Run() {
   }
   std::vector<Tensor> out;
   for (const Tensor& w : wrt_) {
-    auto gi = grads_.find(w.data()->forward.get());
+    const LazyData& d = *w.data();
+    auto gi = grads_.find((d.buffer && d.srcs.empty() ? d.uop : d.forward).get());  // leaves: their view
     out.push_back(gi != grads_.end() ? gi->second.Cast(w.dtype()) : Tensor::Zeros(w.shape(), w.dtype()));
   }
   return out;
@@ -198,7 +199,7 @@ void Tensor::Backward() const {
     stack.pop_back();
     if (seen[l.get()]) continue;
     seen[l.get()] = true;
-    if (l->requires_grad && l->buffer && l->forward == l->uop) {
+    if (l->requires_grad && l->buffer && l->srcs.empty()) {
       Tensor p;
       p.data_ = l;
       params.push_back(p);

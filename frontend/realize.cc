@@ -135,7 +135,7 @@ absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targ
       if (shown_[l.kernel]) continue;
       shown_[l.kernel] = true;
       ASSIGN_OR_RETURN(std::string src, ex.Source(l.kernel));
-      std::cerr << src;
+      std::cerr << "uopc: kernel " << l.kernel.hash() % 100000 << ":\n" << src;
     }
     std::vector<UOp> ks;
     for (const KernelLaunch& l : launches) ks.push_back(l.kernel);

@@ -74,6 +74,10 @@ Tensor Tensor::FromBytes(const void* bytes, DType dtype, TensorShape shape, Devi
 
 Tensor& Tensor::RequiresGrad(bool on) {
   if (on && !IsFloat(dtype())) ThrowInvalid("requires_grad: a tensor of dtype " + std::string(DTypeName(dtype())) + "; only float tensors have gradients");
+  if (on) {  // a parameter: a realized leaf, its history dropped
+    Realize();
+    data_->srcs.clear();
+  }
   data_->requires_grad = on;
   return *this;
 }

@@ -166,12 +166,15 @@ class Tensor {
   Tensor OneHot(int64_t num_classes) const;
 
   // ---- autograd ----
-  /// Marks this (realized) tensor as a parameter: Backward computes its gradient.
+  /// Marks this tensor as a parameter (realizing it, and dropping its history): Backward
+  /// computes its gradient.
   Tensor& RequiresGrad(bool on = true);
   bool requires_grad() const { return data_->requires_grad; }
   /// The accumulated gradient (a null Tensor if there is none).
   Tensor grad() const;
   void ZeroGrad() { data_->grad.reset(); }
+  /// Replaces the gradient (what gradient clipping does).
+  void SetGrad(const Tensor& g) { data_->grad = g.data_; }
   /// From a scalar loss: accumulates d(loss)/d(t) into t.grad() for every tensor t that
   /// requires grad and that the loss depends on. Lazy: nothing runs until the gradients
   /// (or what is computed from them) are realized.

@@ -32,6 +32,54 @@ std::vector<const UOp::Node*> SharedReduces(const std::vector<UOp>& order,
   return shared;
 }
 
+// Whether recomputing `u` (up to the next materialized node) for every element it is
+// broadcast to costs more than reading it back: it holds a REDUCE, more than three ALU ops,
+// or reads more than two buffers. (Broadcasting -m into a softmax's sum is cheap; a layer
+// norm's output broadcast into a matmul is not.)
+bool Expensive(const UOp& u, const absl::flat_hash_set<const UOp::Node*>& staged) {
+  std::vector<UOp> stack{u};
+  absl::flat_hash_set<const UOp::Node*> seen;
+  int alu = 0, reads = 0;
+  while (!stack.empty()) {
+    UOp x = std::move(stack.back());
+    stack.pop_back();
+    if (!seen.insert(x.get()).second) continue;
+    if (x.is(Ops::STAGE) || staged.contains(x.get()) || x.is(Ops::BUFFER)) {
+      ++reads;
+      continue;
+    }
+    if (x.is(Ops::REDUCE)) return true;
+    if (IsAlu(x.op())) ++alu;
+    if (IsMovement(x.op())) stack.push_back(x.src(0));  // (the other sources are dims)
+    else
+      for (const UOp& s : x.src()) stack.push_back(s);
+  }
+  return alu > 3 || reads > 2;
+}
+
+// Computations broadcast into a REDUCE: under an EXPAND inside a reduction, an expression
+// would be recomputed for every element it is broadcast to (a matmul's operand, once per
+// column of the other). These are materialized instead.
+void StageBroadcastIntoReduces(const std::vector<UOp>& order, absl::flat_hash_set<const UOp::Node*>& staged) {
+  for (const UOp& r : order) {
+    if (!r.is(Ops::REDUCE)) continue;
+    std::vector<UOp> stack{r.src(0)};
+    absl::flat_hash_set<const UOp::Node*> seen;
+    while (!stack.empty()) {
+      UOp x = std::move(stack.back());
+      stack.pop_back();
+      if (!seen.insert(x.get()).second || x.is(Ops::STAGE) || staged.contains(x.get()) || x.is(Ops::REDUCE)) continue;
+      if (x.is(Ops::EXPAND) && Expensive(x.src(0), staged)) {
+        staged.insert(x.src(0).get());
+        continue;
+      }
+      if (IsMovement(x.op())) stack.push_back(x.src(0));
+      else
+        for (const UOp& s : x.src()) stack.push_back(s);
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
@@ -50,6 +98,7 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
     bool down = !boundary && (expanded[u.get()] || u.is(Ops::EXPAND));
     for (const UOp& s : u.src()) expanded[s.get()] |= down;
   }
+  StageBroadcastIntoReduces(order, staged);
   // then, until none is left, the outermost REDUCE that several kernels would repeat
   for (;;) {
     std::vector<const UOp::Node*> shared = SharedReduces(order, staged);

@@ -5,6 +5,8 @@
 //   - every REDUCE whose result is broadcast back (reaches a consumer through an EXPAND
 //     before the next STAGE): recomputing it per broadcast element would repeat the
 //     whole reduction (a row softmax: max, then sum, then the output: three kernels);
+//   - every costly computation broadcast into a REDUCE (under an EXPAND inside the
+//     reduction: a matmul's operand would be recomputed once per column of the other);
 //   - every REDUCE that more than one kernel reads (each would repeat it).
 // Input: SINK of tensor-level roots. Output: SINK of STAGE(root), with inner STAGEs.
 #pragma once

@@ -1,0 +1,167 @@
+#include "frontend/nn.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace uopc {
+namespace {
+
+Tensor Param(Tensor t) {
+  t.Realize();
+  t.RequiresGrad();
+  return t;
+}
+
+}  // namespace
+
+NamedParams Module::NamedParameters() {
+  NamedParams out;
+  Params("", out);
+  return out;
+}
+
+std::vector<Tensor*> Module::Parameters() {
+  std::vector<Tensor*> out;
+  for (auto& [n, t] : NamedParameters()) out.push_back(t);
+  return out;
+}
+
+Linear::Linear(int64_t in, int64_t out, bool has_bias, double init_std)
+    : weight(Param(Tensor::Randn({in, out}) * init_std)) {
+  if (has_bias) bias = Param(Tensor::Zeros({out}));
+}
+
+Tensor Linear::Forward(const Tensor& x) const {
+  Tensor y = x.Matmul(weight);
+  return bias ? y + bias : y;
+}
+
+void Linear::Params(const std::string& prefix, NamedParams& out) {
+  out.push_back({prefix + "weight", &weight});
+  if (bias) out.push_back({prefix + "bias", &bias});
+}
+
+Embedding::Embedding(int64_t num, int64_t dim, double init_std) : weight(Param(Tensor::Randn({num, dim}) * init_std)) {}
+
+Tensor Embedding::Forward(const Tensor& idx) const { return idx.OneHot(weight.shape(0)).Cast(weight.dtype()).Matmul(weight); }
+
+void Embedding::Params(const std::string& prefix, NamedParams& out) { out.push_back({prefix + "weight", &weight}); }
+
+LayerNorm::LayerNorm(int64_t dim, double eps) : weight(Param(Tensor::Ones({dim}))), bias(Param(Tensor::Zeros({dim}))), eps(eps) {}
+
+Tensor LayerNorm::Forward(const Tensor& x) const {
+  Tensor centered = x - x.Mean({-1}, true);
+  Tensor var = centered.Square().Mean({-1}, true);
+  return centered * (var + eps).Rsqrt() * weight + bias;
+}
+
+void LayerNorm::Params(const std::string& prefix, NamedParams& out) {
+  out.push_back({prefix + "weight", &weight});
+  out.push_back({prefix + "bias", &bias});
+}
+
+Tensor Dropout::Forward(const Tensor& x) const {
+  if (!training_ || p == 0) return x;
+  Tensor keep = Tensor::Rand(x.shape()).Ge(Tensor::Scalar(p));
+  return keep.Where(x * (1.0 / (1.0 - p)), x * 0.0);
+}
+
+CausalSelfAttention::CausalSelfAttention(const GptConfig& c)
+    : c_attn(c.dim, 3 * c.dim),
+      c_proj(c.dim, c.dim, true, 0.02 / std::sqrt(2.0 * c.layers)),
+      attn_dropout(c.dropout),
+      resid_dropout(c.dropout),
+      heads(c.heads) {}
+
+Tensor CausalSelfAttention::Forward(const Tensor& x) const {
+  int64_t B = x.shape(0), T = x.shape(1), C = x.shape(2), D = C / heads;
+  Tensor qkv = c_attn.Forward(x);  // (B, T, 3C)
+  auto split = [&](int k) {
+    return qkv.Shrink({{0, B}, {0, T}, {k * C, (k + 1) * C}}).Reshape({B, T, heads, D}).Transpose(1, 2);  // (B, H, T, D)
+  };
+  Tensor q = split(0), k = split(1), v = split(2);
+  Tensor future = Tensor::Arange(static_cast<double>(T)).Unsqueeze(1).Lt(Tensor::Arange(static_cast<double>(T)));
+  Tensor att = q.Matmul(k.Transpose()) * (1.0 / std::sqrt(static_cast<double>(D)));
+  att = future.Where(-INFINITY, att).Softmax(-1);
+  Tensor y = attn_dropout.Forward(att).Matmul(v).Transpose(1, 2).Reshape({B, T, C});
+  return resid_dropout.Forward(c_proj.Forward(y));
+}
+
+void CausalSelfAttention::Params(const std::string& prefix, NamedParams& out) {
+  c_attn.Params(prefix + "c_attn.", out);
+  c_proj.Params(prefix + "c_proj.", out);
+}
+
+void CausalSelfAttention::Train(bool on) {
+  training_ = on;
+  attn_dropout.Train(on);
+  resid_dropout.Train(on);
+}
+
+Mlp::Mlp(const GptConfig& c)
+    : c_fc(c.dim, 4 * c.dim), c_proj(4 * c.dim, c.dim, true, 0.02 / std::sqrt(2.0 * c.layers)), dropout(c.dropout) {}
+
+Tensor Mlp::Forward(const Tensor& x) const { return dropout.Forward(c_proj.Forward(c_fc.Forward(x).Gelu())); }
+
+void Mlp::Params(const std::string& prefix, NamedParams& out) {
+  c_fc.Params(prefix + "c_fc.", out);
+  c_proj.Params(prefix + "c_proj.", out);
+}
+
+void Mlp::Train(bool on) {
+  training_ = on;
+  dropout.Train(on);
+}
+
+Block::Block(const GptConfig& c) : ln_1(c.dim), attn(c), ln_2(c.dim), mlp(c) {}
+
+Tensor Block::Forward(const Tensor& x) const {
+  Tensor y = x + attn.Forward(ln_1.Forward(x));
+  return y + mlp.Forward(ln_2.Forward(y));
+}
+
+void Block::Params(const std::string& prefix, NamedParams& out) {
+  ln_1.Params(prefix + "ln_1.", out);
+  attn.Params(prefix + "attn.", out);
+  ln_2.Params(prefix + "ln_2.", out);
+  mlp.Params(prefix + "mlp.", out);
+}
+
+void Block::Train(bool on) {
+  training_ = on;
+  attn.Train(on);
+  mlp.Train(on);
+}
+
+Gpt::Gpt(const GptConfig& c)
+    : config(c), wte(c.vocab, c.dim), wpe(c.context, c.dim), ln_f(c.dim), lm_head(Param(Tensor::Randn({c.vocab, c.dim}) * 0.02)) {
+  if (c.dim % c.heads) ThrowInvalid(absl::StrCat("gpt: dim ", c.dim, " is not a multiple of heads ", c.heads));
+  for (int64_t l = 0; l < c.layers; ++l) h.push_back(std::make_unique<Block>(c));
+}
+
+Tensor Gpt::Forward(const Tensor& idx) const {
+  if (idx.ndim() != 2 || idx.shape(1) > config.context)
+    ThrowInvalid(absl::StrCat("gpt: token indices of shape ", ShapeString(idx.shape()), "; expected (batch, T) with T <= ",
+                              config.context));
+  int64_t T = idx.shape(1);
+  Tensor pos = Tensor::Arange(static_cast<double>(T));
+  Tensor x = wte.Forward(idx) + wpe.Forward(pos);
+  for (const auto& b : h) x = b->Forward(x);
+  return ln_f.Forward(x).Matmul(lm_head.Transpose());
+}
+
+void Gpt::Params(const std::string& prefix, NamedParams& out) {
+  wte.Params(prefix + "wte.", out);
+  wpe.Params(prefix + "wpe.", out);
+  for (size_t l = 0; l < h.size(); ++l) h[l]->Params(absl::StrCat(prefix, "h.", l, "."), out);
+  ln_f.Params(prefix + "ln_f.", out);
+  out.push_back({prefix + "lm_head.weight", &lm_head});
+}
+
+void Gpt::Train(bool on) {
+  training_ = on;
+  for (auto& b : h) b->Train(on);
+}
+
+}  // namespace uopc

@@ -1,0 +1,127 @@
+// nn: the layers a GPT is made of, with the GPT-2 parameter names and layouts so that
+// checkpoints written by other tools load: Linear keeps its weight as (in, out), as
+// GPT-2's Conv1D does; a model's parameters are listed by dotted name ("h.0.attn.c_attn.weight").
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "frontend/tensor.h"
+
+namespace uopc {
+
+/// Parameters by dotted name, in a fixed order.
+using NamedParams = std::vector<std::pair<std::string, Tensor*>>;
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  /// Appends this module's parameters, their names prefixed by `prefix` ("h.0." ...).
+  virtual void Params(const std::string& prefix, NamedParams& out) = 0;
+  NamedParams NamedParameters();
+  std::vector<Tensor*> Parameters();
+  /// Training mode (dropout on) or evaluation mode.
+  virtual void Train(bool on) { training_ = on; }
+  bool training() const { return training_; }
+
+ protected:
+  bool training_ = true;
+};
+
+/// y = x @ weight + bias, weight (in, out).
+class Linear : public Module {
+ public:
+  Linear(int64_t in, int64_t out, bool bias = true, double init_std = 0.02);
+  Tensor Forward(const Tensor& x) const;
+  void Params(const std::string& prefix, NamedParams& out) override;
+  Tensor weight, bias;
+};
+
+/// Rows of `weight` (num, dim) picked by integer indices (a one-hot matmul, so that the
+/// gradient reaches the weight).
+class Embedding : public Module {
+ public:
+  Embedding(int64_t num, int64_t dim, double init_std = 0.02);
+  Tensor Forward(const Tensor& idx) const;
+  void Params(const std::string& prefix, NamedParams& out) override;
+  Tensor weight;
+};
+
+/// (x - mean) / sqrt(var + eps) * weight + bias over the last axis.
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(int64_t dim, double eps = 1e-5);
+  Tensor Forward(const Tensor& x) const;
+  void Params(const std::string& prefix, NamedParams& out) override;
+  Tensor weight, bias;
+  double eps;
+};
+
+/// In training, zeroes each element with probability p and scales the rest by 1/(1-p).
+class Dropout : public Module {
+ public:
+  explicit Dropout(double p) : p(p) {}
+  Tensor Forward(const Tensor& x) const;
+  void Params(const std::string&, NamedParams&) override {}
+  double p;
+};
+
+struct GptConfig {
+  int64_t vocab = 65, context = 64, dim = 128, heads = 4, layers = 4;
+  double dropout = 0.0;
+};
+
+/// Multi-head causal self-attention: c_attn (dim, 3 dim) then c_proj (dim, dim).
+class CausalSelfAttention : public Module {
+ public:
+  explicit CausalSelfAttention(const GptConfig& c);
+  Tensor Forward(const Tensor& x) const;  // (B, T, C) -> (B, T, C)
+  void Params(const std::string& prefix, NamedParams& out) override;
+  void Train(bool on) override;
+  Linear c_attn, c_proj;
+  Dropout attn_dropout, resid_dropout;
+  int64_t heads;
+};
+
+/// c_fc (dim, 4 dim), GELU, c_proj (4 dim, dim).
+class Mlp : public Module {
+ public:
+  explicit Mlp(const GptConfig& c);
+  Tensor Forward(const Tensor& x) const;
+  void Params(const std::string& prefix, NamedParams& out) override;
+  void Train(bool on) override;
+  Linear c_fc, c_proj;
+  Dropout dropout;
+};
+
+/// x + attn(ln_1(x)), then x + mlp(ln_2(x)).
+class Block : public Module {
+ public:
+  explicit Block(const GptConfig& c);
+  Tensor Forward(const Tensor& x) const;
+  void Params(const std::string& prefix, NamedParams& out) override;
+  void Train(bool on) override;
+  LayerNorm ln_1;
+  CausalSelfAttention attn;
+  LayerNorm ln_2;
+  Mlp mlp;
+};
+
+/// GPT-2: wte, wpe, blocks h.N, ln_f, and lm_head (vocab, dim) as GPT-2 stores it.
+class Gpt : public Module {
+ public:
+  explicit Gpt(const GptConfig& c);
+  /// Token indices (B, T), T <= context, to logits (B, T, vocab).
+  Tensor Forward(const Tensor& idx) const;
+  void Params(const std::string& prefix, NamedParams& out) override;
+  void Train(bool on) override;
+  GptConfig config;
+  Embedding wte, wpe;
+  std::vector<std::unique_ptr<Block>> h;
+  LayerNorm ln_f;
+  Tensor lm_head;
+};
+
+}  // namespace uopc

@@ -1,0 +1,101 @@
+#include "frontend/optim.h"
+
+#include <cmath>
+
+namespace uopc {
+
+Tensor Optimizer::Data(double v) { return Tensor::FromVector<float>({static_cast<float>(v)}, {}); }
+
+void Optimizer::ZeroGrad() {
+  for (Tensor* p : params_) p->ZeroGrad();
+}
+
+void Optimizer::Commit(std::vector<std::pair<Tensor*, Tensor>> updates, const std::vector<Tensor*>& also) {
+  std::vector<Tensor*> all = also;
+  for (auto& [dst, value] : updates) all.push_back(&value);
+  Tensor::RealizeAll(all);
+  for (auto& [dst, value] : updates) dst->Assign(value);
+}
+
+SGD::SGD(std::vector<Tensor*> params, double lr, double momentum, double weight_decay)
+    : Optimizer(std::move(params), lr), momentum_(momentum), weight_decay_(weight_decay) {
+  for (Tensor* p : params_) velocity_.push_back(Tensor::Zeros(p->shape(), p->dtype()).Realize());
+}
+
+void SGD::Step(const std::vector<Tensor*>& also) {
+  Tensor lr = Data(lr_);
+  std::vector<std::pair<Tensor*, Tensor>> updates;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor* p = params_[i];
+    if (!p->grad()) continue;
+    Tensor w = p->Detach(), g = p->grad().Detach();
+    if (weight_decay_ != 0) g = g + w * weight_decay_;
+    if (momentum_ != 0) {
+      Tensor v = velocity_[i] * momentum_ + g;
+      updates.push_back({&velocity_[i], v});
+      g = v;
+    }
+    updates.push_back({p, (w - g * lr.Cast(w.dtype())).Cast(w.dtype())});
+  }
+  Commit(std::move(updates), also);
+}
+
+AdamW::AdamW(std::vector<Tensor*> params, double lr, double beta1, double beta2, double eps, double weight_decay)
+    : Optimizer(std::move(params), lr), beta1_(beta1), beta2_(beta2), eps_(eps), weight_decay_(weight_decay) {
+  for (Tensor* p : params_) {
+    m_.push_back(Tensor::Zeros(p->shape(), DType::kF32).Realize());
+    v_.push_back(Tensor::Zeros(p->shape(), DType::kF32).Realize());
+  }
+}
+
+std::vector<Tensor*> AdamW::State() {
+  std::vector<Tensor*> s;
+  for (Tensor& m : m_) s.push_back(&m);
+  for (Tensor& v : v_) s.push_back(&v);
+  return s;
+}
+
+void AdamW::Step(const std::vector<Tensor*>& also) {
+  ++t_;
+  Tensor lr = Data(lr_), bc1 = Data(1.0 - std::pow(beta1_, static_cast<double>(t_))),
+         bc2 = Data(1.0 - std::pow(beta2_, static_cast<double>(t_)));
+  std::vector<std::pair<Tensor*, Tensor>> updates;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor* p = params_[i];
+    if (!p->grad()) continue;
+    Tensor w = p->Detach().Float(), g = p->grad().Detach().Float();
+    Tensor m = m_[i] * beta1_ + g * (1.0 - beta1_);
+    Tensor v = v_[i] * beta2_ + g * g * (1.0 - beta2_);
+    Tensor step = (m / bc1) / ((v / bc2).Sqrt() + eps_) + w * weight_decay_;
+    updates.push_back({&m_[i], m});
+    updates.push_back({&v_[i], v});
+    updates.push_back({p, (w - step * lr).Cast(p->dtype())});
+  }
+  Commit(std::move(updates), also);
+}
+
+Tensor ClipGradNorm(const std::vector<Tensor*>& params, double max_norm) {
+  Tensor sq;
+  for (Tensor* p : params)
+    if (p->grad()) {
+      Tensor s = p->grad().Float().Square().Sum();
+      sq = sq ? sq + s : s;
+    }
+  if (!sq) return Tensor::Scalar(0);
+  Tensor norm = sq.Sqrt();
+  Tensor scale = (Tensor::Scalar(max_norm) / (norm + 1e-6)).Minimum(Tensor::Scalar(1.0));
+  for (Tensor* p : params)
+    if (p->grad()) {
+      p->SetGrad(p->grad() * scale.Cast(p->grad().dtype()));
+    }
+  return norm;
+}
+
+double CosineLr(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr) {
+  if (step < warmup) return max_lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
+  if (step >= total) return min_lr;
+  double progress = static_cast<double>(step - warmup) / static_cast<double>(std::max<int64_t>(total - warmup, 1));
+  return min_lr + 0.5 * (max_lr - min_lr) * (1.0 + std::cos(M_PI * progress));
+}
+
+}  // namespace uopc

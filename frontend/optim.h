@@ -1,0 +1,68 @@
+// Optimizers. A step builds every parameter's update lazily and realizes all of them (and
+// any tensors the caller adds, such as the loss) as one plan. Values that change every
+// step (the learning rate, Adam's bias corrections) enter as data, never as constants, so
+// the step's graph is the same every time and compiles once (the seed's NOTES 17 lesson).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "frontend/tensor.h"
+
+namespace uopc {
+
+class Optimizer {
+ public:
+  explicit Optimizer(std::vector<Tensor*> params, double lr) : params_(std::move(params)), lr_(lr) {}
+  virtual ~Optimizer() = default;
+  /// Updates every parameter that has a gradient, realizing `also` in the same plan.
+  virtual void Step(const std::vector<Tensor*>& also = {}) = 0;
+  void ZeroGrad();
+  void set_lr(double lr) { lr_ = lr; }
+  double lr() const { return lr_; }
+
+ protected:
+  /// A 0-d f32 tensor holding `v` as data.
+  static Tensor Data(double v);
+  /// Realizes the new values and assigns them (all in one plan).
+  static void Commit(std::vector<std::pair<Tensor*, Tensor>> updates, const std::vector<Tensor*>& also);
+
+  std::vector<Tensor*> params_;
+  double lr_;
+};
+
+/// p -= lr * v, v = momentum * v + g + weight_decay * p.
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Tensor*> params, double lr, double momentum = 0, double weight_decay = 0);
+  void Step(const std::vector<Tensor*>& also = {}) override;
+
+ private:
+  double momentum_, weight_decay_;
+  std::vector<Tensor> velocity_;
+};
+
+/// Adam with decoupled weight decay (Loshchilov & Hutter), as PyTorch's AdamW.
+class AdamW : public Optimizer {
+ public:
+  AdamW(std::vector<Tensor*> params, double lr, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8,
+        double weight_decay = 0.01);
+  void Step(const std::vector<Tensor*>& also = {}) override;
+  int64_t steps() const { return t_; }
+  /// The moments, for checkpoints: m and v of each parameter in order.
+  std::vector<Tensor*> State();
+
+ private:
+  double beta1_, beta2_, eps_, weight_decay_;
+  int64_t t_ = 0;
+  std::vector<Tensor> m_, v_;
+};
+
+/// Scales every gradient (lazily) so that their global L2 norm is at most `max_norm`;
+/// returns the norm before scaling (lazy).
+Tensor ClipGradNorm(const std::vector<Tensor*>& params, double max_norm);
+
+/// Linear warmup to `max_lr` over `warmup` steps, then cosine decay to `min_lr` at `total`.
+double CosineLr(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr);
+
+}  // namespace uopc
