@@ -1,0 +1,145 @@
+// Safetensors checkpoints: bit-identical round trips, atomic writes, and a clear error
+// (never a crash) for every way a file can be broken.
+#include "frontend/safetensors.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace uopc {
+namespace {
+
+std::string Tmp(const std::string& name) { return std::string(std::getenv("TEST_TMPDIR")) + "/" + name; }
+
+std::string Read(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void Write(const std::string& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+
+// A file with `header` as its JSON and `data` after it.
+std::string File(const std::string& header, const std::string& data) {
+  std::string out(8, '\0');
+  uint64_t n = header.size();
+  for (int k = 0; k < 8; ++k) out[k] = static_cast<char>((n >> (8 * k)) & 0xff);
+  return out + header + data;
+}
+
+TEST(Checkpoint, RoundTripIsBitIdentical) {
+  Tensor::ManualSeed(1);
+  GptConfig c{7, 5, 8, 2, 1, 0.0};
+  Gpt a(c);
+  std::string path = Tmp("a.safetensors");
+  ASSERT_TRUE(SaveModel(path, a, {{"vocab", "abc\n\"x"}, {"step", "3"}}).ok());
+  Tensor::ManualSeed(2);
+  Gpt b(c);
+  absl::StatusOr<Checkpoint> ck = LoadSafetensors(path);
+  ASSERT_TRUE(ck.ok()) << ck.status();
+  EXPECT_EQ(ck->metadata.at("vocab"), "abc\n\"x");
+  EXPECT_EQ(ck->metadata.at("step"), "3");
+  ASSERT_TRUE(LoadModel(*ck, b).ok());
+  NamedParams pa = a.NamedParameters(), pb = b.NamedParameters();
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_EQ(ToHost(*pa[i].second).bytes, ToHost(*pb[i].second).bytes) << pa[i].first;
+}
+
+TEST(Checkpoint, EveryDTypeRoundTrips) {
+  Checkpoint c;
+  for (DType t : {DType::kBool, DType::kI8, DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kU32, DType::kI64,
+                  DType::kU64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64}) {
+    HostTensor h{t, {2, 1}, std::string(2 * DTypeSize(t), '\x01')};
+    c.tensors.emplace_back(std::string(DTypeName(t)), h);
+  }
+  c.tensors.emplace_back("empty", HostTensor{DType::kF32, {0, 3}, ""});
+  ASSERT_TRUE(SaveSafetensors(Tmp("all.safetensors"), c).ok());
+  absl::StatusOr<Checkpoint> back = LoadSafetensors(Tmp("all.safetensors"));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->tensors.size(), c.tensors.size());
+  for (size_t i = 0; i < c.tensors.size(); ++i) {
+    EXPECT_EQ(back->tensors[i].first, c.tensors[i].first);
+    EXPECT_EQ(back->tensors[i].second.dtype, c.tensors[i].second.dtype);
+    EXPECT_EQ(back->tensors[i].second.shape, c.tensors[i].second.shape);
+    EXPECT_EQ(back->tensors[i].second.bytes, c.tensors[i].second.bytes);
+  }
+  EXPECT_EQ(static_cast<unsigned char>(Read(Tmp("all.safetensors"))[0]) % 8, 0);  // the header is padded to 8 bytes
+}
+
+TEST(Checkpoint, AFailedWriteLeavesTheOldFileAndNoTemporary) {
+  Checkpoint c;
+  c.tensors.emplace_back("x", HostTensor{DType::kF32, {1}, std::string(4, '\0')});
+  EXPECT_EQ(SaveSafetensors("/no/such/dir/x.safetensors", c).code(), absl::StatusCode::kUnavailable);
+  std::string path = Tmp("keep.safetensors");
+  ASSERT_TRUE(SaveSafetensors(path, c).ok());
+  std::string before = Read(path);
+  Checkpoint bad = c;
+  bad.tensors[0].second.bytes = "123";  // wrong size: refused before anything is written
+  EXPECT_FALSE(SaveSafetensors(path, bad).ok());
+  EXPECT_EQ(Read(path), before);
+}
+
+struct Broken {
+  const char* what;
+  std::string bytes;
+  const char* message;  // after "checkpoint PATH: "
+};
+
+TEST(Checkpoint, BrokenFilesAreClearErrors) {
+  const std::string ok_entry = R"("w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+  std::vector<Broken> cases = {
+      {"empty", "", "0 bytes; a safetensors file has at least 8 (truncated?)"},
+      {"short", "abc", "3 bytes; a safetensors file has at least 8 (truncated?)"},
+      {"header too long", File("{}", "").substr(0, 8) + "{", "a header of 2 bytes does not fit in the file (9 bytes; truncated?)"},
+      {"not json", File("{nope}", ""), "the header is not valid JSON: JSON at byte 1: expected a string"},
+      {"not an object", File("[1]", ""), "the header is not a JSON object"},
+      {"unknown dtype", File(R"({"w":{"dtype":"F8","shape":[2],"data_offsets":[0,2]}})", "xx"), "tensor 'w': unknown dtype 'F8'"},
+      {"bad shape", File(R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", std::string(8, 0)),
+       "tensor 'w': a dimension that is not a non-negative integer"},
+      {"past the end", File("{" + ok_entry + "}", std::string(4, 0)),
+       "tensor 'w': data_offsets [0, 8) past the end of the data (4 bytes; truncated?)"},
+      {"wrong size", File(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", std::string(8, 0)),
+       "tensor 'w': 8 bytes for shape (3) of F32; expected 12"},
+      {"overlap", File(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", std::string(8, 0)),
+       "two tensors overlap in the data"},
+      {"duplicate", File("{" + ok_entry + "," + ok_entry + "}", std::string(8, 0)),
+       "the header is not valid JSON: JSON at byte 106: key \"w\" twice"},
+      {"bad metadata", File(R"({"__metadata__":{"k":1}})", ""), "metadata 'k' is not a string"},
+  };
+  for (const Broken& b : cases) {
+    std::string path = Tmp(std::string("broken_") + std::to_string(&b - &cases[0]));
+    Write(path, b.bytes);
+    absl::StatusOr<Checkpoint> c = LoadSafetensors(path);
+    ASSERT_FALSE(c.ok()) << b.what;
+    EXPECT_EQ(std::string(c.status().message()), "checkpoint " + path + ": " + b.message) << b.what;
+  }
+  EXPECT_EQ(LoadSafetensors(Tmp("missing")).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(Checkpoint, TruncatingAValidFileAnywhereIsAnError) {
+  Tensor::ManualSeed(1);
+  Gpt model(GptConfig{5, 4, 8, 2, 1, 0.0});
+  std::string path = Tmp("t.safetensors");
+  ASSERT_TRUE(SaveModel(path, model, {}).ok());
+  std::string full = Read(path);
+  for (size_t cut = 0; cut < full.size(); cut += 97) {
+    Write(Tmp("cut"), full.substr(0, cut));
+    EXPECT_FALSE(LoadSafetensors(Tmp("cut")).ok()) << "cut at " << cut;
+  }
+}
+
+TEST(Checkpoint, AModelRefusesMissingOrMisshapenTensors) {
+  Tensor::ManualSeed(1);
+  Gpt small(GptConfig{5, 4, 8, 2, 1, 0.0}), wider(GptConfig{5, 4, 16, 2, 1, 0.0});
+  ASSERT_TRUE(SaveModel(Tmp("s.safetensors"), small, {}).ok());
+  absl::StatusOr<Checkpoint> c = LoadSafetensors(Tmp("s.safetensors"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(LoadModel(*c, wider).message(), "checkpoint tensor 'wte.weight' has shape (5, 8); the model's is (5, 16)");
+  c->tensors.erase(c->tensors.begin());
+  EXPECT_EQ(LoadModel(*c, small).message(), "checkpoint has no tensor 'wte.weight' ((5, 8))");
+}
+
+}  // namespace
+}  // namespace uopc
