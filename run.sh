@@ -1,17 +1,15 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds, and runs the most complete demo uopc has.
+# The main job: installs what is missing, builds, trains a small character-level GPT on a
+# text file every Debian machine has (a minute or two on 2 cores), and samples from it.
+# Extra arguments go to gpt_train (see bazel-bin/examples/gpt/gpt_train --help).
 set -euo pipefail
 cd "$(dirname "$0")"
 third_party/install_deps.sh
 bazel build //examples/... //tools:uopc
 bazel-bin/tools/uopc devices
 echo
-bazel-bin/examples/seed/runtime_trip_count
+echo "== training a character-level GPT (gpt_train)"
+bazel-bin/examples/gpt/gpt_train --checkpoint gpt.safetensors "$@"
 echo
-bazel-bin/examples/seed/symbolic_shapes
-echo
-echo "== a small MLP forward pass, with its fused kernels (UOPC_DEBUG=2)"
-UOPC_DEBUG=2 bazel-bin/examples/mlp/mlp_forward
-echo
-echo "== uopc simplify examples/seed/index.uir"
-bazel-bin/tools/uopc simplify examples/seed/index.uir
+echo "== sampling from it (gpt_generate)"
+bazel-bin/examples/gpt/gpt_generate --checkpoint gpt.safetensors --prompt "The " --tokens 300 --seed 1

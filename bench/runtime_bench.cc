@@ -3,14 +3,15 @@
 // a cache hit, and launching an empty kernel through the ABI (against calling the same
 // compiled function directly).
 //   bazel run -c opt //bench:runtime_bench
+#include <atomic>
+#include <cstdlib>
+
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <cstdlib>
-
 #include "absl/strings/str_cat.h"
+
 #include "backends/c/compiler.h"
 #include "backends/c/render_c.h"
 #include "core/serialize.h"
@@ -23,9 +24,11 @@ namespace {
 
 // A typical elementwise kernel, made unique by `salt` so that nothing hits a cache.
 std::string KernelSource(int salt) {
-  UOp a = UOp::Buffer(DType::kF32, 0, 4096), b = UOp::Buffer(DType::kF32, 1, 4096), o = UOp::Buffer(DType::kF32, 2, 4096);
+  UOp a = UOp::Buffer(DType::kF32, 0, 4096), b = UOp::Buffer(DType::kF32, 1, 4096),
+      o = UOp::Buffer(DType::kF32, 2, 4096);
   UOp i = UOp::Range(4096, 0);
-  UOp v = a.Index(i).Load() * b.Index(i).Load() + UOp::Const(DType::kF32, static_cast<double>(salt));
+  UOp v =
+      a.Index(i).Load() * b.Index(i).Load() + UOp::Const(DType::kF32, static_cast<double>(salt));
   std::vector<UOp> p = *Linearize(UOp::Sink({o.Index(i).Store(v).End({i})}));
   return *RenderC(p, absl::StrCat("k", salt));
 }
@@ -61,7 +64,8 @@ BENCHMARK(BM_ColdCompile20KernelsOneCall)->Unit(benchmark::kMillisecond)->Iterat
 
 void BM_ColdCompile20KernelsTwentyCalls(benchmark::State& state) {  // the baseline
   for (auto _ : state)
-    for (int k = 0; k < 20; ++k) benchmark::DoNotOptimize(FreshCompiler().Compile(CPrelude() + KernelSource(g_salt++)));
+    for (int k = 0; k < 20; ++k)
+      benchmark::DoNotOptimize(FreshCompiler().Compile(CPrelude() + KernelSource(g_salt++)));
 }
 BENCHMARK(BM_ColdCompile20KernelsTwentyCalls)->Unit(benchmark::kMillisecond)->Iterations(3);
 
@@ -92,10 +96,13 @@ BENCHMARK(BM_LaunchEmptyKernelThroughTheABI);
 
 void BM_CallEmptyFunctionDirectly(benchmark::State& state) {  // the baseline
   static void* h = [] {
-    std::string src = CPrelude() + "UOPC_ENTRY void empty_entry(void* const* b, const long long* v) { (void)b; (void)v; }\n";
+    std::string src =
+        CPrelude() +
+        "UOPC_ENTRY void empty_entry(void* const* b, const long long* v) { (void)b; (void)v; }\n";
     return dlopen(FreshCompiler().Materialize(*FreshCompiler().Compile(src))->c_str(), RTLD_NOW);
   }();
-  static auto fn = reinterpret_cast<void (*)(void* const*, const long long*)>(dlsym(h, "empty_entry"));
+  static auto fn =
+      reinterpret_cast<void (*)(void* const*, const long long*)>(dlsym(h, "empty_entry"));
   for (auto _ : state) {
     fn(nullptr, nullptr);
     benchmark::ClobberMemory();

@@ -3,11 +3,11 @@
 // (against plain loops), and the time to build the plan of a 2-layer GPT-sized forward
 // graph, cold and from the plan cache.
 //   bazel run -c opt //bench:tensor_bench
-#include <benchmark/benchmark.h>
-
 #include <cmath>
 #include <cstring>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "frontend/realize.h"
 #include "frontend/tensor.h"
@@ -23,7 +23,8 @@ void BM_Memcpy(benchmark::State& state) {
     std::memcpy(b.data(), a.data(), kN * sizeof(float));
     benchmark::ClobberMemory();
   }
-  state.counters["traffic_GB/s"] = benchmark::Counter(2.0 * kN * 4 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.counters["traffic_GB/s"] =
+      benchmark::Counter(2.0 * kN * 4 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Memcpy)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -33,7 +34,8 @@ void BM_PlainLoopAdd(benchmark::State& state) {
     for (int64_t i = 0; i < kN; ++i) c[i] = a[i] + b[i];
     benchmark::ClobberMemory();
   }
-  state.counters["traffic_GB/s"] = benchmark::Counter(3.0 * kN * 4 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.counters["traffic_GB/s"] =
+      benchmark::Counter(3.0 * kN * 4 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_PlainLoopAdd)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -44,7 +46,8 @@ void BM_TensorAdd(benchmark::State& state) {
     Tensor c = (a + b).Realize();
     benchmark::DoNotOptimize(c.data().get());
   }
-  state.counters["traffic_GB/s"] = benchmark::Counter(3.0 * kN * 4 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.counters["traffic_GB/s"] =
+      benchmark::Counter(3.0 * kN * 4 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_TensorAdd)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -81,7 +84,8 @@ void BM_PlainLoopMatmul512(benchmark::State& state) {
         for (int64_t j = 0; j < kM; ++j) c[i * kM + j] += a[i * kM + k] * b[k * kM + j];
     benchmark::ClobberMemory();
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kM * kM * kM * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kM * kM * kM * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_PlainLoopMatmul512)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -89,7 +93,8 @@ void BM_TensorMatmul512(benchmark::State& state) {
   Tensor a = Tensor::Full({kM, kM}, 0.5).Realize(), b = Tensor::Full({kM, kM}, 0.25).Realize();
   a.Matmul(b).Realize();
   for (auto _ : state) benchmark::DoNotOptimize(a.Matmul(b).Realize().data().get());
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kM * kM * kM * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kM * kM * kM * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_TensorMatmul512)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -105,7 +110,8 @@ Tensor GptForward() {
   };
   Tensor idx = Tensor::Randint(0, V, {B, T});
   Tensor x = idx.OneHot(V).Float().Matmul(W(V, C)) + W(T, C);
-  Tensor mask = Tensor::Arange(T).Unsqueeze(1).Lt(Tensor::Arange(T)).Where(-1e9, Tensor::Zeros({T, T}));
+  Tensor mask =
+      Tensor::Arange(T).Unsqueeze(1).Lt(Tensor::Arange(T)).Where(-1e9, Tensor::Zeros({T, T}));
   for (int l = 0; l < L; ++l) {
     Tensor h = norm(x);
     Tensor q = h.Matmul(W(C, C)).Reshape({B, T, H, C / H}).Transpose(1, 2);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+
 #include "core/status_macros.h"
 #include "core/uir.h"
 #include "core/verify.h"
@@ -18,7 +19,9 @@ class FnPass : public Pass {
   FnPass(std::string name, std::function<absl::StatusOr<UOp>(const UOp&, const PassContext&)> fn)
       : name_(std::move(name)), fn_(std::move(fn)) {}
   absl::string_view name() const override { return name_; }
-  absl::StatusOr<UOp> Run(const UOp& g, const PassContext& ctx) const override { return fn_(g, ctx); }
+  absl::StatusOr<UOp> Run(const UOp& g, const PassContext& ctx) const override {
+    return fn_(g, ctx);
+  }
 
  private:
   std::string name_;
@@ -35,7 +38,8 @@ bool PrintAfter(absl::string_view pass) {
 
 }  // namespace
 
-std::unique_ptr<Pass> MakePass(std::string name, std::function<absl::StatusOr<UOp>(const UOp&, const PassContext&)> fn) {
+std::unique_ptr<Pass> MakePass(
+    std::string name, std::function<absl::StatusOr<UOp>(const UOp&, const PassContext&)> fn) {
   return std::make_unique<FnPass>(std::move(name), std::move(fn));
 }
 
@@ -59,7 +63,8 @@ absl::StatusOr<std::unique_ptr<Pass>> PassRegistry::Create(const std::string& na
     if (n == name) return f();
     names.push_back(n);
   }
-  return absl::NotFoundError(absl::StrCat("no pass named '", name, "' (registered: ", absl::StrJoin(names, ", "), ")"));
+  return absl::NotFoundError(
+      absl::StrCat("no pass named '", name, "' (registered: ", absl::StrJoin(names, ", "), ")"));
 }
 
 bool PassManager::DefaultVerify() {
@@ -83,7 +88,8 @@ absl::Status PassManager::InsertBefore(absl::string_view anchor, std::unique_ptr
       passes_.insert(passes_.begin() + i, std::move(pass));
       return absl::OkStatus();
     }
-  return absl::NotFoundError(absl::StrCat("no pass '", anchor, "' in the pipeline (", absl::StrJoin(names(), ", "), ")"));
+  return absl::NotFoundError(
+      absl::StrCat("no pass '", anchor, "' in the pipeline (", absl::StrJoin(names(), ", "), ")"));
 }
 
 absl::Status PassManager::InsertAfter(absl::string_view anchor, std::unique_ptr<Pass> pass) {
@@ -92,28 +98,35 @@ absl::Status PassManager::InsertAfter(absl::string_view anchor, std::unique_ptr<
       passes_.insert(passes_.begin() + i + 1, std::move(pass));
       return absl::OkStatus();
     }
-  return absl::NotFoundError(absl::StrCat("no pass '", anchor, "' in the pipeline (", absl::StrJoin(names(), ", "), ")"));
+  return absl::NotFoundError(
+      absl::StrCat("no pass '", anchor, "' in the pipeline (", absl::StrJoin(names(), ", "), ")"));
 }
 
 absl::StatusOr<UOp> PassManager::Run(const UOp& graph, const PassContext& ctx) {
   UOp g = graph;
   if (verify_) {
-    if (absl::Status s = Verify(g); !s.ok()) return absl::InvalidArgumentError(absl::StrCat("before the first pass: ", s.message()));
+    if (absl::Status s = Verify(g); !s.ok())
+      return absl::InvalidArgumentError(absl::StrCat("before the first pass: ", s.message()));
   }
   for (const auto& pass : passes_) {
     auto start = std::chrono::steady_clock::now();
     absl::StatusOr<UOp> out = pass->Run(g, ctx);
     auto took = std::chrono::steady_clock::now() - start;
-    auto it = std::find_if(timings_.begin(), timings_.end(), [&](const Timing& t) { return t.pass == pass->name(); });
-    if (it == timings_.end()) it = timings_.insert(timings_.end(), Timing{std::string(pass->name())});
+    auto it = std::find_if(timings_.begin(), timings_.end(),
+                           [&](const Timing& t) { return t.pass == pass->name(); });
+    if (it == timings_.end())
+      it = timings_.insert(timings_.end(), Timing{std::string(pass->name())});
     it->total += std::chrono::duration_cast<std::chrono::nanoseconds>(took);
     ++it->runs;
-    if (!out.ok()) return absl::Status(out.status().code(), absl::StrCat("pass ", pass->name(), ": ", out.status().message()));
+    if (!out.ok())
+      return absl::Status(out.status().code(),
+                          absl::StrCat("pass ", pass->name(), ": ", out.status().message()));
     g = *std::move(out);
     if (PrintAfter(pass->name())) std::cerr << "== after " << pass->name() << "\n" << ToUir(g);
     if (verify_) {
       if (absl::Status s = Verify(g); !s.ok())
-        return absl::InternalError(absl::StrCat("pass ", pass->name(), " produced an invalid graph: ", s.message()));
+        return absl::InternalError(
+            absl::StrCat("pass ", pass->name(), " produced an invalid graph: ", s.message()));
     }
   }
   return g;

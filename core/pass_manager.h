@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+
 #include "core/uop.h"
 
 namespace uopc {
@@ -34,7 +35,8 @@ class Pass {
 };
 
 /// A pass from a name and a function.
-std::unique_ptr<Pass> MakePass(std::string name, std::function<absl::StatusOr<UOp>(const UOp&, const PassContext&)> fn);
+std::unique_ptr<Pass> MakePass(
+    std::string name, std::function<absl::StatusOr<UOp>(const UOp&, const PassContext&)> fn);
 
 /// Named pass factories: the pipeline's own passes and any a plugin registers.
 class PassRegistry {

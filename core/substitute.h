@@ -12,6 +12,7 @@ namespace uopc {
 
 /// `fn(original, rebuilt)` returns the node to use instead of `original` (return
 /// `rebuilt` to keep it); `rebuilt` is `original` with its sources replaced.
-UOp RewriteNodes(const UOp& root, const std::function<UOp(const UOp& original, const UOp& rebuilt)>& fn);
+UOp RewriteNodes(const UOp& root,
+                 const std::function<UOp(const UOp& original, const UOp& rebuilt)>& fn);
 
 }  // namespace uopc

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+
 #include "core/substitute.h"
 #include "core/verify.h"
 
@@ -27,7 +28,7 @@ class Backprop {
 
   const Tensor& loss_;
   const std::vector<Tensor>& wrt_;
-  std::shared_ptr<LazyData> holder_;  // keeps every buffer the graphs read alive
+  std::shared_ptr<LazyData> holder_;                    // keeps every buffer the graphs read alive
   absl::flat_hash_map<const UOp::Node*, UOp> history_;  // realized view -> its expression
   ShapeMap shapes_;
   absl::flat_hash_map<const UOp::Node*, Tensor> grads_;
@@ -72,8 +73,10 @@ Tensor Backprop::Wrap(const UOp& u) const {
 void Backprop::Add(const UOp& u, const Tensor& g) {
   if (!IsFloat(u.dtype())) return;
   auto it = grads_.find(u.get());
-  if (it == grads_.end()) grads_.emplace(u.get(), g);
-  else it->second = it->second + g;
+  if (it == grads_.end())
+    grads_.emplace(u.get(), g);
+  else
+    it->second = it->second + g;
 }
 
 // g is d(loss)/d(u); adds d(loss)/d(src) for each source of u.
@@ -83,7 +86,9 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
   switch (u.op()) {
     case Ops::ADD: Add(u.src(0), g), Add(u.src(1), g); return;
     case Ops::MUL: Add(u.src(0), g * src(1)), Add(u.src(1), g * src(0)); return;
-    case Ops::FDIV: Add(u.src(0), g / src(1)), Add(u.src(1), -(g * src(0)) / (src(1) * src(1))); return;
+    case Ops::FDIV:
+      Add(u.src(0), g / src(1)), Add(u.src(1), -(g * src(0)) / (src(1) * src(1)));
+      return;
     case Ops::MAX: {  // ties share the gradient
       Tensor a = src(0), b = src(1), half = g * 0.5;
       Add(u.src(0), a.Gt(b).Where(g, a.Eq(b).Where(half, Zero(g))));
@@ -154,16 +159,18 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
     case Ops::STAGE: Add(u.src(0), g); return;
     case Ops::INDEX:
     case Ops::LOAD:
-      ThrowInvalid("backward: the value depends on a data-dependent index (a gather); autodiff cannot differentiate "
-                   "through it (use a one-hot matmul)");
+      ThrowInvalid(
+          "backward: the value depends on a data-dependent index (a gather); autodiff cannot "
+          "differentiate "
+          "through it (use a one-hot matmul)");
     default: return;  // leaves, comparisons, integer ops: no gradient flows
   }
 }
 
 std::vector<Tensor> Backprop::Run() {
   if (loss_.numel() != 1 || !IsFloat(loss_.dtype()))
-    ThrowInvalid("backward: a loss of shape " + ShapeString(loss_.shape()) + " and dtype " + std::string(DTypeName(loss_.dtype())) +
-                 "; expected one float value");
+    ThrowInvalid("backward: a loss of shape " + ShapeString(loss_.shape()) + " and dtype " +
+                 std::string(DTypeName(loss_.dtype())) + "; expected one float value");
   UOp g = Expand();
   absl::StatusOr<ShapeMap> shapes = InferShapes(g);
   ThrowIfError(shapes.status());
@@ -179,15 +186,19 @@ std::vector<Tensor> Backprop::Run() {
   std::vector<Tensor> out;
   for (const Tensor& w : wrt_) {
     const LazyData& d = *w.data();
-    auto gi = grads_.find((d.buffer && d.srcs.empty() ? d.uop : d.forward).get());  // leaves: their view
-    out.push_back(gi != grads_.end() ? gi->second.Cast(w.dtype()) : Tensor::Zeros(w.shape(), w.dtype()));
+    auto gi =
+        grads_.find((d.buffer && d.srcs.empty() ? d.uop : d.forward).get());  // leaves: their view
+    out.push_back(gi != grads_.end() ? gi->second.Cast(w.dtype())
+                                     : Tensor::Zeros(w.shape(), w.dtype()));
   }
   return out;
 }
 
 }  // namespace
 
-std::vector<Tensor> Gradients(const Tensor& loss, const std::vector<Tensor>& wrt) { return Backprop(loss, wrt).Run(); }
+std::vector<Tensor> Gradients(const Tensor& loss, const std::vector<Tensor>& wrt) {
+  return Backprop(loss, wrt).Run();
+}
 
 void Tensor::Backward() const {
   // the parameters: realized tensors that require grad and have no history

@@ -13,7 +13,8 @@ namespace uopc {
 
 class Error : public std::runtime_error {
  public:
-  explicit Error(absl::Status status) : std::runtime_error(std::string(status.message())), status_(std::move(status)) {}
+  explicit Error(absl::Status status)
+      : std::runtime_error(std::string(status.message())), status_(std::move(status)) {}
   const absl::Status& status() const { return status_; }
 
  private:
@@ -26,6 +27,8 @@ inline void ThrowIfError(const absl::Status& status) {
 }
 
 /// Throws an InvalidArgument Error with `message`.
-[[noreturn]] inline void ThrowInvalid(const std::string& message) { throw Error(absl::InvalidArgumentError(message)); }
+[[noreturn]] inline void ThrowInvalid(const std::string& message) {
+  throw Error(absl::InvalidArgumentError(message));
+}
 
 }  // namespace uopc

@@ -25,7 +25,8 @@ class Parser {
     return absl::InvalidArgumentError(absl::StrCat("JSON at byte ", p_, ": ", what));
   }
   void Space() {
-    while (p_ < t_.size() && (t_[p_] == ' ' || t_[p_] == '\t' || t_[p_] == '\n' || t_[p_] == '\r')) ++p_;
+    while (p_ < t_.size() && (t_[p_] == ' ' || t_[p_] == '\t' || t_[p_] == '\n' || t_[p_] == '\r'))
+      ++p_;
   }
   bool Eat(char c) {
     Space();
@@ -63,10 +64,14 @@ class Parser {
           for (int k = 0; k < 4; ++k) {
             char h = t_[p_++];
             cp <<= 4;
-            if (h >= '0' && h <= '9') cp |= h - '0';
-            else if (h >= 'a' && h <= 'f') cp |= h - 'a' + 10;
-            else if (h >= 'A' && h <= 'F') cp |= h - 'A' + 10;
-            else return Error("bad \\u escape");
+            if (h >= '0' && h <= '9')
+              cp |= h - '0';
+            else if (h >= 'a' && h <= 'f')
+              cp |= h - 'a' + 10;
+            else if (h >= 'A' && h <= 'F')
+              cp |= h - 'A' + 10;
+            else
+              return Error("bad \\u escape");
           }
           if (cp < 0x80) {
             out += static_cast<char>(cp);
@@ -130,7 +135,8 @@ class Parser {
       j.str = *std::move(s);
       return j;
     }
-    for (auto [word, kind, b] : {std::tuple{"true", Json::Kind::kBool, true}, std::tuple{"false", Json::Kind::kBool, false},
+    for (auto [word, kind, b] : {std::tuple{"true", Json::Kind::kBool, true},
+                                 std::tuple{"false", Json::Kind::kBool, false},
                                  std::tuple{"null", Json::Kind::kNull, false}}) {
       absl::string_view w(word);
       if (t_.substr(p_, w.size()) == w) {
@@ -141,8 +147,8 @@ class Parser {
       }
     }
     size_t start = p_;
-    while (p_ < t_.size() && (std::isdigit(static_cast<unsigned char>(t_[p_])) || t_[p_] == '-' || t_[p_] == '+' ||
-                              t_[p_] == '.' || t_[p_] == 'e' || t_[p_] == 'E'))
+    while (p_ < t_.size() && (std::isdigit(static_cast<unsigned char>(t_[p_])) || t_[p_] == '-' ||
+                              t_[p_] == '+' || t_[p_] == '.' || t_[p_] == 'e' || t_[p_] == 'E'))
       ++p_;
     if (start == p_) return Error("unexpected character");
     std::string num(t_.substr(start, p_ - start));
@@ -166,8 +172,8 @@ const Json* Json::Find(absl::string_view key) const {
 }
 
 bool Json::IsInt(int64_t lo, int64_t hi) const {
-  return kind == Kind::kNumber && std::floor(number) == number && number >= static_cast<double>(lo) &&
-         number <= static_cast<double>(hi);
+  return kind == Kind::kNumber && std::floor(number) == number &&
+         number >= static_cast<double>(lo) && number <= static_cast<double>(hi);
 }
 
 absl::StatusOr<Json> ParseJson(absl::string_view text) { return Parser(text).Document(); }

@@ -42,13 +42,19 @@ void Linear::Params(const std::string& prefix, NamedParams& out) {
   if (bias) out.push_back({prefix + "bias", &bias});
 }
 
-Embedding::Embedding(int64_t num, int64_t dim, double init_std) : weight(Param(Tensor::Randn({num, dim}) * init_std)) {}
+Embedding::Embedding(int64_t num, int64_t dim, double init_std)
+    : weight(Param(Tensor::Randn({num, dim}) * init_std)) {}
 
-Tensor Embedding::Forward(const Tensor& idx) const { return idx.OneHot(weight.shape(0)).Cast(weight.dtype()).Matmul(weight); }
+Tensor Embedding::Forward(const Tensor& idx) const {
+  return idx.OneHot(weight.shape(0)).Cast(weight.dtype()).Matmul(weight);
+}
 
-void Embedding::Params(const std::string& prefix, NamedParams& out) { out.push_back({prefix + "weight", &weight}); }
+void Embedding::Params(const std::string& prefix, NamedParams& out) {
+  out.push_back({prefix + "weight", &weight});
+}
 
-LayerNorm::LayerNorm(int64_t dim, double eps) : weight(Param(Tensor::Ones({dim}))), bias(Param(Tensor::Zeros({dim}))), eps(eps) {}
+LayerNorm::LayerNorm(int64_t dim, double eps)
+    : weight(Param(Tensor::Ones({dim}))), bias(Param(Tensor::Zeros({dim}))), eps(eps) {}
 
 Tensor LayerNorm::Forward(const Tensor& x) const {
   Tensor centered = x - x.Mean({-1}, true);
@@ -78,10 +84,14 @@ Tensor CausalSelfAttention::Forward(const Tensor& x) const {
   int64_t B = x.shape(0), T = x.shape(1), C = x.shape(2), D = C / heads;
   Tensor qkv = c_attn.Forward(x);  // (B, T, 3C)
   auto split = [&](int k) {
-    return qkv.Shrink({{0, B}, {0, T}, {k * C, (k + 1) * C}}).Reshape({B, T, heads, D}).Transpose(1, 2);  // (B, H, T, D)
+    return qkv.Shrink({{0, B}, {0, T}, {k * C, (k + 1) * C}})
+        .Reshape({B, T, heads, D})
+        .Transpose(1, 2);  // (B, H, T, D)
   };
   Tensor q = split(0), k = split(1), v = split(2);
-  Tensor future = Tensor::Arange(static_cast<double>(T)).Unsqueeze(1).Lt(Tensor::Arange(static_cast<double>(T)));
+  Tensor future = Tensor::Arange(static_cast<double>(T))
+                      .Unsqueeze(1)
+                      .Lt(Tensor::Arange(static_cast<double>(T)));
   Tensor att = q.Matmul(k.Transpose()) * (1.0 / std::sqrt(static_cast<double>(D)));
   att = future.Where(-INFINITY, att).Softmax(-1);
   Tensor y = attn_dropout.Forward(att).Matmul(v).Transpose(1, 2).Reshape({B, T, C});
@@ -100,9 +110,13 @@ void CausalSelfAttention::Train(bool on) {
 }
 
 Mlp::Mlp(const GptConfig& c)
-    : c_fc(c.dim, 4 * c.dim), c_proj(4 * c.dim, c.dim, true, 0.02 / std::sqrt(2.0 * c.layers)), dropout(c.dropout) {}
+    : c_fc(c.dim, 4 * c.dim),
+      c_proj(4 * c.dim, c.dim, true, 0.02 / std::sqrt(2.0 * c.layers)),
+      dropout(c.dropout) {}
 
-Tensor Mlp::Forward(const Tensor& x) const { return dropout.Forward(c_proj.Forward(c_fc.Forward(x).Gelu())); }
+Tensor Mlp::Forward(const Tensor& x) const {
+  return dropout.Forward(c_proj.Forward(c_fc.Forward(x).Gelu()));
+}
 
 void Mlp::Params(const std::string& prefix, NamedParams& out) {
   c_fc.Params(prefix + "c_fc.", out);
@@ -135,15 +149,20 @@ void Block::Train(bool on) {
 }
 
 Gpt::Gpt(const GptConfig& c)
-    : config(c), wte(c.vocab, c.dim), wpe(c.context, c.dim), ln_f(c.dim), lm_head(Param(Tensor::Randn({c.vocab, c.dim}) * 0.02)) {
-  if (c.dim % c.heads) ThrowInvalid(absl::StrCat("gpt: dim ", c.dim, " is not a multiple of heads ", c.heads));
+    : config(c),
+      wte(c.vocab, c.dim),
+      wpe(c.context, c.dim),
+      ln_f(c.dim),
+      lm_head(Param(Tensor::Randn({c.vocab, c.dim}) * 0.02)) {
+  if (c.dim % c.heads)
+    ThrowInvalid(absl::StrCat("gpt: dim ", c.dim, " is not a multiple of heads ", c.heads));
   for (int64_t l = 0; l < c.layers; ++l) h.push_back(std::make_unique<Block>(c));
 }
 
 Tensor Gpt::Forward(const Tensor& idx) const {
   if (idx.ndim() != 2 || idx.shape(1) > config.context)
-    ThrowInvalid(absl::StrCat("gpt: token indices of shape ", ShapeString(idx.shape()), "; expected (batch, T) with T <= ",
-                              config.context));
+    ThrowInvalid(absl::StrCat("gpt: token indices of shape ", ShapeString(idx.shape()),
+                              "; expected (batch, T) with T <= ", config.context));
   int64_t T = idx.shape(1);
   Tensor pos = Tensor::Arange(static_cast<double>(T));
   Tensor x = wte.Forward(idx) + wpe.Forward(pos);

@@ -10,7 +10,8 @@ void Optimizer::ZeroGrad() {
   for (Tensor* p : params_) p->ZeroGrad();
 }
 
-void Optimizer::Commit(std::vector<std::pair<Tensor*, Tensor>> updates, const std::vector<Tensor*>& also) {
+void Optimizer::Commit(std::vector<std::pair<Tensor*, Tensor>> updates,
+                       const std::vector<Tensor*>& also) {
   std::vector<Tensor*> all = also;
   for (auto& [dst, value] : updates) all.push_back(&value);
   Tensor::RealizeAll(all);
@@ -40,8 +41,13 @@ void SGD::Step(const std::vector<Tensor*>& also) {
   Commit(std::move(updates), also);
 }
 
-AdamW::AdamW(std::vector<Tensor*> params, double lr, double beta1, double beta2, double eps, double weight_decay)
-    : Optimizer(std::move(params), lr), beta1_(beta1), beta2_(beta2), eps_(eps), weight_decay_(weight_decay) {
+AdamW::AdamW(std::vector<Tensor*> params, double lr, double beta1, double beta2, double eps,
+             double weight_decay)
+    : Optimizer(std::move(params), lr),
+      beta1_(beta1),
+      beta2_(beta2),
+      eps_(eps),
+      weight_decay_(weight_decay) {
   for (Tensor* p : params_) {
     m_.push_back(Tensor::Zeros(p->shape(), DType::kF32).Realize());
     v_.push_back(Tensor::Zeros(p->shape(), DType::kF32).Realize());
@@ -94,7 +100,8 @@ Tensor ClipGradNorm(const std::vector<Tensor*>& params, double max_norm) {
 double CosineLr(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr) {
   if (step < warmup) return max_lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
   if (step >= total) return min_lr;
-  double progress = static_cast<double>(step - warmup) / static_cast<double>(std::max<int64_t>(total - warmup, 1));
+  double progress = static_cast<double>(step - warmup) /
+                    static_cast<double>(std::max<int64_t>(total - warmup, 1));
   return min_lr + 0.5 * (max_lr - min_lr) * (1.0 + std::cos(M_PI * progress));
 }
 

@@ -13,7 +13,8 @@ namespace uopc {
 
 class Optimizer {
  public:
-  explicit Optimizer(std::vector<Tensor*> params, double lr) : params_(std::move(params)), lr_(lr) {}
+  explicit Optimizer(std::vector<Tensor*> params, double lr)
+      : params_(std::move(params)), lr_(lr) {}
   virtual ~Optimizer() = default;
   /// Updates every parameter that has a gradient, realizing `also` in the same plan.
   virtual void Step(const std::vector<Tensor*>& also = {}) = 0;
@@ -25,7 +26,8 @@ class Optimizer {
   /// A 0-d f32 tensor holding `v` as data.
   static Tensor Data(double v);
   /// Realizes the new values and assigns them (all in one plan).
-  static void Commit(std::vector<std::pair<Tensor*, Tensor>> updates, const std::vector<Tensor*>& also);
+  static void Commit(std::vector<std::pair<Tensor*, Tensor>> updates,
+                     const std::vector<Tensor*>& also);
 
   std::vector<Tensor*> params_;
   double lr_;
@@ -45,10 +47,12 @@ class SGD : public Optimizer {
 /// Adam with decoupled weight decay (Loshchilov & Hutter), as PyTorch's AdamW.
 class AdamW : public Optimizer {
  public:
-  AdamW(std::vector<Tensor*> params, double lr, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8,
-        double weight_decay = 0.01);
+  AdamW(std::vector<Tensor*> params, double lr, double beta1 = 0.9, double beta2 = 0.999,
+        double eps = 1e-8, double weight_decay = 0.01);
   void Step(const std::vector<Tensor*>& also = {}) override;
   int64_t steps() const { return t_; }
+  /// Sets the step count (resuming a run: the bias corrections continue from it).
+  void set_steps(int64_t t) { t_ = t; }
   /// The moments, for checkpoints: m and v of each parameter in order.
   std::vector<Tensor*> State();
 

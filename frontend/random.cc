@@ -19,7 +19,8 @@ uint64_t RandomStream::Next() {
 
 std::vector<float> RandomStream::Uniform(int64_t n) {
   std::vector<float> out(n);
-  for (float& v : out) v = static_cast<float>(Next() >> 40) * (1.0f / 16777216.0f);  // 24 bits: exact floats in [0, 1)
+  for (float& v : out)
+    v = static_cast<float>(Next() >> 40) * (1.0f / 16777216.0f);  // 24 bits: exact floats in [0, 1)
   return out;
 }
 

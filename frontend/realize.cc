@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+
 #include "core/status_macros.h"
 #include "core/substitute.h"
 #include "passes/pipeline.h"
@@ -45,17 +46,20 @@ absl::StatusOr<Graph> Collect(const std::vector<std::shared_ptr<LazyData>>& todo
   Device* device = todo[0]->device;
   for (const auto& t : todo) {
     if (t->device != device)
-      return absl::UnimplementedError(absl::StrCat("realize: tensors on ", device->name(), " and ", t->device->name(),
+      return absl::UnimplementedError(absl::StrCat("realize: tensors on ", device->name(), " and ",
+                                                   t->device->name(),
                                                    " in one call; realize them separately"));
-    gr.roots.push_back(realized.empty() ? t->uop : RewriteNodes(t->uop, [&](const UOp& orig, const UOp& rebuilt) {
-      auto it = realized.find(orig.get());
-      return it == realized.end() ? rebuilt : it->second;
-    }));
+    gr.roots.push_back(
+        realized.empty() ? t->uop : RewriteNodes(t->uop, [&](const UOp& orig, const UOp& rebuilt) {
+          auto it = realized.find(orig.get());
+          return it == realized.end() ? rebuilt : it->second;
+        }));
   }
   return gr;
 }
 
-std::vector<std::shared_ptr<LazyData>> Unrealized(const std::vector<std::shared_ptr<LazyData>>& targets) {
+std::vector<std::shared_ptr<LazyData>> Unrealized(
+    const std::vector<std::shared_ptr<LazyData>>& targets) {
   std::vector<std::shared_ptr<LazyData>> todo;
   for (const auto& t : targets)
     if (!t->buffer && std::find(todo.begin(), todo.end(), t) == todo.end()) todo.push_back(t);
@@ -84,7 +88,8 @@ Executor& Runtime::ExecutorFor(Device* device) {
   return *e;
 }
 
-absl::StatusOr<std::shared_ptr<const Plan>> Runtime::PlanFor(const std::vector<std::shared_ptr<LazyData>>& targets) {
+absl::StatusOr<std::shared_ptr<const Plan>> Runtime::PlanFor(
+    const std::vector<std::shared_ptr<LazyData>>& targets) {
   std::vector<std::shared_ptr<LazyData>> todo = Unrealized(targets);
   if (todo.empty()) return std::make_shared<const Plan>();
   ASSIGN_OR_RETURN(Graph gr, Collect(todo));
@@ -105,17 +110,20 @@ absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targ
   size_t before = plans_.size();
   auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan, plans_.Get(g, [](const UOp& sink, int n) {
-                     PassManager pm = LoweringPipeline();
-                     return Lower(sink, n, pm);
-                   }));
+    PassManager pm = LoweringPipeline();
+    return Lower(sink, n, pm);
+  }));
   if (debug_ >= 1 && plans_.size() != before)
     std::cerr << "uopc: plan of " << plan->kernels.size() << " kernels built in "
-              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() << " ms\n";
+              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count()
+              << " ms\n";
   // plan buffers: inputs, then fresh outputs and temporaries
   std::vector<Buffer> bufs(plan->buffers.size());
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     auto it = inputs.find(g.inputs[i].get());
-    if (it == inputs.end()) return absl::InternalError("realize: a BUFFER of the graph has no realized tensor");
+    if (it == inputs.end())
+      return absl::InternalError("realize: a BUFFER of the graph has no realized tensor");
     bufs[i] = it->second;
   }
   for (size_t i = g.inputs.size(); i < bufs.size(); ++i) {
@@ -145,7 +153,9 @@ absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targ
       RETURN_IF_ERROR(ex.Run({l}));
       RETURN_IF_ERROR(device->Synchronize());
       std::cerr << "uopc: kernel " << l.kernel.hash() % 100000 << " ran in "
-                << std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() << " us\n";
+                << std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                       .count()
+                << " us\n";
     }
   } else {
     RETURN_IF_ERROR(ex.Run(launches));

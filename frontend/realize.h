@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+
 #include "devices/executor.h"
 #include "frontend/tensor.h"
 #include "passes/plan_cache.h"
@@ -23,7 +24,8 @@ class Runtime {
   /// Realizes every unrealized tensor of `targets` (on one device) with one plan.
   absl::Status Realize(const std::vector<std::shared_ptr<LazyData>>& targets);
   /// The plan that realizing `targets` would run (built or from the cache), without running it.
-  absl::StatusOr<std::shared_ptr<const Plan>> PlanFor(const std::vector<std::shared_ptr<LazyData>>& targets);
+  absl::StatusOr<std::shared_ptr<const Plan>> PlanFor(
+      const std::vector<std::shared_ptr<LazyData>>& targets);
 
   PlanCache& plans() { return plans_; }
   Executor& ExecutorFor(Device* device);

@@ -1,7 +1,5 @@
 #include "frontend/safetensors.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -9,8 +7,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+
 #include "core/alu.h"
 #include "core/element.h"
 #include "frontend/json.h"
@@ -19,9 +20,10 @@ namespace uopc {
 namespace {
 
 const std::pair<DType, const char*> kNames[] = {
-    {DType::kBool, "BOOL"}, {DType::kU8, "U8"},   {DType::kI8, "I8"},   {DType::kI16, "I16"}, {DType::kU16, "U16"},
-    {DType::kI32, "I32"},   {DType::kU32, "U32"}, {DType::kI64, "I64"}, {DType::kU64, "U64"}, {DType::kF16, "F16"},
-    {DType::kBF16, "BF16"}, {DType::kF32, "F32"}, {DType::kF64, "F64"}};
+    {DType::kBool, "BOOL"}, {DType::kU8, "U8"},   {DType::kI8, "I8"},     {DType::kI16, "I16"},
+    {DType::kU16, "U16"},   {DType::kI32, "I32"}, {DType::kU32, "U32"},   {DType::kI64, "I64"},
+    {DType::kU64, "U64"},   {DType::kF16, "F16"}, {DType::kBF16, "BF16"}, {DType::kF32, "F32"},
+    {DType::kF64, "F64"}};
 
 const char* Name(DType t) {
   for (auto [d, n] : kNames)
@@ -57,17 +59,20 @@ absl::Status SaveSafetensors(const std::string& path, const Checkpoint& ckpt) {
   uint64_t offset = 0;
   for (const auto& [name, t] : ckpt.tensors) {
     if (static_cast<int64_t>(t.bytes.size()) != Numel(t.shape) * DTypeSize(t.dtype))
-      return absl::InvalidArgumentError(absl::StrCat("checkpoint ", path, ": tensor '", name, "' has ", t.bytes.size(),
-                                                     " bytes for shape ", ShapeString(t.shape)));
-    entries.push_back(absl::StrCat(JsonQuote(name), ":{\"dtype\":\"", Name(t.dtype), "\",\"shape\":[",
-                                   absl::StrJoin(t.shape, ","), "],\"data_offsets\":[", offset, ",", offset + t.bytes.size(),
+      return absl::InvalidArgumentError(absl::StrCat("checkpoint ", path, ": tensor '", name,
+                                                     "' has ", t.bytes.size(), " bytes for shape ",
+                                                     ShapeString(t.shape)));
+    entries.push_back(absl::StrCat(JsonQuote(name), ":{\"dtype\":\"", Name(t.dtype),
+                                   "\",\"shape\":[", absl::StrJoin(t.shape, ","),
+                                   "],\"data_offsets\":[", offset, ",", offset + t.bytes.size(),
                                    "]}"));
     offset += t.bytes.size();
   }
   if (!ckpt.metadata.empty()) {
     std::vector<std::string> kv;
     for (const auto& [k, v] : ckpt.metadata) kv.push_back(JsonQuote(k) + ":" + JsonQuote(v));
-    entries.insert(entries.begin(), absl::StrCat("\"__metadata__\":{", absl::StrJoin(kv, ","), "}"));
+    entries.insert(entries.begin(),
+                   absl::StrCat("\"__metadata__\":{", absl::StrJoin(kv, ","), "}"));
   }
   std::string header = "{" + absl::StrJoin(entries, ",") + "}";
   header.resize((header.size() + 7) / 8 * 8, ' ');
@@ -79,35 +84,45 @@ absl::Status SaveSafetensors(const std::string& path, const Checkpoint& ckpt) {
     for (int k = 0; k < 8; ++k) len[k] = static_cast<char>((n >> (8 * k)) & 0xff);
     out.write(len, 8);
     out.write(header.data(), static_cast<std::streamsize>(n));
-    for (const auto& [name, t] : ckpt.tensors) out.write(t.bytes.data(), static_cast<std::streamsize>(t.bytes.size()));
+    for (const auto& [name, t] : ckpt.tensors)
+      out.write(t.bytes.data(), static_cast<std::streamsize>(t.bytes.size()));
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());
-      return absl::UnavailableError(absl::StrCat("checkpoint ", path, ": cannot write ", tmp, ": ", std::strerror(errno)));
+      return absl::UnavailableError(
+          absl::StrCat("checkpoint ", path, ": cannot write ", tmp, ": ", std::strerror(errno)));
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::string err = std::strerror(errno);
     std::remove(tmp.c_str());
-    return absl::UnavailableError(absl::StrCat("checkpoint ", path, ": cannot rename ", tmp, ": ", err));
+    return absl::UnavailableError(
+        absl::StrCat("checkpoint ", path, ": cannot rename ", tmp, ": ", err));
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<Checkpoint> LoadSafetensors(const std::string& path) {
-  auto bad = [&](const std::string& why) { return absl::DataLossError(absl::StrCat("checkpoint ", path, ": ", why)); };
+  auto bad = [&](const std::string& why) {
+    return absl::DataLossError(absl::StrCat("checkpoint ", path, ": ", why));
+  };
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("checkpoint ", path, ": cannot open: ", std::strerror(errno)));
+  if (!in)
+    return absl::NotFoundError(
+        absl::StrCat("checkpoint ", path, ": cannot open: ", std::strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string file = ss.str();
-  if (file.size() < 8) return bad(absl::StrCat(file.size(), " bytes; a safetensors file has at least 8 (truncated?)"));
+  if (file.size() < 8)
+    return bad(absl::StrCat(file.size(), " bytes; a safetensors file has at least 8 (truncated?)"));
   uint64_t n = 0;
   for (int k = 0; k < 8; ++k) n |= uint64_t{static_cast<unsigned char>(file[k])} << (8 * k);
   if (n > file.size() - 8 || n > (uint64_t{100} << 20))
-    return bad(absl::StrCat("a header of ", n, " bytes does not fit in the file (", file.size(), " bytes; truncated?)"));
+    return bad(absl::StrCat("a header of ", n, " bytes does not fit in the file (", file.size(),
+                            " bytes; truncated?)"));
   absl::StatusOr<Json> header = ParseJson(absl::string_view(file).substr(8, n));
-  if (!header.ok()) return bad(absl::StrCat("the header is not valid JSON: ", header.status().message()));
+  if (!header.ok())
+    return bad(absl::StrCat("the header is not valid JSON: ", header.status().message()));
   if (header->kind != Json::Kind::kObject) return bad("the header is not a JSON object");
   const uint64_t data_size = file.size() - 8 - n;
   const char* data = file.data() + 8 + n;
@@ -117,35 +132,44 @@ absl::StatusOr<Checkpoint> LoadSafetensors(const std::string& path) {
     if (name == "__metadata__") {
       if (e.kind != Json::Kind::kObject) return bad("__metadata__ is not an object");
       for (const auto& [k, v] : e.object) {
-        if (v.kind != Json::Kind::kString) return bad(absl::StrCat("metadata '", k, "' is not a string"));
+        if (v.kind != Json::Kind::kString)
+          return bad(absl::StrCat("metadata '", k, "' is not a string"));
         ckpt.metadata[k] = v.str;
       }
       continue;
     }
-    auto bad_tensor = [&](const std::string& why) { return bad(absl::StrCat("tensor '", name, "': ", why)); };
+    auto bad_tensor = [&](const std::string& why) {
+      return bad(absl::StrCat("tensor '", name, "': ", why));
+    };
     if (name.empty()) return bad("a tensor with an empty name");
     if (e.kind != Json::Kind::kObject) return bad_tensor("its entry is not an object");
     const Json *dt = e.Find("dtype"), *shape = e.Find("shape"), *off = e.Find("data_offsets");
     HostTensor t;
     if (!dt || dt->kind != Json::Kind::kString || !FromName(dt->str, &t.dtype))
-      return bad_tensor(absl::StrCat("unknown dtype ", dt && dt->kind == Json::Kind::kString ? "'" + dt->str + "'" : "(missing)"));
-    if (!shape || shape->kind != Json::Kind::kArray || shape->array.size() > 16) return bad_tensor("no valid shape");
+      return bad_tensor(absl::StrCat("unknown dtype ", dt && dt->kind == Json::Kind::kString
+                                                           ? "'" + dt->str + "'"
+                                                           : "(missing)"));
+    if (!shape || shape->kind != Json::Kind::kArray || shape->array.size() > 16)
+      return bad_tensor("no valid shape");
     int64_t numel = 1;
     for (const Json& d : shape->array) {
-      if (!d.IsInt(0, int64_t{1} << 40)) return bad_tensor("a dimension that is not a non-negative integer");
+      if (!d.IsInt(0, int64_t{1} << 40))
+        return bad_tensor("a dimension that is not a non-negative integer");
       t.shape.push_back(static_cast<int64_t>(d.number));
       numel *= t.shape.back();
       if (numel > (int64_t{1} << 40)) return bad_tensor("too many elements");
     }
-    if (!off || off->kind != Json::Kind::kArray || off->array.size() != 2 || !off->array[0].IsInt(0, int64_t{1} << 50) ||
-        !off->array[1].IsInt(0, int64_t{1} << 50))
+    if (!off || off->kind != Json::Kind::kArray || off->array.size() != 2 ||
+        !off->array[0].IsInt(0, int64_t{1} << 50) || !off->array[1].IsInt(0, int64_t{1} << 50))
       return bad_tensor("no valid data_offsets");
-    uint64_t b = static_cast<uint64_t>(off->array[0].number), en = static_cast<uint64_t>(off->array[1].number);
+    uint64_t b = static_cast<uint64_t>(off->array[0].number),
+             en = static_cast<uint64_t>(off->array[1].number);
     if (b > en || en > data_size)
-      return bad_tensor(absl::StrCat("data_offsets [", b, ", ", en, ") past the end of the data (", data_size, " bytes; truncated?)"));
+      return bad_tensor(absl::StrCat("data_offsets [", b, ", ", en, ") past the end of the data (",
+                                     data_size, " bytes; truncated?)"));
     if (en - b != static_cast<uint64_t>(numel) * DTypeSize(t.dtype))
-      return bad_tensor(absl::StrCat(en - b, " bytes for shape ", ShapeString(t.shape), " of ", Name(t.dtype), "; expected ",
-                                     numel * DTypeSize(t.dtype)));
+      return bad_tensor(absl::StrCat(en - b, " bytes for shape ", ShapeString(t.shape), " of ",
+                                     Name(t.dtype), "; expected ", numel * DTypeSize(t.dtype)));
     ranges.push_back({b, en});
     t.bytes.assign(data + b, en - b);
     ckpt.tensors.emplace_back(name, std::move(t));
@@ -167,13 +191,16 @@ HostTensor ToHost(const Tensor& t) {
 Tensor FromHost(const HostTensor& h) {
   std::vector<double> v(Numel(h.shape));
   for (size_t i = 0; i < v.size(); ++i)
-    v[i] = CastValue(LoadElement(h.bytes.data(), h.dtype, static_cast<int64_t>(i)), h.dtype, DType::kF64).Get<double>();
+    v[i] = CastValue(LoadElement(h.bytes.data(), h.dtype, static_cast<int64_t>(i)), h.dtype,
+                     DType::kF64)
+               .Get<double>();
   if (IsFloat(h.dtype) || v.empty()) return Tensor::FromVector(v, h.shape, h.dtype);
   std::vector<int64_t> iv(v.begin(), v.end());
   return Tensor::FromVector(iv, h.shape, h.dtype);
 }
 
-absl::Status SaveModel(const std::string& path, Module& model, const std::map<std::string, std::string>& metadata,
+absl::Status SaveModel(const std::string& path, Module& model,
+                       const std::map<std::string, std::string>& metadata,
                        const std::vector<std::pair<std::string, Tensor*>>& extra) {
   Checkpoint c;
   c.metadata = metadata;
@@ -186,16 +213,20 @@ absl::Status SaveModel(const std::string& path, Module& model, const std::map<st
   return SaveSafetensors(path, c);
 }
 
-absl::Status LoadModel(const Checkpoint& ckpt, Module& model, const std::vector<std::pair<std::string, Tensor*>>& extra) {
+absl::Status LoadModel(const Checkpoint& ckpt, Module& model,
+                       const std::vector<std::pair<std::string, Tensor*>>& extra) {
   NamedParams all = model.NamedParameters();
   all.insert(all.end(), extra.begin(), extra.end());
   std::vector<std::pair<Tensor*, const HostTensor*>> plan;
   for (auto& [name, t] : all) {
     const HostTensor* h = ckpt.Find(name);
-    if (!h) return absl::NotFoundError(absl::StrCat("checkpoint has no tensor '", name, "' (", ShapeString(t->shape()), ")"));
+    if (!h)
+      return absl::NotFoundError(
+          absl::StrCat("checkpoint has no tensor '", name, "' (", ShapeString(t->shape()), ")"));
     if (h->shape != t->shape())
-      return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor '", name, "' has shape ", ShapeString(h->shape),
-                                                     "; the model's is ", ShapeString(t->shape())));
+      return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor '", name, "' has shape ",
+                                                     ShapeString(h->shape), "; the model's is ",
+                                                     ShapeString(t->shape())));
     plan.push_back({t, h});
   }
   try {

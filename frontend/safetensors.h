@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+
 #include "frontend/nn.h"
 #include "frontend/tensor.h"
 
@@ -37,10 +38,12 @@ HostTensor ToHost(const Tensor& t);
 Tensor FromHost(const HostTensor& h);
 
 /// Writes every parameter of `model` (by its name), `extra` tensors and `metadata`.
-absl::Status SaveModel(const std::string& path, Module& model, const std::map<std::string, std::string>& metadata,
+absl::Status SaveModel(const std::string& path, Module& model,
+                       const std::map<std::string, std::string>& metadata,
                        const std::vector<std::pair<std::string, Tensor*>>& extra = {});
 /// Loads every parameter of `model` from `ckpt`: each name must be there with the
 /// parameter's shape (dtypes are converted). Nothing is assigned unless all match.
-absl::Status LoadModel(const Checkpoint& ckpt, Module& model, const std::vector<std::pair<std::string, Tensor*>>& extra = {});
+absl::Status LoadModel(const Checkpoint& ckpt, Module& model,
+                       const std::vector<std::pair<std::string, Tensor*>>& extra = {});
 
 }  // namespace uopc

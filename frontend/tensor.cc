@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+
 #include "devices/registry.h"
 #include "frontend/random.h"
 #include "frontend/realize.h"
@@ -25,7 +26,8 @@ Device* DefaultDevice() {
   return d;
 }
 
-Tensor::Tensor(UOp uop, TensorShape shape, DType dtype, Device* device, std::vector<std::shared_ptr<LazyData>> srcs)
+Tensor::Tensor(UOp uop, TensorShape shape, DType dtype, Device* device,
+               std::vector<std::shared_ptr<LazyData>> srcs)
     : data_(std::make_shared<LazyData>()) {
   LazyData& d = *data_;
   d.uop = std::move(uop);
@@ -48,7 +50,9 @@ int64_t Tensor::numel() const {
 
 int Tensor::Axis(int axis, const char* op) const {
   int n = ndim();
-  if (axis < -n || axis >= n) ThrowInvalid(absl::StrCat(op, ": axis ", axis, " of a tensor of shape ", ShapeString(shape()), "; expected -", n, " <= axis < ", n));
+  if (axis < -n || axis >= n)
+    ThrowInvalid(absl::StrCat(op, ": axis ", axis, " of a tensor of shape ", ShapeString(shape()),
+                              "; expected -", n, " <= axis < ", n));
   return axis < 0 ? axis + n : axis;
 }
 
@@ -73,7 +77,9 @@ Tensor Tensor::FromBytes(const void* bytes, DType dtype, TensorShape shape, Devi
 }
 
 Tensor& Tensor::RequiresGrad(bool on) {
-  if (on && !IsFloat(dtype())) ThrowInvalid("requires_grad: a tensor of dtype " + std::string(DTypeName(dtype())) + "; only float tensors have gradients");
+  if (on && !IsFloat(dtype()))
+    ThrowInvalid("requires_grad: a tensor of dtype " + std::string(DTypeName(dtype())) +
+                 "; only float tensors have gradients");
   if (on) {  // a parameter: a realized leaf, its history dropped
     Realize();
     data_->srcs.clear();
@@ -96,8 +102,9 @@ Tensor Tensor::Detach() const {
 
 void Tensor::Assign(const Tensor& value) {
   if (value.shape() != shape() || value.dtype() != dtype())
-    ThrowInvalid("assign: a value of shape " + ShapeString(value.shape()) + " and dtype " + std::string(DTypeName(value.dtype())) +
-                 " to a tensor of shape " + ShapeString(shape()) + " and dtype " + std::string(DTypeName(dtype())));
+    ThrowInvalid("assign: a value of shape " + ShapeString(value.shape()) + " and dtype " +
+                 std::string(DTypeName(value.dtype())) + " to a tensor of shape " +
+                 ShapeString(shape()) + " and dtype " + std::string(DTypeName(dtype())));
   Tensor v = value;
   v.Realize();
   LazyData& d = *data_;
@@ -108,7 +115,9 @@ void Tensor::Assign(const Tensor& value) {
 }
 
 Tensor Tensor::Scalar(double value, DType dtype) {
-  UOp c = IsFloat(dtype) ? UOp::ConstFloat(dtype, value) : IsBool(dtype) ? UOp::ConstBool(dtype, value != 0) : UOp::ConstInt(dtype, static_cast<int64_t>(value));
+  UOp c = IsFloat(dtype)  ? UOp::ConstFloat(dtype, value)
+          : IsBool(dtype) ? UOp::ConstBool(dtype, value != 0)
+                          : UOp::ConstInt(dtype, static_cast<int64_t>(value));
   return Tensor(c, {}, dtype, DefaultDevice(), {});
 }
 
@@ -121,7 +130,8 @@ Tensor Tensor::Full(TensorShape shape, double value, DType dtype) {
 Tensor Tensor::Arange(double start, double stop, double step) {
   if (step == 0) ThrowInvalid("arange: step 0");
   int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
-  bool integral = start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
+  bool integral =
+      start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
   std::vector<double> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = start + static_cast<double>(i) * step;
   return FromVector(v, {n}, integral ? DType::kI32 : DType::kF32);
@@ -158,7 +168,8 @@ Tensor Tensor::Randint(int64_t lo, int64_t hi, TensorShape shape) {
 Tensor Tensor::View(Ops op, std::vector<UOp> extra, Arg arg, TensorShape shape) const {
   std::vector<UOp> src{uop()};
   src.insert(src.end(), extra.begin(), extra.end());
-  return Tensor(UOp::Derived(op, src, std::move(arg)), std::move(shape), dtype(), device(), {data_});
+  return Tensor(UOp::Derived(op, src, std::move(arg)), std::move(shape), dtype(), device(),
+                {data_});
 }
 
 Tensor Tensor::Reshape(TensorShape shape) const {
@@ -174,12 +185,16 @@ Tensor Tensor::Reshape(TensorShape shape) const {
     }
   }
   if (infer >= 0) {
-    if (known == 0 || numel() % known) ThrowInvalid(absl::StrCat("reshape: cannot infer -1 of ", ShapeString(shape), " for ", numel(), " elements"));
+    if (known == 0 || numel() % known)
+      ThrowInvalid(absl::StrCat("reshape: cannot infer -1 of ", ShapeString(shape), " for ",
+                                numel(), " elements"));
     shape[infer] = numel() / known;
     known *= shape[infer];
   }
   if (known != numel())
-    ThrowInvalid(absl::StrCat("reshape: shape ", ShapeString(this->shape()), " (", numel(), " elements) to ", ShapeString(shape), " (", known, " elements); expected the same number of elements"));
+    ThrowInvalid(absl::StrCat("reshape: shape ", ShapeString(this->shape()), " (", numel(),
+                              " elements) to ", ShapeString(shape), " (", known,
+                              " elements); expected the same number of elements"));
   if (shape == this->shape()) return *this;
   std::vector<UOp> dims;
   for (int64_t d : shape) dims.push_back(UOp::Int(d));
@@ -187,12 +202,16 @@ Tensor Tensor::Reshape(TensorShape shape) const {
 }
 
 Tensor Tensor::Permute(std::vector<int> order) const {
-  if (static_cast<int>(order.size()) != ndim()) ThrowInvalid(absl::StrCat("permute: order of ", order.size(), " axes for shape ", ShapeString(shape())));
+  if (static_cast<int>(order.size()) != ndim())
+    ThrowInvalid(
+        absl::StrCat("permute: order of ", order.size(), " axes for shape ", ShapeString(shape())));
   std::vector<bool> seen(ndim(), false);
   TensorShape out;
   for (int& a : order) {
     a = Axis(a, "permute");
-    if (seen[a]) ThrowInvalid(absl::StrCat("permute: axis ", a, " twice; expected a permutation of 0..", ndim() - 1));
+    if (seen[a])
+      ThrowInvalid(
+          absl::StrCat("permute: axis ", a, " twice; expected a permutation of 0..", ndim() - 1));
     seen[a] = true;
     out.push_back(shape()[a]);
   }
@@ -211,7 +230,8 @@ Tensor Tensor::Transpose(int a, int b) const {
 
 Tensor Tensor::Expand(TensorShape shape) const {
   if (shape.size() < this->shape().size())
-    ThrowInvalid("expand: shape " + ShapeString(this->shape()) + " to fewer dims " + ShapeString(shape));
+    ThrowInvalid("expand: shape " + ShapeString(this->shape()) + " to fewer dims " +
+                 ShapeString(shape));
   Tensor t = *this;
   if (shape.size() > this->shape().size()) {  // new leading dims of 1
     TensorShape s(shape.size() - this->shape().size(), 1);
@@ -220,7 +240,8 @@ Tensor Tensor::Expand(TensorShape shape) const {
   }
   for (size_t d = 0; d < shape.size(); ++d)
     if (t.shape()[d] != shape[d] && t.shape()[d] != 1)
-      ThrowInvalid("expand: shape " + ShapeString(this->shape()) + " to " + ShapeString(shape) + "; expected each dim equal or 1");
+      ThrowInvalid("expand: shape " + ShapeString(this->shape()) + " to " + ShapeString(shape) +
+                   "; expected each dim equal or 1");
   if (t.shape() == shape) return t;
   std::vector<UOp> dims;
   for (int64_t d : shape) dims.push_back(UOp::Int(d));
@@ -228,7 +249,9 @@ Tensor Tensor::Expand(TensorShape shape) const {
 }
 
 Tensor Tensor::Pad(std::vector<std::pair<int64_t, int64_t>> pads, double value) const {
-  if (static_cast<int>(pads.size()) != ndim()) ThrowInvalid(absl::StrCat("pad: ", pads.size(), " pads for shape ", ShapeString(shape()), "; expected one per dim"));
+  if (static_cast<int>(pads.size()) != ndim())
+    ThrowInvalid(absl::StrCat("pad: ", pads.size(), " pads for shape ", ShapeString(shape()),
+                              "; expected one per dim"));
   TensorShape out = shape();
   std::vector<UOp> dims;
   bool any = false;
@@ -243,24 +266,28 @@ Tensor Tensor::Pad(std::vector<std::pair<int64_t, int64_t>> pads, double value) 
   Tensor padded = View(Ops::PAD, dims, {}, out);
   if (value == 0) return padded;
   Tensor inside = Tensor::Ones(shape(), DType::kBool);
-  Tensor mask(UOp::Derived(Ops::PAD, [&] {
-                std::vector<UOp> s{inside.uop()};
-                s.insert(s.end(), dims.begin(), dims.end());
-                return s;
-              }()),
+  Tensor mask(UOp::Derived(Ops::PAD,
+                           [&] {
+                             std::vector<UOp> s{inside.uop()};
+                             s.insert(s.end(), dims.begin(), dims.end());
+                             return s;
+                           }()),
               out, DType::kBool, device(), {inside.data()});
   return mask.Where(padded, padded.Like(value));
 }
 
 Tensor Tensor::Shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const {
-  if (static_cast<int>(ranges.size()) != ndim()) ThrowInvalid(absl::StrCat("shrink: ", ranges.size(), " ranges for shape ", ShapeString(shape())));
+  if (static_cast<int>(ranges.size()) != ndim())
+    ThrowInvalid(
+        absl::StrCat("shrink: ", ranges.size(), " ranges for shape ", ShapeString(shape())));
   TensorShape out;
   std::vector<UOp> dims;
   bool same = true;
   for (int d = 0; d < ndim(); ++d) {
     auto [b, e] = ranges[d];
     if (b < 0 || b > e || e > shape()[d])
-      ThrowInvalid(absl::StrCat("shrink: [", b, ", ", e, ") of dim ", d, " of shape ", ShapeString(shape()), "; expected 0 <= begin <= end <= size"));
+      ThrowInvalid(absl::StrCat("shrink: [", b, ", ", e, ") of dim ", d, " of shape ",
+                                ShapeString(shape()), "; expected 0 <= begin <= end <= size"));
     out.push_back(e - b);
     same &= b == 0 && e == shape()[d];
     dims.push_back(UOp::Int(b));
@@ -273,7 +300,9 @@ Tensor Tensor::Shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const {
 Tensor Tensor::Slice(int axis, int64_t start, int64_t stop, int64_t step) const {
   int a = Axis(axis, "slice");
   int64_t n = shape()[a];
-  if (step <= 0) ThrowInvalid(absl::StrCat("slice: step ", step, "; expected a positive step (use Flip to reverse)"));
+  if (step <= 0)
+    ThrowInvalid(
+        absl::StrCat("slice: step ", step, "; expected a positive step (use Flip to reverse)"));
   auto norm = [n](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
   start = norm(start);
   stop = std::max(norm(stop), start);
@@ -305,7 +334,8 @@ Tensor Tensor::Flip(std::vector<int> axes) const {
 
 Tensor Tensor::Unsqueeze(int axis) const {
   int n = ndim() + 1;
-  if (axis < -n || axis >= n) ThrowInvalid(absl::StrCat("unsqueeze: axis ", axis, " for shape ", ShapeString(shape())));
+  if (axis < -n || axis >= n)
+    ThrowInvalid(absl::StrCat("unsqueeze: axis ", axis, " for shape ", ShapeString(shape())));
   TensorShape s = shape();
   s.insert(s.begin() + (axis < 0 ? axis + n : axis), 1);
   return Reshape(s);
@@ -313,7 +343,8 @@ Tensor Tensor::Unsqueeze(int axis) const {
 
 Tensor Tensor::Squeeze(int axis) const {
   int a = Axis(axis, "squeeze");
-  if (shape()[a] != 1) ThrowInvalid(absl::StrCat("squeeze: dim ", a, " of shape ", ShapeString(shape()), " is not 1"));
+  if (shape()[a] != 1)
+    ThrowInvalid(absl::StrCat("squeeze: dim ", a, " of shape ", ShapeString(shape()), " is not 1"));
   TensorShape s = shape();
   s.erase(s.begin() + a);
   return Reshape(s);
@@ -324,10 +355,13 @@ Tensor Tensor::Cat(const std::vector<Tensor>& ts, int axis) {
   int a = ts[0].Axis(axis, "cat");
   int64_t total = 0;
   for (const Tensor& t : ts) {
-    if (t.ndim() != ts[0].ndim()) ThrowInvalid("cat: shapes " + ShapeString(ts[0].shape()) + " and " + ShapeString(t.shape()) + " have different ranks");
+    if (t.ndim() != ts[0].ndim())
+      ThrowInvalid("cat: shapes " + ShapeString(ts[0].shape()) + " and " + ShapeString(t.shape()) +
+                   " have different ranks");
     for (int d = 0; d < t.ndim(); ++d)
       if (d != a && t.shape()[d] != ts[0].shape()[d])
-        ThrowInvalid(absl::StrCat("cat: shapes ", ShapeString(ts[0].shape()), " and ", ShapeString(t.shape()), " differ outside axis ", a));
+        ThrowInvalid(absl::StrCat("cat: shapes ", ShapeString(ts[0].shape()), " and ",
+                                  ShapeString(t.shape()), " differ outside axis ", a));
     total += t.shape()[a];
   }
   Tensor out;
@@ -346,7 +380,9 @@ Tensor Tensor::Stack(const std::vector<Tensor>& ts, int axis) {
   if (ts.empty()) ThrowInvalid("stack: no tensors");
   std::vector<Tensor> u;
   for (const Tensor& t : ts) {
-    if (t.shape() != ts[0].shape()) ThrowInvalid("stack: shapes " + ShapeString(ts[0].shape()) + " and " + ShapeString(t.shape()) + " differ");
+    if (t.shape() != ts[0].shape())
+      ThrowInvalid("stack: shapes " + ShapeString(ts[0].shape()) + " and " +
+                   ShapeString(t.shape()) + " differ");
     u.push_back(t.Unsqueeze(axis));
   }
   return Cat(u, axis);
@@ -397,9 +433,12 @@ std::string Tensor::ToString() const {
   std::function<void(int, int64_t&)> rec = [&](int d, int64_t& flat) {
     if (d == ndim()) {
       double x = v[flat++];
-      if (IsBool(dtype())) os << (x != 0 ? "true" : "false");
-      else if (IsFloat(dtype())) os << FloatText(x, mode);
-      else os << static_cast<int64_t>(x);
+      if (IsBool(dtype()))
+        os << (x != 0 ? "true" : "false");
+      else if (IsFloat(dtype()))
+        os << FloatText(x, mode);
+      else
+        os << static_cast<int64_t>(x);
       return;
     }
     os << "[";

@@ -39,8 +39,8 @@ struct LazyData {
   Buffer buffer;                                // set once realized
   std::vector<std::shared_ptr<LazyData>> srcs;  // inputs that keep their buffers alive
   bool requires_grad = false;
-  UOp forward;  // the expression it was computed by (== uop until realized)
-  std::shared_ptr<LazyData> grad;   // accumulated by Backward
+  UOp forward;                     // the expression it was computed by (== uop until realized)
+  std::shared_ptr<LazyData> grad;  // accumulated by Backward
 };
 
 class Tensor {
@@ -50,13 +50,17 @@ class Tensor {
   // ---- creation ----
   /// A tensor of `shape` holding `data` (row-major), converted to `dtype`.
   template <typename T>
-  static Tensor FromVector(const std::vector<T>& data, TensorShape shape, DType dtype = DefaultDType<T>(),
-                           Device* device = nullptr);
+  static Tensor FromVector(const std::vector<T>& data, TensorShape shape,
+                           DType dtype = DefaultDType<T>(), Device* device = nullptr);
   /// A 0-d tensor.
   static Tensor Scalar(double value, DType dtype = DType::kF32);
   static Tensor Full(TensorShape shape, double value, DType dtype = DType::kF32);
-  static Tensor Zeros(TensorShape shape, DType dtype = DType::kF32) { return Full(std::move(shape), 0, dtype); }
-  static Tensor Ones(TensorShape shape, DType dtype = DType::kF32) { return Full(std::move(shape), 1, dtype); }
+  static Tensor Zeros(TensorShape shape, DType dtype = DType::kF32) {
+    return Full(std::move(shape), 0, dtype);
+  }
+  static Tensor Ones(TensorShape shape, DType dtype = DType::kF32) {
+    return Full(std::move(shape), 1, dtype);
+  }
   /// [start, stop) by step, as i32 (f32 when any argument is fractional).
   static Tensor Arange(double stop) { return Arange(0, stop, 1); }
   static Tensor Arange(double start, double stop, double step = 1);
@@ -200,16 +204,23 @@ class Tensor {
 
   template <typename T>
   static constexpr DType DefaultDType() {
-    if constexpr (std::is_same_v<T, bool>) return DType::kBool;
-    else if constexpr (std::is_same_v<T, double>) return DType::kF64;
-    else if constexpr (std::is_floating_point_v<T>) return DType::kF32;
-    else if constexpr (std::is_same_v<T, int64_t>) return DType::kI64;
-    else if constexpr (std::is_same_v<T, uint8_t>) return DType::kU8;
-    else return DType::kI32;
+    if constexpr (std::is_same_v<T, bool>)
+      return DType::kBool;
+    else if constexpr (std::is_same_v<T, double>)
+      return DType::kF64;
+    else if constexpr (std::is_floating_point_v<T>)
+      return DType::kF32;
+    else if constexpr (std::is_same_v<T, int64_t>)
+      return DType::kI64;
+    else if constexpr (std::is_same_v<T, uint8_t>)
+      return DType::kU8;
+    else
+      return DType::kI32;
   }
 
   // internal: a tensor over a node, keeping `srcs` alive
-  Tensor(UOp uop, TensorShape shape, DType dtype, Device* device, std::vector<std::shared_ptr<LazyData>> srcs);
+  Tensor(UOp uop, TensorShape shape, DType dtype, Device* device,
+         std::vector<std::shared_ptr<LazyData>> srcs);
 
  private:
   static Tensor FromBytes(const void* bytes, DType dtype, TensorShape shape, Device* device);

@@ -9,18 +9,22 @@
 namespace uopc {
 
 template <typename T>
-Tensor Tensor::FromVector(const std::vector<T>& data, TensorShape shape, DType dtype, Device* device) {
+Tensor Tensor::FromVector(const std::vector<T>& data, TensorShape shape, DType dtype,
+                          Device* device) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   if (static_cast<int64_t>(data.size()) != n)
-    ThrowInvalid("tensor: " + std::to_string(data.size()) + " values for shape " + ShapeString(shape) + " (" +
-                 std::to_string(n) + " elements)");
+    ThrowInvalid("tensor: " + std::to_string(data.size()) + " values for shape " +
+                 ShapeString(shape) + " (" + std::to_string(n) + " elements)");
   std::vector<uint8_t> bytes(static_cast<size_t>(n) * DTypeSize(dtype));
   for (int64_t i = 0; i < n; ++i) {
     Arg v;
-    if constexpr (std::is_same_v<T, bool>) v = CastValue(Arg(static_cast<bool>(data[i])), DType::kBool, dtype);
-    else if constexpr (std::is_floating_point_v<T>) v = CastValue(Arg(static_cast<double>(data[i])), DType::kF64, dtype);
-    else v = CastValue(Arg(static_cast<int64_t>(data[i])), DType::kI64, dtype);
+    if constexpr (std::is_same_v<T, bool>)
+      v = CastValue(Arg(static_cast<bool>(data[i])), DType::kBool, dtype);
+    else if constexpr (std::is_floating_point_v<T>)
+      v = CastValue(Arg(static_cast<double>(data[i])), DType::kF64, dtype);
+    else
+      v = CastValue(Arg(static_cast<int64_t>(data[i])), DType::kI64, dtype);
     StoreElement(bytes.data(), dtype, i, v);
   }
   return FromBytes(bytes.data(), dtype, std::move(shape), device);
@@ -36,16 +40,21 @@ std::vector<T> Tensor::ToVector() const {
   DType want = DefaultDType<T>();
   for (int64_t i = 0; i < t.numel(); ++i) {
     Arg v = CastValue(LoadElement(bytes.data(), t.dtype(), i), t.dtype(), want);
-    if constexpr (std::is_same_v<T, bool>) out[i] = v.template Get<bool>();
-    else if constexpr (std::is_floating_point_v<T>) out[i] = static_cast<T>(v.template Get<double>());
-    else out[i] = static_cast<T>(v.template Get<int64_t>());
+    if constexpr (std::is_same_v<T, bool>)
+      out[i] = v.template Get<bool>();
+    else if constexpr (std::is_floating_point_v<T>)
+      out[i] = static_cast<T>(v.template Get<double>());
+    else
+      out[i] = static_cast<T>(v.template Get<int64_t>());
   }
   return out;
 }
 
 template <typename T>
 T Tensor::Item() const {
-  if (numel() != 1) ThrowInvalid("item: a tensor of shape " + ShapeString(shape()) + " has " + std::to_string(numel()) + " elements; expected 1");
+  if (numel() != 1)
+    ThrowInvalid("item: a tensor of shape " + ShapeString(shape()) + " has " +
+                 std::to_string(numel()) + " elements; expected 1");
   return ToVector<T>()[0];
 }
 

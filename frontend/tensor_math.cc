@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+
 #include "frontend/tensor.h"
 
 namespace uopc {
@@ -17,7 +18,8 @@ TensorShape Broadcast(const std::vector<Tensor>& in, const char* name) {
     size_t off = rank - t.shape().size();
     for (size_t d = 0; d < t.shape().size(); ++d) {
       int64_t x = t.shape()[d];
-      if (out[off + d] == 1) out[off + d] = x;
+      if (out[off + d] == 1)
+        out[off + d] = x;
       else if (x != 1 && x != out[off + d]) {
         std::vector<std::string> shapes;
         for (const Tensor& u : in) shapes.push_back(ShapeString(u.shape()));
@@ -36,13 +38,15 @@ bool Integral(double v) { return std::floor(v) == v && std::abs(v) < 9e18; }
 Tensor Elementwise(Ops op, std::vector<Tensor> in, const char* name) {
   for (const Tensor& t : in)
     if (t.device() != in[0].device())
-      ThrowInvalid(absl::StrCat(name, ": tensors on ", in[0].device()->name(), " and ", t.device()->name(), "; expected one device"));
+      ThrowInvalid(absl::StrCat(name, ": tensors on ", in[0].device()->name(), " and ",
+                                t.device()->name(), "; expected one device"));
   // the values' common dtype (WHERE: not its condition)
   size_t first = op == Ops::WHERE ? 1 : 0;
   DType t = in[first].dtype();
-  for (size_t i = first + 1; i < in.size(); ++i) t = PromoteTypes(t, in[i].dtype()).value_or(DType::kF32);
-  bool needs_float = op == Ops::FDIV || op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN || op == Ops::SQRT ||
-                     op == Ops::RECIP || op == Ops::TRUNC;
+  for (size_t i = first + 1; i < in.size(); ++i)
+    t = PromoteTypes(t, in[i].dtype()).value_or(DType::kF32);
+  bool needs_float = op == Ops::FDIV || op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN ||
+                     op == Ops::SQRT || op == Ops::RECIP || op == Ops::TRUNC;
   if (needs_float && !IsFloat(t)) t = DType::kF32;
   if ((op == Ops::ADD || op == Ops::MUL) && IsBool(t)) t = DType::kI32;
   TensorShape shape = Broadcast(in, name);
@@ -62,8 +66,10 @@ Tensor Elementwise(Ops op, std::vector<Tensor> in, const char* name) {
 
 Tensor Tensor::Like(double v) const {
   DType t = dtype();
-  if (IsBool(t)) t = Integral(v) ? DType::kI32 : DType::kF32;
-  else if (!IsFloat(t) && !Integral(v)) t = DType::kF32;
+  if (IsBool(t))
+    t = Integral(v) ? DType::kI32 : DType::kF32;
+  else if (!IsFloat(t) && !Integral(v))
+    t = DType::kF32;
   Tensor s = Scalar(v, t);
   s.data_->device = device();
   return s;
@@ -72,14 +78,22 @@ Tensor Tensor::Like(double v) const {
 Tensor Tensor::operator+(const Tensor& o) const { return Elementwise(Ops::ADD, {*this, o}, "add"); }
 Tensor Tensor::operator*(const Tensor& o) const { return Elementwise(Ops::MUL, {*this, o}, "mul"); }
 Tensor Tensor::operator-(const Tensor& o) const { return *this + (-o); }
-Tensor Tensor::operator-() const { return IsBool(dtype()) ? Cast(DType::kI32) * -1.0 : *this * -1.0; }
-Tensor Tensor::operator/(const Tensor& o) const { return Elementwise(Ops::FDIV, {*this, o}, "div"); }
+Tensor Tensor::operator-() const {
+  return IsBool(dtype()) ? Cast(DType::kI32) * -1.0 : *this * -1.0;
+}
+Tensor Tensor::operator/(const Tensor& o) const {
+  return Elementwise(Ops::FDIV, {*this, o}, "div");
+}
 Tensor Tensor::Lt(const Tensor& o) const { return Elementwise(Ops::CMPLT, {*this, o}, "lt"); }
 Tensor Tensor::Eq(const Tensor& o) const { return Elementwise(Ops::CMPEQ, {*this, o}, "eq"); }
 Tensor Tensor::Ne(const Tensor& o) const { return Elementwise(Ops::CMPNE, {*this, o}, "ne"); }
 Tensor Tensor::Le(const Tensor& o) const { return Elementwise(Ops::OR, {Lt(o), Eq(o)}, "le"); }
-Tensor Tensor::Where(const Tensor& a, const Tensor& b) const { return Elementwise(Ops::WHERE, {*this, a, b}, "where"); }
-Tensor Tensor::Maximum(const Tensor& o) const { return Elementwise(Ops::MAX, {*this, o}, "maximum"); }
+Tensor Tensor::Where(const Tensor& a, const Tensor& b) const {
+  return Elementwise(Ops::WHERE, {*this, a, b}, "where");
+}
+Tensor Tensor::Maximum(const Tensor& o) const {
+  return Elementwise(Ops::MAX, {*this, o}, "maximum");
+}
 
 Tensor Tensor::Minimum(const Tensor& o) const {
   DType t = PromoteTypes(dtype(), o.dtype()).value_or(DType::kF32);
@@ -99,7 +113,9 @@ Tensor Tensor::Log() const { return Log2() * std::log(2.0); }
 Tensor Tensor::Sqrt() const { return Elementwise(Ops::SQRT, {*this}, "sqrt"); }
 Tensor Tensor::Reciprocal() const { return Elementwise(Ops::RECIP, {*this}, "reciprocal"); }
 Tensor Tensor::Sin() const { return Elementwise(Ops::SIN, {*this}, "sin"); }
-Tensor Tensor::Cos() const { return (IsFloat(dtype()) ? *this : Float()).operator+(M_PI / 2).Sin(); }
+Tensor Tensor::Cos() const {
+  return (IsFloat(dtype()) ? *this : Float()).operator+(M_PI / 2).Sin();
+}
 Tensor Tensor::Sigmoid() const { return ((-*this).Exp() + 1.0).Reciprocal(); }
 Tensor Tensor::Tanh() const { return (*this * 2.0).Sigmoid() * 2.0 - 1.0; }
 Tensor Tensor::Relu() const { return Maximum(Like(0)); }
@@ -142,20 +158,29 @@ Tensor Tensor::Reduce(Ops op, std::vector<int> axes, bool keepdim, const char* n
   if (op == Ops::ADD && IsBool(dtype())) x = Cast(DType::kI32);
   TensorShape kept = shape(), dropped;
   for (int d = 0; d < ndim(); ++d) {
-    if (seen[d]) kept[d] = 1;
-    else dropped.push_back(shape()[d]);
+    if (seen[d])
+      kept[d] = 1;
+    else
+      dropped.push_back(shape()[d]);
   }
   std::sort(axes.begin(), axes.end());
-  Tensor r(UOp::Derived(Ops::REDUCE, {x.uop()}, ReduceArg{op, axes}), kept, x.dtype(), device(), {x.data_});
+  Tensor r(UOp::Derived(Ops::REDUCE, {x.uop()}, ReduceArg{op, axes}), kept, x.dtype(), device(),
+           {x.data_});
   return keepdim ? r : r.Reshape(dropped);
 }
 
-Tensor Tensor::Sum(std::vector<int> axes, bool keepdim) const { return Reduce(Ops::ADD, std::move(axes), keepdim, "sum"); }
-Tensor Tensor::Max(std::vector<int> axes, bool keepdim) const { return Reduce(Ops::MAX, std::move(axes), keepdim, "max"); }
+Tensor Tensor::Sum(std::vector<int> axes, bool keepdim) const {
+  return Reduce(Ops::ADD, std::move(axes), keepdim, "sum");
+}
+Tensor Tensor::Max(std::vector<int> axes, bool keepdim) const {
+  return Reduce(Ops::MAX, std::move(axes), keepdim, "max");
+}
 
 Tensor Tensor::Min(std::vector<int> axes, bool keepdim) const {
-  if (IsFloat(dtype()) || (IsInt(dtype()) && !IsUnsigned(dtype()))) return -((-*this).Max(std::move(axes), keepdim));
-  Tensor top = Full({}, static_cast<double>(IsBool(dtype()) ? 1 : DTypeMax(dtype())), IsBool(dtype()) ? DType::kI32 : dtype());
+  if (IsFloat(dtype()) || (IsInt(dtype()) && !IsUnsigned(dtype())))
+    return -((-*this).Max(std::move(axes), keepdim));
+  Tensor top = Full({}, static_cast<double>(IsBool(dtype()) ? 1 : DTypeMax(dtype())),
+                    IsBool(dtype()) ? DType::kI32 : dtype());
   Tensor x = IsBool(dtype()) ? Cast(DType::kI32) : *this;
   return (top - (top - x).Max(std::move(axes), keepdim)).Cast(dtype());
 }
@@ -187,12 +212,14 @@ Tensor Tensor::Argmax(int axis, bool keepdim) const {
 // ---- linear algebra and nn ----
 
 Tensor Tensor::Matmul(const Tensor& o) const {
-  if (ndim() == 0 || o.ndim() == 0) ThrowInvalid("matmul: a 0-d operand; expected at least 1 dim each");
+  if (ndim() == 0 || o.ndim() == 0)
+    ThrowInvalid("matmul: a 0-d operand; expected at least 1 dim each");
   Tensor a = ndim() == 1 ? Unsqueeze(0) : *this, b = o.ndim() == 1 ? o.Unsqueeze(-1) : o;
   int64_t k = a.shape().back();
   if (b.shape()[b.ndim() - 2] != k)
-    ThrowInvalid(absl::StrCat("matmul: shapes ", ShapeString(shape()), " and ", ShapeString(o.shape()),
-                              "; expected the last dim of the first (", k, ") to equal the second-to-last of the second (",
+    ThrowInvalid(absl::StrCat("matmul: shapes ", ShapeString(shape()), " and ",
+                              ShapeString(o.shape()), "; expected the last dim of the first (", k,
+                              ") to equal the second-to-last of the second (",
                               b.shape()[b.ndim() - 2], ")"));
   // (..., M, K, 1) * (..., 1, K, N) summed over K
   Tensor r = (a.Unsqueeze(-1) * b.Unsqueeze(-3)).Sum({-2});
@@ -214,14 +241,16 @@ Tensor Tensor::LogSoftmax(int axis) const {
 }
 
 Tensor Tensor::OneHot(int64_t num_classes) const {
-  if (IsFloat(dtype())) ThrowInvalid("one_hot: indices of dtype " + std::string(DTypeName(dtype())) + "; expected an integer dtype");
+  if (IsFloat(dtype()))
+    ThrowInvalid("one_hot: indices of dtype " + std::string(DTypeName(dtype())) +
+                 "; expected an integer dtype");
   return Unsqueeze(-1).Eq(Arange(static_cast<double>(num_classes)).Cast(dtype())).Cast(DType::kI32);
 }
 
 Tensor Tensor::CrossEntropy(const Tensor& targets) const {
   if (ndim() != 2 || targets.ndim() != 1 || targets.shape()[0] != shape()[0])
-    ThrowInvalid(absl::StrCat("cross_entropy: logits ", ShapeString(shape()), " and targets ", ShapeString(targets.shape()),
-                              "; expected (N, C) and (N)"));
+    ThrowInvalid(absl::StrCat("cross_entropy: logits ", ShapeString(shape()), " and targets ",
+                              ShapeString(targets.shape()), "; expected (N, C) and (N)"));
   Tensor picked = (LogSoftmax(-1) * targets.OneHot(shape()[1]).Float()).Sum({-1});
   return -picked.Mean();
 }

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+
 #include "core/substitute.h"
 
 namespace uopc {
@@ -14,7 +15,8 @@ namespace {
 // those kernels would repeat the whole reduction.
 std::vector<const UOp::Node*> SharedReduces(const std::vector<UOp>& order,
                                             const absl::flat_hash_set<const UOp::Node*>& staged) {
-  absl::flat_hash_map<const UOp::Node*, absl::flat_hash_set<const UOp::Node*>> owners;  // node -> kernels
+  absl::flat_hash_map<const UOp::Node*, absl::flat_hash_set<const UOp::Node*>>
+      owners;  // node -> kernels
   std::vector<const UOp::Node*> shared;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const UOp& u = *it;
@@ -25,8 +27,10 @@ std::vector<const UOp::Node*> SharedReduces(const std::vector<UOp>& order,
     bool boundary = u.is(Ops::STAGE) || staged.contains(u.get());
     if (u.is(Ops::REDUCE) && !boundary && owners[u.get()].size() > 1) shared.push_back(u.get());
     for (const UOp& s : u.src()) {
-      if (boundary) owners[s.get()].insert(u.get());
-      else owners[s.get()].insert(owners[u.get()].begin(), owners[u.get()].end());
+      if (boundary)
+        owners[s.get()].insert(u.get());
+      else
+        owners[s.get()].insert(owners[u.get()].begin(), owners[u.get()].end());
     }
   }
   return shared;
@@ -50,7 +54,8 @@ bool Expensive(const UOp& u, const absl::flat_hash_set<const UOp::Node*>& staged
     }
     if (x.is(Ops::REDUCE)) return true;
     if (IsAlu(x.op())) ++alu;
-    if (IsMovement(x.op())) stack.push_back(x.src(0));  // (the other sources are dims)
+    if (IsMovement(x.op()))
+      stack.push_back(x.src(0));  // (the other sources are dims)
     else
       for (const UOp& s : x.src()) stack.push_back(s);
   }
@@ -60,7 +65,8 @@ bool Expensive(const UOp& u, const absl::flat_hash_set<const UOp::Node*>& staged
 // Computations broadcast into a REDUCE: under an EXPAND inside a reduction, an expression
 // would be recomputed for every element it is broadcast to (a matmul's operand, once per
 // column of the other). These are materialized instead.
-void StageBroadcastIntoReduces(const std::vector<UOp>& order, absl::flat_hash_set<const UOp::Node*>& staged) {
+void StageBroadcastIntoReduces(const std::vector<UOp>& order,
+                               absl::flat_hash_set<const UOp::Node*>& staged) {
   for (const UOp& r : order) {
     if (!r.is(Ops::REDUCE)) continue;
     std::vector<UOp> stack{r.src(0)};
@@ -68,12 +74,15 @@ void StageBroadcastIntoReduces(const std::vector<UOp>& order, absl::flat_hash_se
     while (!stack.empty()) {
       UOp x = std::move(stack.back());
       stack.pop_back();
-      if (!seen.insert(x.get()).second || x.is(Ops::STAGE) || staged.contains(x.get()) || x.is(Ops::REDUCE)) continue;
+      if (!seen.insert(x.get()).second || x.is(Ops::STAGE) || staged.contains(x.get()) ||
+          x.is(Ops::REDUCE))
+        continue;
       if (x.is(Ops::EXPAND) && Expensive(x.src(0), staged)) {
         staged.insert(x.src(0).get());
         continue;
       }
-      if (IsMovement(x.op())) stack.push_back(x.src(0));
+      if (IsMovement(x.op()))
+        stack.push_back(x.src(0));
       else
         for (const UOp& s : x.src()) stack.push_back(s);
     }
@@ -83,7 +92,8 @@ void StageBroadcastIntoReduces(const std::vector<UOp>& order, absl::flat_hash_se
 }  // namespace
 
 absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
-  if (!sink.is(Ops::SINK)) return absl::InvalidArgumentError("kernelize: expected a SINK of the tensors to realize");
+  if (!sink.is(Ops::SINK))
+    return absl::InvalidArgumentError("kernelize: expected a SINK of the tensors to realize");
   std::vector<UOp> order = sink.Toposort();
   // expanded[u]: some consumer path from u reaches an EXPAND before a materialized node.
   absl::flat_hash_map<const UOp::Node*, bool> expanded;
@@ -110,7 +120,8 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
     return rebuilt;
   });
   std::vector<UOp> roots;
-  for (const UOp& r : out.src()) roots.push_back(r.is(Ops::STAGE) ? r : UOp::Derived(Ops::STAGE, {r}));
+  for (const UOp& r : out.src())
+    roots.push_back(r.is(Ops::STAGE) ? r : UOp::Derived(Ops::STAGE, {r}));
   return UOp::Sink(roots);
 }
 

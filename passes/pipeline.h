@@ -4,6 +4,7 @@
 #pragma once
 
 #include "absl/status/statusor.h"
+
 #include "core/pass_manager.h"
 #include "passes/plan.h"
 

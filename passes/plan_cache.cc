@@ -16,7 +16,8 @@ CanonicalGraph Canonicalize(const UOp& sink) {
   return g;
 }
 
-absl::StatusOr<std::shared_ptr<const Plan>> PlanCache::Get(const CanonicalGraph& g, const Builder& build) {
+absl::StatusOr<std::shared_ptr<const Plan>> PlanCache::Get(const CanonicalGraph& g,
+                                                           const Builder& build) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = plans_.find(g.sink); it != plans_.end()) {

@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+
 #include "core/uop.h"
 #include "passes/plan.h"
 

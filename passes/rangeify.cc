@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+
 #include "core/status_macros.h"
 #include "core/symbolic/simplify.h"
 #include "core/verify.h"
@@ -49,7 +50,8 @@ UOp AtLeast(const UOp& a, const UOp& b) { return (b - 1).Lt(a); }
 
 class KernelBuilder {
  public:
-  KernelBuilder(const ShapeMap& shapes, const absl::flat_hash_map<const UOp::Node*, UOp>& buffers, const UOp& root)
+  KernelBuilder(const ShapeMap& shapes, const absl::flat_hash_map<const UOp::Node*, UOp>& buffers,
+                const UOp& root)
       : shapes_(shapes), buffers_(buffers), root_(root) {}
 
   absl::StatusOr<UOp> Build();
@@ -59,11 +61,14 @@ class KernelBuilder {
   absl::StatusOr<UOp> Value(const UOp& u, const Index& idx);
   absl::StatusOr<UOp> Compute(const UOp& u, const Index& idx);
   absl::StatusOr<UOp> Reduce(const UOp& u, const Index& idx);
-  UOp NewRange(const Dim& size, RangeKind kind) { return UOp::Range(size.AsUOp(), next_range_++, kind); }
+  UOp NewRange(const Dim& size, RangeKind kind) {
+    return UOp::Range(size.AsUOp(), next_range_++, kind);
+  }
 
   const ShapeMap& shapes_;
-  const absl::flat_hash_map<const UOp::Node*, UOp>& buffers_;  // STAGE and input BUFFER -> buffer node
-  UOp root_;                                                   // the STAGE this kernel computes
+  const absl::flat_hash_map<const UOp::Node*, UOp>&
+      buffers_;  // STAGE and input BUFFER -> buffer node
+  UOp root_;     // the STAGE this kernel computes
   absl::flat_hash_map<std::pair<UOp, Index>, UOp> memo_;
   int next_range_ = 0, next_alloc_ = 0;
 };
@@ -92,7 +97,8 @@ absl::StatusOr<UOp> KernelBuilder::Compute(const UOp& u, const Index& idx) {
       const Shape &in = S(u.src(0)), &out = S(u);
       Index x = idx;
       for (size_t d = 0; d < in.size(); ++d)
-        if (in[d].IsStatic() && in[d].value() == 1 && !(out[d].IsStatic() && out[d].value() == 1)) x[d] = UOp::Int(0);
+        if (in[d].IsStatic() && in[d].value() == 1 && !(out[d].IsStatic() && out[d].value() == 1))
+          x[d] = UOp::Int(0);
       return Value(u.src(0), x);
     }
     case Ops::PERMUTE: {
@@ -118,7 +124,8 @@ absl::StatusOr<UOp> KernelBuilder::Compute(const UOp& u, const Index& idx) {
       for (size_t d = 0; d < idx.size(); ++d) {
         const UOp& before = u.src(1 + 2 * d);
         if (before.ConstIntValue() == 0 && u.src(2 + 2 * d).ConstIntValue() == 0) continue;
-        UOp in_range = UOp::Derived(Ops::AND, {AtLeast(idx[d], before), idx[d].Lt(before + in[d].AsUOp())});
+        UOp in_range =
+            UOp::Derived(Ops::AND, {AtLeast(idx[d], before), idx[d].Lt(before + in[d].AsUOp())});
         valid = valid ? UOp::Derived(Ops::AND, {valid, in_range}) : in_range;
         x[d] = idx[d] - before;
       }
@@ -131,7 +138,8 @@ absl::StatusOr<UOp> KernelBuilder::Compute(const UOp& u, const Index& idx) {
     default: break;
   }
   if (!IsAlu(u.op()))
-    return absl::UnimplementedError(absl::StrCat("rangeify: ", OpName(u.op()), " cannot be lowered to loops yet"));
+    return absl::UnimplementedError(
+        absl::StrCat("rangeify: ", OpName(u.op()), " cannot be lowered to loops yet"));
   std::vector<UOp> src;
   for (const UOp& s : u.src()) {
     ASSIGN_OR_RETURN(UOp v, Value(s, idx));
@@ -161,11 +169,12 @@ absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
   for (const UOp& r : OpenRanges(v))
     if (std::find(loops.begin(), loops.end(), r) == loops.end()) outer.push_back(r);
   UOp acc = UOp::Alloc(u.dtype(), next_alloc_++, 1);
-  if (!outer.empty()) acc = UOp::Derived(Ops::AFTER, [&] {
-    std::vector<UOp> s{acc};
-    s.insert(s.end(), outer.begin(), outer.end());
-    return s;
-  }());
+  if (!outer.empty())
+    acc = UOp::Derived(Ops::AFTER, [&] {
+      std::vector<UOp> s{acc};
+      s.insert(s.end(), outer.begin(), outer.end());
+      return s;
+    }());
   UOp init = acc.Index(0).Store(Identity(ra.op, u.dtype()));
   std::vector<UOp> deps{acc, init};
   deps.insert(deps.end(), loops.begin(), loops.end());
@@ -200,7 +209,8 @@ absl::StatusOr<UOp> KernelBuilder::Build() {
 }  // namespace
 
 absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext&) {
-  if (!staged.is(Ops::SINK)) return absl::InvalidArgumentError("rangeify: expected a SINK of STAGEs (run kernelize first)");
+  if (!staged.is(Ops::SINK))
+    return absl::InvalidArgumentError("rangeify: expected a SINK of STAGEs (run kernelize first)");
   ASSIGN_OR_RETURN(ShapeMap shapes, InferShapes(staged));
   std::vector<UOp> order = staged.Toposort();
   int next_slot = 0;
@@ -212,7 +222,8 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext&) {
     if (u.is(Ops::BUFFER)) buffers[u.get()] = u;
     if (!u.is(Ops::STAGE)) continue;
     Dim n = NumElements(shapes.at(u.get()));
-    if (!n.IsStatic()) return absl::UnimplementedError("rangeify: a staged tensor of symbolic size");
+    if (!n.IsStatic())
+      return absl::UnimplementedError("rangeify: a staged tensor of symbolic size");
     buffers[u.get()] = UOp::Buffer(u.dtype(), next_slot++, n.value());
     ASSIGN_OR_RETURN(UOp k, KernelBuilder(shapes, buffers, u).Build());
     kernels.push_back(std::move(k));

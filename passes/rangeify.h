@@ -14,6 +14,7 @@
 #pragma once
 
 #include "absl/status/statusor.h"
+
 #include "core/pass_manager.h"
 #include "core/uop.h"
 

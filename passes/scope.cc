@@ -19,7 +19,8 @@ ScopeAnalysis::ScopeAnalysis(const UOp& root) {
       s.insert(std::lower_bound(s.begin(), s.end(), u.get()), u.get());
     }
     if (u.is(Ops::END))
-      for (size_t i = 1; i < u.src().size(); ++i) s.erase(std::remove(s.begin(), s.end(), u.src(i).get()), s.end());
+      for (size_t i = 1; i < u.src().size(); ++i)
+        s.erase(std::remove(s.begin(), s.end(), u.src(i).get()), s.end());
     scope_[u.get()] = std::move(s);
   }
 }

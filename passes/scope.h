@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+
 #include "core/uop.h"
 
 namespace uopc {

@@ -17,12 +17,15 @@ int32_t CharCorpus::Encode(char c) const {
 
 absl::StatusOr<CharCorpus> LoadCorpus(const std::string& path, int64_t context) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("corpus ", path, ": cannot open: ", std::strerror(errno)));
+  if (!in)
+    return absl::NotFoundError(
+        absl::StrCat("corpus ", path, ": cannot open: ", std::strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
   if (static_cast<int64_t>(text.size()) < context + 2)
-    return absl::InvalidArgumentError(absl::StrCat("corpus ", path, ": ", text.size(), " characters; need more than the context (",
+    return absl::InvalidArgumentError(absl::StrCat("corpus ", path, ": ", text.size(),
+                                                   " characters; need more than the context (",
                                                    context, ") + 1"));
   CharCorpus c;
   c.vocab = text;
@@ -38,19 +41,22 @@ absl::StatusOr<std::vector<int32_t>> Encode(const std::string& vocab, const std:
   std::vector<int32_t> out;
   for (char ch : text) {
     int32_t t = c.Encode(ch);
-    if (t < 0) return absl::InvalidArgumentError(absl::StrCat("the character '", std::string(1, ch), "' is not in the model's vocabulary"));
+    if (t < 0)
+      return absl::InvalidArgumentError(absl::StrCat("the character '", std::string(1, ch),
+                                                     "' is not in the model's vocabulary"));
     out.push_back(t);
   }
   return out;
 }
 
-void Batch(const std::vector<int32_t>& tokens, int64_t batch, int64_t context, uint64_t seed, int64_t step,
-           std::vector<int32_t>* x, std::vector<int32_t>* y) {
+void Batch(const std::vector<int32_t>& tokens, int64_t batch, int64_t context, uint64_t seed,
+           int64_t step, std::vector<int32_t>* x, std::vector<int32_t>* y) {
   x->resize(batch * context);
   y->resize(batch * context);
   uint64_t span = tokens.size() - context - 1;
   for (int64_t b = 0; b < batch; ++b) {
-    uint64_t z = (seed + 1) * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(step) * 0xbf58476d1ce4e5b9ull + b;
+    uint64_t z = (seed + 1) * 0x9e3779b97f4a7c15ull +
+                 static_cast<uint64_t>(step) * 0xbf58476d1ce4e5b9ull + b;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     uint64_t at = (z ^ (z >> 31)) % span;

@@ -25,7 +25,7 @@ absl::StatusOr<CharCorpus> LoadCorpus(const std::string& path, int64_t context);
 absl::StatusOr<std::vector<int32_t>> Encode(const std::string& vocab, const std::string& text);
 
 /// `batch` windows of `context` tokens (x) and the same shifted by one (y), row-major.
-void Batch(const std::vector<int32_t>& tokens, int64_t batch, int64_t context, uint64_t seed, int64_t step,
-           std::vector<int32_t>* x, std::vector<int32_t>* y);
+void Batch(const std::vector<int32_t>& tokens, int64_t batch, int64_t context, uint64_t seed,
+           int64_t step, std::vector<int32_t>* x, std::vector<int32_t>* y);
 
 }  // namespace uopc

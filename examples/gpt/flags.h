@@ -15,15 +15,21 @@ class Flags {
  public:
   explicit Flags(std::string usage) : usage_(std::move(usage)) {}
 
-  void Add(const std::string& name, std::string* value, const std::string& help) { flags_.push_back({name, value, nullptr, nullptr, nullptr, help, *value}); }
-  void Add(const std::string& name, int64_t* value, const std::string& help) { flags_.push_back({name, nullptr, value, nullptr, nullptr, help, std::to_string(*value)}); }
+  void Add(const std::string& name, std::string* value, const std::string& help) {
+    flags_.push_back({name, value, nullptr, nullptr, nullptr, help, *value});
+  }
+  void Add(const std::string& name, int64_t* value, const std::string& help) {
+    flags_.push_back({name, nullptr, value, nullptr, nullptr, help, std::to_string(*value)});
+  }
   void Add(const std::string& name, double* value, const std::string& help) {
     std::string d = std::to_string(*value);
     d.erase(d.find_last_not_of('0') + 1);
     if (d.back() == '.') d += '0';
     flags_.push_back({name, nullptr, nullptr, value, nullptr, help, d});
   }
-  void Add(const std::string& name, bool* value, const std::string& help) { flags_.push_back({name, nullptr, nullptr, nullptr, value, help, *value ? "true" : "false"}); }
+  void Add(const std::string& name, bool* value, const std::string& help) {
+    flags_.push_back({name, nullptr, nullptr, nullptr, value, help, *value ? "true" : "false"});
+  }
 
   /// Parses argv; returns -1 to go on, else the exit status (0 after --help, 2 on error).
   int Parse(int argc, char** argv) {
@@ -31,7 +37,8 @@ class Flags {
       std::string a = argv[i];
       if (a == "--help" || a == "-h") {
         std::cout << usage_ << "\n\nflags:\n";
-        for (const Flag& f : flags_) std::cout << "  --" << f.name << " (default " << f.def << ")\n      " << f.help << "\n";
+        for (const Flag& f : flags_)
+          std::cout << "  --" << f.name << " (default " << f.def << ")\n      " << f.help << "\n";
         return 0;
       }
       if (a.rfind("--", 0) != 0) return Fail("unexpected argument '" + a + "'");
@@ -55,13 +62,16 @@ class Flags {
         value = argv[++i];
       }
       char* end = nullptr;
-      if (f->s) *f->s = value;
+      if (f->s)
+        *f->s = value;
       else if (f->i) {
         *f->i = std::strtoll(value.c_str(), &end, 10);
-        if (value.empty() || *end) return Fail("--" + name + " wants an integer, got '" + value + "'");
+        if (value.empty() || *end)
+          return Fail("--" + name + " wants an integer, got '" + value + "'");
       } else {
         *f->d = std::strtod(value.c_str(), &end);
-        if (value.empty() || *end) return Fail("--" + name + " wants a number, got '" + value + "'");
+        if (value.empty() || *end)
+          return Fail("--" + name + " wants a number, got '" + value + "'");
       }
     }
     return -1;

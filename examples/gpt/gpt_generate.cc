@@ -19,9 +19,11 @@ int main(int argc, char** argv) {
   std::string checkpoint = "gpt.safetensors", prompt = "\n";
   int64_t tokens = 300, top_k = 0, seed = 0;
   double temperature = 0.8;
-  Flags flags("usage: gpt_generate [flags]\n\nSamples text from a GPT checkpoint written by gpt_train.");
+  Flags flags(
+      "usage: gpt_generate [flags]\n\nSamples text from a GPT checkpoint written by gpt_train.");
   flags.Add("checkpoint", &checkpoint, "the checkpoint to load");
-  flags.Add("prompt", &prompt, "text to continue (its characters must be in the model's vocabulary)");
+  flags.Add("prompt", &prompt,
+            "text to continue (its characters must be in the model's vocabulary)");
   flags.Add("tokens", &tokens, "characters to generate");
   flags.Add("temperature", &temperature, "sampling temperature (> 0; lower is more conservative)");
   flags.Add("top-k", &top_k, "sample among the k most likely characters only (0: all)");
@@ -37,10 +39,12 @@ int main(int argc, char** argv) {
   try {
     std::map<std::string, std::string>& meta = ckpt->metadata;
     for (const char* k : {"vocab", "layers", "dim", "heads", "context"})
-      if (!meta.count(k)) return fail(checkpoint + " has no '" + k + "' metadata (not written by gpt_train?)");
+      if (!meta.count(k))
+        return fail(checkpoint + " has no '" + k + "' metadata (not written by gpt_train?)");
     std::string vocab = meta["vocab"];
-    GptConfig config{static_cast<int64_t>(vocab.size()), std::stoll(meta["context"]), std::stoll(meta["dim"]),
-                     std::stoll(meta["heads"]), std::stoll(meta["layers"]), 0.0};
+    GptConfig config{
+        static_cast<int64_t>(vocab.size()), std::stoll(meta["context"]), std::stoll(meta["dim"]),
+        std::stoll(meta["heads"]),          std::stoll(meta["layers"]),  0.0};
     Gpt model(config);
     model.Train(false);
     if (absl::Status s = LoadModel(*ckpt, model); !s.ok()) return fail(std::string(s.message()));
@@ -59,7 +63,8 @@ int main(int argc, char** argv) {
       std::vector<double> p(logits.begin() + last * V, logits.begin() + (last + 1) * V);
       if (top_k > 0 && top_k < V) {
         std::vector<double> sorted = p;
-        std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(), std::greater<>());
+        std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(),
+                         std::greater<>());
         for (double& x : p)
           if (x < sorted[top_k - 1]) x = -INFINITY;
       }

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+
 #include "examples/gpt/char_corpus.h"
 #include "examples/gpt/flags.h"
 #include "frontend/nn.h"
@@ -21,7 +22,8 @@ namespace {
 
 std::string Eta(double seconds) {
   int s = static_cast<int>(seconds + 0.5);
-  return s >= 60 ? absl::StrCat(s / 60, "m", s % 60 < 10 ? "0" : "", s % 60, "s") : absl::StrCat(s, "s");
+  return s >= 60 ? absl::StrCat(s / 60, "m", s % 60 < 10 ? "0" : "", s % 60, "s")
+                 : absl::StrCat(s, "s");
 }
 
 int Fail(const std::string& what) {
@@ -33,11 +35,13 @@ int Fail(const std::string& what) {
 
 int main(int argc, char** argv) {
   std::string data = "/usr/share/common-licenses/GPL-3", checkpoint = "gpt.safetensors";
-  int64_t layers = 2, dim = 64, heads = 4, context = 64, batch = 16, steps = 300, warmup = 30, save_every = 100,
-          seed = 0, log_every = 10;
+  int64_t layers = 2, dim = 64, heads = 4, context = 64, batch = 16, steps = 300, warmup = 30,
+          save_every = 100, seed = 0, log_every = 10, stop_at = 0;
   double lr = 3e-3, min_lr = 3e-4, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
   bool resume = false;
-  Flags flags("usage: gpt_train [flags]\n\nTrains a character-level GPT on a text file and saves it as a safetensors checkpoint.");
+  Flags flags(
+      "usage: gpt_train [flags]\n\nTrains a character-level GPT on a text file and saves it as a "
+      "safetensors checkpoint.");
   flags.Add("data", &data, "the text file to train on");
   flags.Add("layers", &layers, "transformer blocks");
   flags.Add("dim", &dim, "embedding width");
@@ -55,6 +59,8 @@ int main(int argc, char** argv) {
   flags.Add("checkpoint", &checkpoint, "where to save (and, with --resume, load) the checkpoint");
   flags.Add("save-every", &save_every, "save a checkpoint every N steps (0: only at the end)");
   flags.Add("log-every", &log_every, "print a progress line every N steps");
+  flags.Add("stop-at", &stop_at,
+            "stop (and save) after this step, as if the run were interrupted (0: run to --steps)");
   flags.Add("resume", &resume, "continue from --checkpoint");
   if (int rc = flags.Parse(argc, argv); rc >= 0) return rc;
 
@@ -67,12 +73,17 @@ int main(int argc, char** argv) {
       absl::StatusOr<Checkpoint> c = LoadSafetensors(checkpoint);
       if (!c.ok()) return Fail(std::string(c.status().message()));
       ckpt = *std::move(c);
-      auto get = [&](const char* k) { return ckpt.metadata.count(k) ? std::stoll(ckpt.metadata[k]) : -1; };
-      layers = get("layers"), dim = get("dim"), heads = get("heads"), context = get("context"), start = get("step");
-      if (ckpt.metadata["vocab"] != corpus->vocab) return Fail("--resume with another corpus: the vocabularies differ");
+      auto get = [&](const char* k) {
+        return ckpt.metadata.count(k) ? std::stoll(ckpt.metadata[k]) : -1;
+      };
+      layers = get("layers"), dim = get("dim"), heads = get("heads"), context = get("context"),
+      start = get("step");
+      if (ckpt.metadata["vocab"] != corpus->vocab)
+        return Fail("--resume with another corpus: the vocabularies differ");
     }
     Tensor::ManualSeed(static_cast<uint64_t>(seed));
-    GptConfig config{static_cast<int64_t>(corpus->vocab.size()), context, dim, heads, layers, dropout};
+    GptConfig config{
+        static_cast<int64_t>(corpus->vocab.size()), context, dim, heads, layers, dropout};
     Gpt model(config);
     AdamW opt(model.Parameters(), lr, 0.9, 0.95, 1e-8, weight_decay);
     NamedParams named = model.NamedParameters();
@@ -83,45 +94,54 @@ int main(int argc, char** argv) {
       state.push_back({"optim.v." + named[i].first, moments[named.size() + i]});
     }
     if (resume) {
-      if (absl::Status s = LoadModel(ckpt, model, state); !s.ok()) return Fail(std::string(s.message()));
-      for (int64_t k = 0; k < start; ++k) opt.Step({});  // advances the step count only (no gradients yet)
+      if (absl::Status s = LoadModel(ckpt, model, state); !s.ok())
+        return Fail(std::string(s.message()));
+      opt.set_steps(start);
     }
     int64_t params = 0;
     for (Tensor* p : model.Parameters()) params += p->numel();
-    std::cout << "gpt_train: " << corpus->tokens.size() << " characters, vocabulary " << corpus->vocab.size() << ", "
-              << layers << " layers x " << dim << " dims, " << heads << " heads, context " << context << ": " << params
-              << " parameters" << (resume ? absl::StrCat(", resuming at step ", start) : "") << "\n";
+    std::cout << "gpt_train: " << corpus->tokens.size() << " characters, vocabulary "
+              << corpus->vocab.size() << ", " << layers << " layers x " << dim << " dims, " << heads
+              << " heads, context " << context << ": " << params << " parameters"
+              << (resume ? absl::StrCat(", resuming at step ", start) : "") << "\n";
     auto save = [&](int64_t step) {
-      std::map<std::string, std::string> meta{{"vocab", corpus->vocab}, {"layers", std::to_string(layers)},
-                                              {"dim", std::to_string(dim)}, {"heads", std::to_string(heads)},
-                                              {"context", std::to_string(context)}, {"step", std::to_string(step)},
+      std::map<std::string, std::string> meta{{"vocab", corpus->vocab},
+                                              {"layers", std::to_string(layers)},
+                                              {"dim", std::to_string(dim)},
+                                              {"heads", std::to_string(heads)},
+                                              {"context", std::to_string(context)},
+                                              {"step", std::to_string(step)},
                                               {"format", "uopc gpt 1"}};
       if (absl::Status s = SaveModel(checkpoint, model, meta, state); !s.ok()) throw Error(s);
     };
     std::vector<int32_t> xs, ys;
     auto t0 = std::chrono::steady_clock::now();
     double tokens = 0;
-    for (int64_t step = start; step < steps; ++step) {
+    const int64_t end = stop_at > 0 ? std::min(stop_at, steps) : steps;
+    for (int64_t step = start; step < end; ++step) {
       Batch(corpus->tokens, batch, context, static_cast<uint64_t>(seed), step, &xs, &ys);
-      Tensor x = Tensor::FromVector(xs, {batch, context}), y = Tensor::FromVector(ys, {batch * context});
+      Tensor x = Tensor::FromVector(xs, {batch, context}),
+             y = Tensor::FromVector(ys, {batch * context});
       Tensor loss = model.Forward(x).Reshape({batch * context, config.vocab}).CrossEntropy(y);
       loss.Backward();
       if (clip > 0) ClipGradNorm(model.Parameters(), clip);
       opt.set_lr(CosineLr(step, warmup, steps, lr, min_lr));
       opt.Step({&loss});
       tokens += static_cast<double>(batch * context);
-      if ((step + 1) % log_every == 0 || step + 1 == steps || step == start) {
+      if ((step + 1) % log_every == 0 || step + 1 == end || step == start) {
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         double rate = tokens / secs;
-        std::printf("step %5lld/%lld  loss %.4f  lr %.2e  %7.0f tok/s  eta %s\n", static_cast<long long>(step + 1),
-                    static_cast<long long>(steps), loss.Item<float>(), opt.lr(), rate,
-                    Eta((steps - step - 1) * batch * context / rate).c_str());
+        std::printf("step %5lld/%lld  loss %.4f  lr %.2e  %7.0f tok/s  eta %s\n",
+                    static_cast<long long>(step + 1), static_cast<long long>(steps),
+                    loss.Item<float>(), opt.lr(), rate,
+                    Eta((end - step - 1) * batch * context / rate).c_str());
         std::fflush(stdout);
       }
-      if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps) save(step + 1);
+      if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < end) save(step + 1);
     }
-    save(steps);
-    std::cout << "gpt_train: saved " << checkpoint << " (" << Runtime::Get().plans().size() << " plans compiled)\n";
+    save(end);
+    std::cout << "gpt_train: saved " << checkpoint << " (" << Runtime::Get().plans().size()
+              << " plans compiled)\n";
   } catch (const Error& e) {
     return Fail(e.what());
   }

@@ -13,8 +13,10 @@ using uopc::Tensor;
 
 int main(int argc, char** argv) {
   if (argc > 1 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h"))) {
-    std::cout << "usage: [UOPC_DEBUG=2] mlp_forward\n\nRuns a 16-32-10 MLP on a batch of 4 and prints the class\n"
-                 "probabilities; UOPC_DEBUG=2 also prints each fused kernel's source and run time.\n";
+    std::cout
+        << "usage: [UOPC_DEBUG=2] mlp_forward\n\nRuns a 16-32-10 MLP on a batch of 4 and prints "
+           "the class\n"
+           "probabilities; UOPC_DEBUG=2 also prints each fused kernel's source and run time.\n";
     return 0;
   }
   try {

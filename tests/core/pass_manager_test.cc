@@ -1,8 +1,8 @@
 #include "core/pass_manager.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
+
+#include <gtest/gtest.h>
 
 #include "core/uir.h"
 
@@ -11,13 +11,15 @@ namespace {
 
 // x -> x + 1 on the root
 std::unique_ptr<Pass> AddOne(const std::string& name) {
-  return MakePass(name, [](const UOp& g, const PassContext&) -> absl::StatusOr<UOp> { return g + 1; });
+  return MakePass(name,
+                  [](const UOp& g, const PassContext&) -> absl::StatusOr<UOp> { return g + 1; });
 }
 
 TEST(PassManager, RunsPassesInOrderAndTimesThem) {
   PassManager pm;
   pm.Add(AddOne("first"));
-  pm.Add(MakePass("double", [](const UOp& g, const PassContext&) -> absl::StatusOr<UOp> { return g * 2; }));
+  pm.Add(MakePass("double",
+                  [](const UOp& g, const PassContext&) -> absl::StatusOr<UOp> { return g * 2; }));
   UOp x = UOp::Var("x", 0, 9);
   absl::StatusOr<UOp> out = pm.Run(x);
   ASSERT_TRUE(out.ok());
@@ -34,7 +36,8 @@ TEST(PassManager, InsertsBeforeAndAfterNamedPasses) {
   ASSERT_TRUE(pm.InsertAfter("a", AddOne("b")).ok());
   ASSERT_TRUE(pm.InsertBefore("a", AddOne("start")).ok());
   EXPECT_EQ(pm.names(), (std::vector<std::string>{"start", "a", "b", "c"}));
-  EXPECT_EQ(pm.InsertAfter("zzz", AddOne("d")).message(), "no pass 'zzz' in the pipeline (start, a, b, c)");
+  EXPECT_EQ(pm.InsertAfter("zzz", AddOne("d")).message(),
+            "no pass 'zzz' in the pipeline (start, a, b, c)");
 }
 
 TEST(PassManager, VerificationNamesThePassThatBrokeTheGraph) {
@@ -46,7 +49,8 @@ TEST(PassManager, VerificationNamesThePassThatBrokeTheGraph) {
   }));
   absl::StatusOr<UOp> out = pm.Run(UOp::Var("x", 0, 9));
   EXPECT_EQ(out.status().message(),
-            "pass breaks produced an invalid graph: add (f32, operands i32 (), i32 ()): dtype f32; expected dtype i32 "
+            "pass breaks produced an invalid graph: add (f32, operands i32 (), i32 ()): dtype f32; "
+            "expected dtype i32 "
             "(derived from the sources)");
 }
 

@@ -1,10 +1,10 @@
 // Gradients against central finite differences, in f64, for every differentiable op.
 #include "frontend/autograd.h"
 
-#include <gtest/gtest.h>
-
 #include <functional>
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "frontend/realize.h"
 
@@ -22,10 +22,12 @@ std::vector<double> Random(int64_t n, uint32_t seed, double lo, double hi) {
 }
 
 // loss = sum(f(inputs) * w) for fixed random weights w: every output element matters.
-double Loss(const Fn& f, const std::vector<TensorShape>& shapes, const std::vector<std::vector<double>>& values,
-            std::vector<Tensor>* inputs = nullptr, Tensor* loss_out = nullptr) {
+double Loss(const Fn& f, const std::vector<TensorShape>& shapes,
+            const std::vector<std::vector<double>>& values, std::vector<Tensor>* inputs = nullptr,
+            Tensor* loss_out = nullptr) {
   std::vector<Tensor> in;
-  for (size_t i = 0; i < shapes.size(); ++i) in.push_back(Tensor::FromVector(values[i], shapes[i], DType::kF64).RequiresGrad());
+  for (size_t i = 0; i < shapes.size(); ++i)
+    in.push_back(Tensor::FromVector(values[i], shapes[i], DType::kF64).RequiresGrad());
   Tensor y = f(in);
   Tensor w = Tensor::FromVector(Random(y.numel(), 99, -1, 1), y.shape(), DType::kF64);
   Tensor loss = (y.Cast(DType::kF64) * w).Sum();
@@ -34,7 +36,8 @@ double Loss(const Fn& f, const std::vector<TensorShape>& shapes, const std::vect
   return loss.Item<double>();
 }
 
-void Check(const char* name, const Fn& f, std::vector<TensorShape> shapes, double lo = -2, double hi = 2) {
+void Check(const char* name, const Fn& f, std::vector<TensorShape> shapes, double lo = -2,
+           double hi = 2) {
   SCOPED_TRACE(name);
   std::vector<std::vector<double>> values;
   uint32_t seed = 1;
@@ -58,7 +61,8 @@ void Check(const char* name, const Fn& f, std::vector<TensorShape> shapes, doubl
       v[i][k] -= 2 * h;
       double down = Loss(f, shapes, v);
       double numeric = (up - down) / (2 * h);
-      EXPECT_NEAR(analytic[k], numeric, 1e-5 * std::max(1.0, std::abs(numeric))) << "input " << i << " element " << k;
+      EXPECT_NEAR(analytic[k], numeric, 1e-5 * std::max(1.0, std::abs(numeric)))
+          << "input " << i << " element " << k;
     }
   }
 }
@@ -72,8 +76,10 @@ TEST(Autograd, Elementwise) {
   Check("minimum", [](auto& x) { return x[0].Minimum(x[1]); }, {{7}, {7}});
   Check("where", [](auto& x) { return x[0].Gt(0.0).Where(x[0] * 3.0, x[1]); }, {{6}, {6}});
   Check("exp", [](auto& x) { return x[0].Exp(); }, {{5}});
-  Check("log", [](auto& x) { return x[0].Log(); }, {{5}}, 0.2, 3);
-  Check("sqrt", [](auto& x) { return x[0].Sqrt(); }, {{5}}, 0.2, 3);
+  Check(
+      "log", [](auto& x) { return x[0].Log(); }, {{5}}, 0.2, 3);
+  Check(
+      "sqrt", [](auto& x) { return x[0].Sqrt(); }, {{5}}, 0.2, 3);
   Check("sin", [](auto& x) { return x[0].Sin(); }, {{5}});
   Check("cos", [](auto& x) { return x[0].Cos(); }, {{5}});
   Check("tanh", [](auto& x) { return x[0].Tanh(); }, {{5}});
@@ -81,9 +87,12 @@ TEST(Autograd, Elementwise) {
   Check("relu", [](auto& x) { return x[0].Relu(); }, {{8}});
   Check("gelu", [](auto& x) { return x[0].Gelu(); }, {{8}});
   Check("abs", [](auto& x) { return x[0].Abs(); }, {{8}});
-  Check("reciprocal", [](auto& x) { return x[0].Reciprocal(); }, {{5}}, 0.5, 2);
-  Check("pow", [](auto& x) { return x[0].Pow(2.5); }, {{5}}, 0.2, 2);
-  Check("pow tensor", [](auto& x) { return x[0].Pow(x[1]); }, {{5}, {5}}, 0.2, 2);
+  Check(
+      "reciprocal", [](auto& x) { return x[0].Reciprocal(); }, {{5}}, 0.5, 2);
+  Check(
+      "pow", [](auto& x) { return x[0].Pow(2.5); }, {{5}}, 0.2, 2);
+  Check(
+      "pow tensor", [](auto& x) { return x[0].Pow(x[1]); }, {{5}, {5}}, 0.2, 2);
   Check("square", [](auto& x) { return x[0].Square(); }, {{5}});
 }
 
@@ -127,11 +136,13 @@ TEST(Autograd, LinearAlgebraAndLosses) {
   Check("log_softmax", [](auto& x) { return x[0].LogSoftmax(1); }, {{3, 5}});
   Tensor targets = Tensor::FromVector<int32_t>({4, 0, 2}, {3});
   Check("cross_entropy", [&](auto& x) { return x[0].CrossEntropy(targets); }, {{3, 5}});
-  Check("layer norm", [](auto& x) {
-    Tensor m = x[0].Mean({-1}, true);
-    Tensor v = (x[0] - m).Square().Mean({-1}, true);
-    return (x[0] - m) * (v + 1e-5).Rsqrt() * x[1] + x[2];
-  }, {{3, 6}, {6}, {6}});
+  Check("layer norm",
+        [](auto& x) {
+          Tensor m = x[0].Mean({-1}, true);
+          Tensor v = (x[0] - m).Square().Mean({-1}, true);
+          return (x[0] - m) * (v + 1e-5).Rsqrt() * x[1] + x[2];
+        },
+        {{3, 6}, {6}, {6}});
 }
 
 TEST(Autograd, GradientsAccumulateAndFlowThroughRealizedIntermediates) {
@@ -159,7 +170,8 @@ TEST(Autograd, ErrorsAreClear) {
     Tensor::FromVector<int32_t>({1}, {1}).RequiresGrad();
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "requires_grad: a tensor of dtype i32; only float tensors have gradients");
+    EXPECT_STREQ(e.what(),
+                 "requires_grad: a tensor of dtype i32; only float tensors have gradients");
   }
 }
 

@@ -1,17 +1,19 @@
 // Safetensors checkpoints: bit-identical round trips, atomic writes, and a clear error
 // (never a crash) for every way a file can be broken.
-#include "frontend/safetensors.h"
-
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
+#include "frontend/safetensors.h"
+
 namespace uopc {
 namespace {
 
-std::string Tmp(const std::string& name) { return std::string(std::getenv("TEST_TMPDIR")) + "/" + name; }
+std::string Tmp(const std::string& name) {
+  return std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
+}
 
 std::string Read(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
@@ -20,7 +22,9 @@ std::string Read(const std::string& p) {
   return ss.str();
 }
 
-void Write(const std::string& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+void Write(const std::string& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary) << bytes;
+}
 
 // A file with `header` as its JSON and `data` after it.
 std::string File(const std::string& header, const std::string& data) {
@@ -44,13 +48,15 @@ TEST(Checkpoint, RoundTripIsBitIdentical) {
   EXPECT_EQ(ck->metadata.at("step"), "3");
   ASSERT_TRUE(LoadModel(*ck, b).ok());
   NamedParams pa = a.NamedParameters(), pb = b.NamedParameters();
-  for (size_t i = 0; i < pa.size(); ++i) EXPECT_EQ(ToHost(*pa[i].second).bytes, ToHost(*pb[i].second).bytes) << pa[i].first;
+  for (size_t i = 0; i < pa.size(); ++i)
+    EXPECT_EQ(ToHost(*pa[i].second).bytes, ToHost(*pb[i].second).bytes) << pa[i].first;
 }
 
 TEST(Checkpoint, EveryDTypeRoundTrips) {
   Checkpoint c;
-  for (DType t : {DType::kBool, DType::kI8, DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kU32, DType::kI64,
-                  DType::kU64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64}) {
+  for (DType t :
+       {DType::kBool, DType::kI8, DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kU32,
+        DType::kI64, DType::kU64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64}) {
     HostTensor h{t, {2, 1}, std::string(2 * DTypeSize(t), '\x01')};
     c.tensors.emplace_back(std::string(DTypeName(t)), h);
   }
@@ -65,13 +71,15 @@ TEST(Checkpoint, EveryDTypeRoundTrips) {
     EXPECT_EQ(back->tensors[i].second.shape, c.tensors[i].second.shape);
     EXPECT_EQ(back->tensors[i].second.bytes, c.tensors[i].second.bytes);
   }
-  EXPECT_EQ(static_cast<unsigned char>(Read(Tmp("all.safetensors"))[0]) % 8, 0);  // the header is padded to 8 bytes
+  EXPECT_EQ(static_cast<unsigned char>(Read(Tmp("all.safetensors"))[0]) % 8,
+            0);  // the header is padded to 8 bytes
 }
 
 TEST(Checkpoint, AFailedWriteLeavesTheOldFileAndNoTemporary) {
   Checkpoint c;
   c.tensors.emplace_back("x", HostTensor{DType::kF32, {1}, std::string(4, '\0')});
-  EXPECT_EQ(SaveSafetensors("/no/such/dir/x.safetensors", c).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(SaveSafetensors("/no/such/dir/x.safetensors", c).code(),
+            absl::StatusCode::kUnavailable);
   std::string path = Tmp("keep.safetensors");
   ASSERT_TRUE(SaveSafetensors(path, c).ok());
   std::string before = Read(path);
@@ -92,17 +100,25 @@ TEST(Checkpoint, BrokenFilesAreClearErrors) {
   std::vector<Broken> cases = {
       {"empty", "", "0 bytes; a safetensors file has at least 8 (truncated?)"},
       {"short", "abc", "3 bytes; a safetensors file has at least 8 (truncated?)"},
-      {"header too long", File("{}", "").substr(0, 8) + "{", "a header of 2 bytes does not fit in the file (9 bytes; truncated?)"},
-      {"not json", File("{nope}", ""), "the header is not valid JSON: JSON at byte 1: expected a string"},
+      {"header too long", File("{}", "").substr(0, 8) + "{",
+       "a header of 2 bytes does not fit in the file (9 bytes; truncated?)"},
+      {"not json", File("{nope}", ""),
+       "the header is not valid JSON: JSON at byte 1: expected a string"},
       {"not an object", File("[1]", ""), "the header is not a JSON object"},
-      {"unknown dtype", File(R"({"w":{"dtype":"F8","shape":[2],"data_offsets":[0,2]}})", "xx"), "tensor 'w': unknown dtype 'F8'"},
-      {"bad shape", File(R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", std::string(8, 0)),
+      {"unknown dtype", File(R"({"w":{"dtype":"F8","shape":[2],"data_offsets":[0,2]}})", "xx"),
+       "tensor 'w': unknown dtype 'F8'"},
+      {"bad shape",
+       File(R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", std::string(8, 0)),
        "tensor 'w': a dimension that is not a non-negative integer"},
       {"past the end", File("{" + ok_entry + "}", std::string(4, 0)),
        "tensor 'w': data_offsets [0, 8) past the end of the data (4 bytes; truncated?)"},
-      {"wrong size", File(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", std::string(8, 0)),
+      {"wrong size",
+       File(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", std::string(8, 0)),
        "tensor 'w': 8 bytes for shape (3) of F32; expected 12"},
-      {"overlap", File(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", std::string(8, 0)),
+      {"overlap",
+       File(
+           R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+           std::string(8, 0)),
        "two tensors overlap in the data"},
       {"duplicate", File("{" + ok_entry + "," + ok_entry + "}", std::string(8, 0)),
        "the header is not valid JSON: JSON at byte 106: key \"w\" twice"},
@@ -136,7 +152,8 @@ TEST(Checkpoint, AModelRefusesMissingOrMisshapenTensors) {
   ASSERT_TRUE(SaveModel(Tmp("s.safetensors"), small, {}).ok());
   absl::StatusOr<Checkpoint> c = LoadSafetensors(Tmp("s.safetensors"));
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(LoadModel(*c, wider).message(), "checkpoint tensor 'wte.weight' has shape (5, 8); the model's is (5, 16)");
+  EXPECT_EQ(LoadModel(*c, wider).message(),
+            "checkpoint tensor 'wte.weight' has shape (5, 8); the model's is (5, 16)");
   c->tensors.erase(c->tensors.begin());
   EXPECT_EQ(LoadModel(*c, small).message(), "checkpoint has no tensor 'wte.weight' ((5, 8))");
 }

@@ -1,10 +1,10 @@
 // The GPT against a naive reference written plainly here (loops, doubles, no uopc):
 // logits and every gradient; a whole block against f64 finite differences; training
 // determinism, plan reuse and flat memory.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "frontend/autograd.h"
 #include "frontend/nn.h"
@@ -40,17 +40,20 @@ struct NaiveGpt {
       double m = 0, v = 0;
       for (int64_t k = 0; k < d; ++k) m += x[i * d + k] / d;
       for (int64_t k = 0; k < d; ++k) v += (x[i * d + k] - m) * (x[i * d + k] - m) / d;
-      for (int64_t k = 0; k < d; ++k) y[i * d + k] = (x[i * d + k] - m) / std::sqrt(v + 1e-5) * w[k] + b[k];
+      for (int64_t k = 0; k < d; ++k)
+        y[i * d + k] = (x[i * d + k] - m) / std::sqrt(v + 1e-5) * w[k] + b[k];
     }
     return y;
   }
 
   // mean cross entropy of the next-token predictions of `idx` (B x T) against `y`
-  double Loss(const std::vector<int32_t>& idx, const std::vector<int32_t>& y, int64_t B, int64_t T, Vec* logits_out = nullptr) const {
+  double Loss(const std::vector<int32_t>& idx, const std::vector<int32_t>& y, int64_t B, int64_t T,
+              Vec* logits_out = nullptr) const {
     const int64_t C = c.dim, H = c.heads, D = C / H, V = c.vocab, N = B * T;
     Vec x(N * C);
     for (int64_t n = 0; n < N; ++n)
-      for (int64_t k = 0; k < C; ++k) x[n * C + k] = P("wte.weight")[idx[n] * C + k] + P("wpe.weight")[(n % T) * C + k];
+      for (int64_t k = 0; k < C; ++k)
+        x[n * C + k] = P("wte.weight")[idx[n] * C + k] + P("wpe.weight")[(n % T) * C + k];
     for (int64_t l = 0; l < c.layers; ++l) {
       std::string h = "h." + std::to_string(l) + ".";
       Vec a = Norm(x, N, C, P(h + "ln_1.weight"), P(h + "ln_1.bias"));
@@ -64,22 +67,25 @@ struct NaiveGpt {
             for (int64_t u = 0; u <= t; ++u) {
               double dot = 0;
               for (int64_t k = 0; k < D; ++k)
-                dot += qkv[(b * T + t) * 3 * C + hd * D + k] * qkv[(b * T + u) * 3 * C + C + hd * D + k];
+                dot += qkv[(b * T + t) * 3 * C + hd * D + k] *
+                       qkv[(b * T + u) * 3 * C + C + hd * D + k];
               s[u] = dot / std::sqrt(static_cast<double>(D));
               m = std::max(m, s[u]);
             }
             for (double& e : s) z += (e = std::exp(e - m));
             for (int64_t k = 0; k < D; ++k) {
               double o = 0;
-              for (int64_t u = 0; u <= t; ++u) o += s[u] / z * qkv[(b * T + u) * 3 * C + 2 * C + hd * D + k];
+              for (int64_t u = 0; u <= t; ++u)
+                o += s[u] / z * qkv[(b * T + u) * 3 * C + 2 * C + hd * D + k];
               att[(b * T + t) * C + hd * D + k] = o;
             }
           }
       Vec proj = Linear(att, N, C, C, P(h + "attn.c_proj.weight"), &P(h + "attn.c_proj.bias"));
       for (int64_t i = 0; i < N * C; ++i) x[i] += proj[i];
-      Vec f = Linear(Norm(x, N, C, P(h + "ln_2.weight"), P(h + "ln_2.bias")), N, C, 4 * C, P(h + "mlp.c_fc.weight"),
-                     &P(h + "mlp.c_fc.bias"));
-      for (double& v : f) v = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+      Vec f = Linear(Norm(x, N, C, P(h + "ln_2.weight"), P(h + "ln_2.bias")), N, C, 4 * C,
+                     P(h + "mlp.c_fc.weight"), &P(h + "mlp.c_fc.bias"));
+      for (double& v : f)
+        v = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
       Vec o = Linear(f, N, 4 * C, C, P(h + "mlp.c_proj.weight"), &P(h + "mlp.c_proj.bias"));
       for (int64_t i = 0; i < N * C; ++i) x[i] += o[i];
     }
@@ -87,7 +93,8 @@ struct NaiveGpt {
     Vec logits(N * V, 0);
     for (int64_t n = 0; n < N; ++n)
       for (int64_t v = 0; v < V; ++v)
-        for (int64_t k = 0; k < C; ++k) logits[n * V + v] += hf[n * C + k] * P("lm_head.weight")[v * C + k];
+        for (int64_t k = 0; k < C; ++k)
+          logits[n * V + v] += hf[n * C + k] * P("lm_head.weight")[v * C + k];
     if (logits_out) *logits_out = logits;
     double loss = 0;
     for (int64_t n = 0; n < N; ++n) {
@@ -107,17 +114,26 @@ NaiveGpt Mirror(Gpt& model) {
 }
 
 const GptConfig kSmall{7, 5, 8, 2, 2, 0.0};
-const std::vector<int32_t> kIdx = {1, 5, 2, 6, 0, 3, 3, 4, 1, 2}, kY = {5, 2, 6, 0, 3, 3, 4, 1, 2, 6};
+const std::vector<int32_t> kIdx = {1, 5, 2, 6, 0, 3, 3, 4, 1, 2},
+                           kY = {5, 2, 6, 0, 3, 3, 4, 1, 2, 6};
 
 TEST(Gpt, ParametersHaveGpt2NamesAndLayouts) {
   Tensor::ManualSeed(3);
   Gpt model(kSmall);
-  std::vector<std::pair<std::string, TensorShape>> want = {
-      {"wte.weight", {7, 8}},           {"wpe.weight", {5, 8}},          {"h.0.ln_1.weight", {8}},
-      {"h.0.ln_1.bias", {8}},           {"h.0.attn.c_attn.weight", {8, 24}}, {"h.0.attn.c_attn.bias", {24}},
-      {"h.0.attn.c_proj.weight", {8, 8}}, {"h.0.attn.c_proj.bias", {8}},  {"h.0.ln_2.weight", {8}},
-      {"h.0.ln_2.bias", {8}},           {"h.0.mlp.c_fc.weight", {8, 32}}, {"h.0.mlp.c_fc.bias", {32}},
-      {"h.0.mlp.c_proj.weight", {32, 8}}, {"h.0.mlp.c_proj.bias", {8}}};
+  std::vector<std::pair<std::string, TensorShape>> want = {{"wte.weight", {7, 8}},
+                                                           {"wpe.weight", {5, 8}},
+                                                           {"h.0.ln_1.weight", {8}},
+                                                           {"h.0.ln_1.bias", {8}},
+                                                           {"h.0.attn.c_attn.weight", {8, 24}},
+                                                           {"h.0.attn.c_attn.bias", {24}},
+                                                           {"h.0.attn.c_proj.weight", {8, 8}},
+                                                           {"h.0.attn.c_proj.bias", {8}},
+                                                           {"h.0.ln_2.weight", {8}},
+                                                           {"h.0.ln_2.bias", {8}},
+                                                           {"h.0.mlp.c_fc.weight", {8, 32}},
+                                                           {"h.0.mlp.c_fc.bias", {32}},
+                                                           {"h.0.mlp.c_proj.weight", {32, 8}},
+                                                           {"h.0.mlp.c_proj.bias", {8}}};
   NamedParams got = model.NamedParameters();
   ASSERT_EQ(got.size(), 2 + 12 * 2 + 2 + 1u);
   for (size_t i = 0; i < want.size(); ++i) {
@@ -132,7 +148,8 @@ TEST(Gpt, ParametersHaveGpt2NamesAndLayouts) {
 TEST(Gpt, LogitsAndEveryGradientMatchTheNaiveReference) {
   Tensor::ManualSeed(11);
   Gpt model(kSmall);
-  for (auto& [n, t] : model.NamedParameters())  // larger than the 0.02 init, so that everything matters
+  for (auto& [n, t] :
+       model.NamedParameters())  // larger than the 0.02 init, so that everything matters
     t->Assign((Tensor::Randn(t->shape()) * 0.3).Realize());
   for (auto& [n, t] : model.NamedParameters()) t->RequiresGrad();
   NaiveGpt ref = Mirror(model);
@@ -141,7 +158,8 @@ TEST(Gpt, LogitsAndEveryGradientMatchTheNaiveReference) {
   Vec want_logits;
   double want_loss = ref.Loss(kIdx, kY, 2, 5, &want_logits);
   std::vector<double> got_logits = logits.ToVector<double>();
-  for (size_t i = 0; i < got_logits.size(); ++i) EXPECT_NEAR(got_logits[i], want_logits[i], 1e-4) << "logit " << i;
+  for (size_t i = 0; i < got_logits.size(); ++i)
+    EXPECT_NEAR(got_logits[i], want_logits[i], 1e-4) << "logit " << i;
   EXPECT_NEAR(loss.Item<double>(), want_loss, 1e-4);
   loss.Backward();
   for (auto& [name, t] : model.NamedParameters()) {
@@ -178,8 +196,11 @@ TEST(Gpt, ABlockMatchesFiniteDifferencesInF64) {
   for (double& x : wv) x = n(rng);
   auto loss_of = [&](const std::vector<Vec>& vals) {
     for (size_t i = 0; i < params.size(); ++i)
-      *params[i].second = Tensor::FromVector(vals[i], params[i].second->shape(), DType::kF64).RequiresGrad();
-    return (block.Forward(Tensor::FromVector(xv, {2, 4, 6}, DType::kF64)) * Tensor::FromVector(wv, {2, 4, 6}, DType::kF64)).Sum();
+      *params[i].second =
+          Tensor::FromVector(vals[i], params[i].second->shape(), DType::kF64).RequiresGrad();
+    return (block.Forward(Tensor::FromVector(xv, {2, 4, 6}, DType::kF64)) *
+            Tensor::FromVector(wv, {2, 4, 6}, DType::kF64))
+        .Sum();
   };
   Tensor loss = loss_of(values);
   std::vector<Tensor> wrt;
@@ -195,7 +216,8 @@ TEST(Gpt, ABlockMatchesFiniteDifferencesInF64) {
       v[i][k] -= 2 * h;
       double down = loss_of(v).Item<double>();
       double fd = (up - down) / (2 * h);
-      EXPECT_NEAR(g[k], fd, 1e-6 * std::max(1.0, std::abs(fd))) << params[i].first << "[" << k << "]";
+      EXPECT_NEAR(g[k], fd, 1e-6 * std::max(1.0, std::abs(fd)))
+          << params[i].first << "[" << k << "]";
     }
   }
 }
@@ -207,7 +229,9 @@ std::vector<float> Train(int steps, uint64_t seed, size_t* plans_after_first = n
   AdamW opt(model.Parameters(), 1e-2);
   std::vector<float> losses;
   for (int s = 0; s < steps; ++s) {
-    Tensor loss = model.Forward(Tensor::FromVector(kIdx, {2, 5})).Reshape({10, 7}).CrossEntropy(Tensor::FromVector(kY, {10}));
+    Tensor loss = model.Forward(Tensor::FromVector(kIdx, {2, 5}))
+                      .Reshape({10, 7})
+                      .CrossEntropy(Tensor::FromVector(kY, {10}));
     loss.Backward();
     ClipGradNorm(model.Parameters(), 1.0);
     opt.set_lr(CosineLr(s, 2, steps, 1e-2, 1e-3));
@@ -242,7 +266,9 @@ TEST(Training, MemoryStaysFlat) {
   uint64_t bytes = 0;
   Device* dev = DefaultDevice();
   for (int s = 1; s <= 1000; ++s) {
-    Tensor loss = model.Forward(Tensor::FromVector(idx, {2, 4})).Reshape({8, 5}).CrossEntropy(Tensor::FromVector(y, {8}));
+    Tensor loss = model.Forward(Tensor::FromVector(idx, {2, 4}))
+                      .Reshape({8, 5})
+                      .CrossEntropy(Tensor::FromVector(y, {8}));
     loss.Backward();
     opt.Step({&loss});
     if (s == 100) {  // measured at the same point of the loop, with one step's loss alive
@@ -264,8 +290,10 @@ TEST(Autograd, ADataDependentIndexIsRefused) {
     (g * w.Sum()).Backward();
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "backward: the value depends on a data-dependent index (a gather); autodiff cannot differentiate "
-                           "through it (use a one-hot matmul)");
+    EXPECT_STREQ(e.what(),
+                 "backward: the value depends on a data-dependent index (a gather); autodiff "
+                 "cannot differentiate "
+                 "through it (use a one-hot matmul)");
   }
 }
 

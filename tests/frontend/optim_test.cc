@@ -1,9 +1,9 @@
 // Optimizers, clipping and the schedule, against the formulas computed by hand.
 #include "frontend/optim.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "frontend/nn.h"
 
@@ -43,7 +43,8 @@ TEST(AdamW, MatchesTheFormula) {
 }
 
 TEST(ClipGradNorm, ScalesToTheMaximumNorm) {
-  Tensor a = Tensor::FromVector<float>({3}, {1}).RequiresGrad(), b = Tensor::FromVector<float>({4}, {1}).RequiresGrad();
+  Tensor a = Tensor::FromVector<float>({3}, {1}).RequiresGrad(),
+         b = Tensor::FromVector<float>({4}, {1}).RequiresGrad();
   (a * 1.0 + b * 1.0).Sum().Backward();  // gradients 1, 1 ...
   a.SetGrad(Tensor::FromVector<float>({3}, {1}));
   b.SetGrad(Tensor::FromVector<float>({4}, {1}));  // ... replaced: norm 5

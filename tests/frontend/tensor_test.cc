@@ -2,11 +2,11 @@
 // size-1 axes, non-contiguous views, dtype promotion, and the errors ops raise.
 #include "frontend/tensor.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <functional>
 #include <random>
+
+#include <gtest/gtest.h>
 
 namespace uopc {
 namespace {
@@ -37,7 +37,8 @@ std::vector<int64_t> Unflat(int64_t i, const TensorShape& s) {
 double At(const Ref& a, const std::vector<int64_t>& idx) {
   int64_t flat = 0;
   size_t off = idx.size() - a.shape.size();
-  for (size_t d = 0; d < a.shape.size(); ++d) flat = flat * a.shape[d] + (a.shape[d] == 1 ? 0 : idx[off + d]);
+  for (size_t d = 0; d < a.shape.size(); ++d)
+    flat = flat * a.shape[d] + (a.shape[d] == 1 ? 0 : idx[off + d]);
   return a.v[flat];
 }
 
@@ -45,7 +46,8 @@ TensorShape BShape(const TensorShape& a, const TensorShape& b) {
   size_t r = std::max(a.size(), b.size());
   TensorShape out(r, 1);
   for (size_t d = 0; d < r; ++d) {
-    int64_t x = d + a.size() >= r ? a[d + a.size() - r] : 1, y = d + b.size() >= r ? b[d + b.size() - r] : 1;
+    int64_t x = d + a.size() >= r ? a[d + a.size() - r] : 1,
+            y = d + b.size() >= r ? b[d + b.size() - r] : 1;
     out[d] = x == 1 ? y : x;
   }
   return out;
@@ -66,14 +68,17 @@ Ref Unary(const Ref& a, const std::function<double(double)>& f) {
   return o;
 }
 
-Ref Reduce(const Ref& a, std::vector<int> axes, bool keepdim, double init, const std::function<double(double, double)>& f) {
+Ref Reduce(const Ref& a, std::vector<int> axes, bool keepdim, double init,
+           const std::function<double(double, double)>& f) {
   if (axes.empty())
     for (size_t d = 0; d < a.shape.size(); ++d) axes.push_back(static_cast<int>(d));
   TensorShape kept = a.shape, dropped;
   for (size_t d = 0; d < a.shape.size(); ++d) {
     bool r = std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end();
-    if (r) kept[d] = 1;
-    else dropped.push_back(a.shape[d]);
+    if (r)
+      kept[d] = 1;
+    else
+      dropped.push_back(a.shape[d]);
   }
   Ref o{keepdim ? kept : dropped, std::vector<double>(Numel(kept), init)};
   for (int64_t i = 0; i < a.n(); ++i) {
@@ -96,7 +101,8 @@ Ref Random(TensorShape s, uint32_t seed, double lo = -2, double hi = 2) {
 Tensor T(const Ref& r, DType t = DType::kF32) { return Tensor::FromVector(r.v, r.shape, t); }
 
 void Expect(const Tensor& got, const Ref& want, double tol = 1e-5) {
-  ASSERT_EQ(got.shape(), want.shape) << ShapeString(got.shape()) << " vs " << ShapeString(want.shape);
+  ASSERT_EQ(got.shape(), want.shape)
+      << ShapeString(got.shape()) << " vs " << ShapeString(want.shape);
   std::vector<double> g = got.ToVector<double>();
   for (size_t i = 0; i < g.size(); ++i) {
     if (std::isnan(want.v[i])) {
@@ -110,7 +116,7 @@ void Expect(const Tensor& got, const Ref& want, double tol = 1e-5) {
 
 const std::vector<std::pair<TensorShape, TensorShape>> kBroadcasts = {
     {{3, 4}, {3, 4}}, {{3, 4}, {4}}, {{3, 1}, {1, 4}}, {{2, 3, 4}, {3, 1}}, {{}, {3, 4}},
-    {{0, 4}, {4}},    {{1, 1}, {1}}, {{5}, {}},         {{2, 1, 3}, {4, 1}}};
+    {{0, 4}, {4}},    {{1, 1}, {1}}, {{5}, {}},        {{2, 1, 3}, {4, 1}}};
 
 // ---- elementwise ----
 
@@ -125,20 +131,30 @@ TEST(Tensor, BinaryOpsWithBroadcasting) {
       {"sub", [](auto& a, auto& b) { return a - b; }, [](double a, double b) { return a - b; }},
       {"mul", [](auto& a, auto& b) { return a * b; }, [](double a, double b) { return a * b; }},
       {"div", [](auto& a, auto& b) { return a / b; }, [](double a, double b) { return a / b; }},
-      {"maximum", [](auto& a, auto& b) { return a.Maximum(b); }, [](double a, double b) { return std::max(a, b); }},
-      {"minimum", [](auto& a, auto& b) { return a.Minimum(b); }, [](double a, double b) { return std::min(a, b); }},
-      {"lt", [](auto& a, auto& b) { return a.Lt(b); }, [](double a, double b) { return double(a < b); }},
-      {"le", [](auto& a, auto& b) { return a.Le(b); }, [](double a, double b) { return double(a <= b); }},
-      {"gt", [](auto& a, auto& b) { return a.Gt(b); }, [](double a, double b) { return double(a > b); }},
-      {"ge", [](auto& a, auto& b) { return a.Ge(b); }, [](double a, double b) { return double(a >= b); }},
-      {"eq", [](auto& a, auto& b) { return a.Eq(b); }, [](double a, double b) { return double(a == b); }},
-      {"ne", [](auto& a, auto& b) { return a.Ne(b); }, [](double a, double b) { return double(a != b); }},
+      {"maximum", [](auto& a, auto& b) { return a.Maximum(b); },
+       [](double a, double b) { return std::max(a, b); }},
+      {"minimum", [](auto& a, auto& b) { return a.Minimum(b); },
+       [](double a, double b) { return std::min(a, b); }},
+      {"lt", [](auto& a, auto& b) { return a.Lt(b); },
+       [](double a, double b) { return double(a < b); }},
+      {"le", [](auto& a, auto& b) { return a.Le(b); },
+       [](double a, double b) { return double(a <= b); }},
+      {"gt", [](auto& a, auto& b) { return a.Gt(b); },
+       [](double a, double b) { return double(a > b); }},
+      {"ge", [](auto& a, auto& b) { return a.Ge(b); },
+       [](double a, double b) { return double(a >= b); }},
+      {"eq", [](auto& a, auto& b) { return a.Eq(b); },
+       [](double a, double b) { return double(a == b); }},
+      {"ne", [](auto& a, auto& b) { return a.Ne(b); },
+       [](double a, double b) { return double(a != b); }},
   };
   uint32_t seed = 1;
   for (const Op& op : ops)
     for (const auto& [sa, sb] : kBroadcasts) {
       Ref a = Random(sa, seed++), b = Random(sb, seed++);
-      if (std::string(op.name) == "eq" || std::string(op.name) == "ne") b = Unary(b, [](double x) { return std::round(x); }), a = Unary(a, [](double x) { return std::round(x); });
+      if (std::string(op.name) == "eq" || std::string(op.name) == "ne")
+        b = Unary(b, [](double x) { return std::round(x); }),
+        a = Unary(a, [](double x) { return std::round(x); });
       SCOPED_TRACE(std::string(op.name) + " " + ShapeString(sa) + " " + ShapeString(sb));
       Expect(op.t(T(a), T(b)), Binary(a, b, op.r));
     }
@@ -158,15 +174,20 @@ TEST(Tensor, UnaryOps) {
       {"sin", [](auto& a) { return a.Sin(); }, [](double x) { return std::sin(x); }},
       {"cos", [](auto& a) { return a.Cos(); }, [](double x) { return std::cos(x); }},
       {"tanh", [](auto& a) { return a.Tanh(); }, [](double x) { return std::tanh(x); }},
-      {"sigmoid", [](auto& a) { return a.Sigmoid(); }, [](double x) { return 1 / (1 + std::exp(-x)); }},
+      {"sigmoid", [](auto& a) { return a.Sigmoid(); },
+       [](double x) { return 1 / (1 + std::exp(-x)); }},
       {"relu", [](auto& a) { return a.Relu(); }, [](double x) { return std::max(x, 0.0); }},
       {"gelu", [](auto& a) { return a.Gelu(); },
-       [](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }},
+       [](double x) {
+         return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+       }},
       {"abs", [](auto& a) { return a.Abs(); }, [](double x) { return std::abs(x); }},
       {"neg", [](auto& a) { return -a; }, [](double x) { return -x; }},
-      {"reciprocal", [](auto& a) { return a.Reciprocal(); }, [](double x) { return 1 / x; }, 0.5, 3},
+      {"reciprocal", [](auto& a) { return a.Reciprocal(); }, [](double x) { return 1 / x; }, 0.5,
+       3},
       {"pow 3", [](auto& a) { return a.Pow(3); }, [](double x) { return x * x * x; }},
-      {"pow 2.5", [](auto& a) { return a.Pow(2.5); }, [](double x) { return std::pow(x, 2.5); }, 0.1, 3},
+      {"pow 2.5", [](auto& a) { return a.Pow(2.5); }, [](double x) { return std::pow(x, 2.5); },
+       0.1, 3},
       {"pow -2", [](auto& a) { return a.Pow(-2); }, [](double x) { return 1 / (x * x); }, 0.5, 3},
       {"square", [](auto& a) { return a.Square(); }, [](double x) { return x * x; }},
   };
@@ -192,7 +213,8 @@ TEST(Tensor, Where) {
 }
 
 TEST(Tensor, DTypePromotion) {
-  Tensor i = Tensor::FromVector<int32_t>({1, 2, 3}, {3}), f = Tensor::FromVector<float>({0.5f, 1, 2}, {3});
+  Tensor i = Tensor::FromVector<int32_t>({1, 2, 3}, {3}),
+         f = Tensor::FromVector<float>({0.5f, 1, 2}, {3});
   Tensor b = Tensor::FromVector<bool>({true, false, true}, {3});
   EXPECT_EQ((i + f).dtype(), DType::kF32);
   EXPECT_EQ((i + 1.0).dtype(), DType::kI32);
@@ -212,21 +234,27 @@ TEST(Tensor, DTypePromotion) {
 
 TEST(Tensor, Reductions) {
   uint32_t seed = 300;
-  for (TensorShape s : {TensorShape{5}, TensorShape{3, 4}, TensorShape{2, 3, 4}, TensorShape{3, 0}, TensorShape{1, 1}})
+  for (TensorShape s : {TensorShape{5}, TensorShape{3, 4}, TensorShape{2, 3, 4}, TensorShape{3, 0},
+                        TensorShape{1, 1}})
     for (std::vector<int> axes : std::vector<std::vector<int>>{{}, {0}, {-1}, {0, 1}})
       for (bool keep : {false, true}) {
         if (!axes.empty() && axes.back() >= static_cast<int>(s.size())) continue;
         if (axes.size() > s.size()) continue;
-        SCOPED_TRACE(ShapeString(s) + " axes " + std::to_string(axes.size()) + (keep ? " keepdim" : ""));
+        SCOPED_TRACE(ShapeString(s) + " axes " + std::to_string(axes.size()) +
+                     (keep ? " keepdim" : ""));
         Ref a = Random(s, seed++);
         std::vector<int> ra = axes;
         for (int& x : ra) x = x < 0 ? x + static_cast<int>(s.size()) : x;
-        Expect(T(a).Sum(axes, keep), Reduce(a, ra, keep, 0, [](double x, double y) { return x + y; }), 1e-5);
-        Expect(T(a).Max(axes, keep), Reduce(a, ra, keep, -INFINITY, [](double x, double y) { return std::max(x, y); }));
-        Expect(T(a).Min(axes, keep), Reduce(a, ra, keep, INFINITY, [](double x, double y) { return std::min(x, y); }));
+        Expect(T(a).Sum(axes, keep),
+               Reduce(a, ra, keep, 0, [](double x, double y) { return x + y; }), 1e-5);
+        Expect(T(a).Max(axes, keep),
+               Reduce(a, ra, keep, -INFINITY, [](double x, double y) { return std::max(x, y); }));
+        Expect(T(a).Min(axes, keep),
+               Reduce(a, ra, keep, INFINITY, [](double x, double y) { return std::min(x, y); }));
         Ref cnt = Reduce(a, ra, keep, 0, [](double x, double) { return x + 1; });
         Ref sum = Reduce(a, ra, keep, 0, [](double x, double y) { return x + y; });
-        Expect(T(a).Mean(axes, keep), Binary(sum, cnt, [](double x, double n) { return x / n; }), 1e-5);
+        Expect(T(a).Mean(axes, keep), Binary(sum, cnt, [](double x, double n) { return x / n; }),
+               1e-5);
       }
 }
 
@@ -241,7 +269,8 @@ TEST(Tensor, VarAndArgmax) {
   }
   Expect(T(a).Var({1}), Ref{{4}, want}, 1e-5);
   Tensor x = Tensor::FromVector<float>({1, 5, 5, 2, 9, 0, 3, 3}, {2, 4});
-  EXPECT_EQ(x.Argmax(1).ToVector<int32_t>(), (std::vector<int32_t>{1, 0}));  // first of equal maxima
+  EXPECT_EQ(x.Argmax(1).ToVector<int32_t>(),
+            (std::vector<int32_t>{1, 0}));  // first of equal maxima
   EXPECT_EQ(x.Argmax(0).ToVector<int32_t>(), (std::vector<int32_t>{1, 0, 0, 1}));
   EXPECT_EQ(x.Argmax(1, true).shape(), (TensorShape{2, 1}));
 }
@@ -318,7 +347,8 @@ Ref MatmulRef(const Ref& a, const Ref& b) {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         double s = 0;
-        for (int64_t q = 0; q < k; ++q) s += a.v[z * m * k + i * k + q] * b.v[(b.shape.size() > 2 ? z * k * n : 0) + q * n + j];
+        for (int64_t q = 0; q < k; ++q)
+          s += a.v[z * m * k + i * k + q] * b.v[(b.shape.size() > 2 ? z * k * n : 0) + q * n + j];
         o.v.push_back(s);
       }
   return o;
@@ -364,7 +394,8 @@ TEST(Tensor, Creation) {
   EXPECT_EQ(Tensor::Ones({3}, DType::kI32).ToVector<int32_t>(), std::vector<int32_t>(3, 1));
   EXPECT_EQ(Tensor::Full({2}, 2.5).ToVector<float>(), (std::vector<float>{2.5f, 2.5f}));
   EXPECT_EQ(Tensor::Arange(2, 8, 2).ToVector<int32_t>(), (std::vector<int32_t>{2, 4, 6}));
-  EXPECT_EQ(Tensor::Arange(0, 1, 0.25).ToVector<float>(), (std::vector<float>{0, 0.25f, 0.5f, 0.75f}));
+  EXPECT_EQ(Tensor::Arange(0, 1, 0.25).ToVector<float>(),
+            (std::vector<float>{0, 0.25f, 0.5f, 0.75f}));
   EXPECT_EQ(Tensor::Eye(2).ToVector<float>(), (std::vector<float>{1, 0, 0, 1}));
   EXPECT_EQ(Tensor::Scalar(3).shape(), TensorShape{});
   EXPECT_EQ(Tensor::Scalar(3).Item<float>(), 3.0f);
@@ -372,7 +403,8 @@ TEST(Tensor, Creation) {
 
 TEST(Tensor, SeededRandomNumbersRepeat) {
   Tensor::ManualSeed(42);
-  std::vector<float> a = Tensor::Rand({1000}).ToVector<float>(), n = Tensor::Randn({1000}).ToVector<float>();
+  std::vector<float> a = Tensor::Rand({1000}).ToVector<float>(),
+                     n = Tensor::Randn({1000}).ToVector<float>();
   std::vector<int32_t> k = Tensor::Randint(3, 9, {1000}).ToVector<int32_t>();
   Tensor::ManualSeed(42);
   EXPECT_EQ(Tensor::Rand({1000}).ToVector<float>(), a);
@@ -402,22 +434,38 @@ std::string ErrorOf(const std::function<void()>& f) {
 
 TEST(Tensor, ShapeErrorsAreRaisedWhenTheOpIsBuilt) {
   Tensor a = Tensor::Zeros({2, 3}), b = Tensor::Zeros({4, 3});
-  EXPECT_EQ(ErrorOf([&] { a + b; }), "add: shapes (2, 3) and (4, 3) do not broadcast; expected equal dims or 1 in each position");
-  EXPECT_EQ(ErrorOf([&] { a.Reshape({4, 2}); }),
-            "reshape: shape (2, 3) (6 elements) to (4, 2) (8 elements); expected the same number of elements");
+  EXPECT_EQ(
+      ErrorOf([&] { a + b; }),
+      "add: shapes (2, 3) and (4, 3) do not broadcast; expected equal dims or 1 in each position");
+  EXPECT_EQ(ErrorOf([&] {
+              a.Reshape({4, 2});
+            }),
+            "reshape: shape (2, 3) (6 elements) to (4, 2) (8 elements); expected the same number "
+            "of elements");
   EXPECT_EQ(ErrorOf([&] { a.Matmul(a); }),
-            "matmul: shapes (2, 3) and (2, 3); expected the last dim of the first (3) to equal the second-to-last of the second (2)");
-  EXPECT_EQ(ErrorOf([&] { a.Sum({2}); }), "sum: axis 2 of a tensor of shape (2, 3); expected -2 <= axis < 2");
-  EXPECT_EQ(ErrorOf([&] { Tensor::FromVector<float>({1, 2, 3}, {2, 2}); }), "tensor: 3 values for shape (2, 2) (4 elements)");
-  EXPECT_EQ(ErrorOf([&] { a.Item<float>(); }), "item: a tensor of shape (2, 3) has 6 elements; expected 1");
-  EXPECT_EQ(ErrorOf([&] { a.Expand({3, 3}); }), "expand: shape (2, 3) to (3, 3); expected each dim equal or 1");
+            "matmul: shapes (2, 3) and (2, 3); expected the last dim of the first (3) to equal the "
+            "second-to-last of the second (2)");
+  EXPECT_EQ(ErrorOf([&] { a.Sum({2}); }),
+            "sum: axis 2 of a tensor of shape (2, 3); expected -2 <= axis < 2");
+  EXPECT_EQ(ErrorOf([&] {
+              Tensor::FromVector<float>({1, 2, 3}, {2, 2});
+            }),
+            "tensor: 3 values for shape (2, 2) (4 elements)");
+  EXPECT_EQ(ErrorOf([&] { a.Item<float>(); }),
+            "item: a tensor of shape (2, 3) has 6 elements; expected 1");
+  EXPECT_EQ(ErrorOf([&] {
+              a.Expand({3, 3});
+            }),
+            "expand: shape (2, 3) to (3, 3); expected each dim equal or 1");
 }
 
 TEST(Tensor, Printing) {
-  EXPECT_EQ(Tensor::FromVector<float>({1, 2.5, 3, 4}, {2, 2}).ToString(), "tensor([[1.0000, 2.5000],\n        [3.0000, 4.0000]], dtype=f32)");
+  EXPECT_EQ(Tensor::FromVector<float>({1, 2.5, 3, 4}, {2, 2}).ToString(),
+            "tensor([[1.0000, 2.5000],\n        [3.0000, 4.0000]], dtype=f32)");
   EXPECT_EQ(Tensor::FromVector<int32_t>({1, -2}, {2}).ToString(), "tensor([1, -2], dtype=i32)");
   EXPECT_EQ(Tensor::FromVector<float>({1, 2}, {2}).ToString(), "tensor([1., 2.], dtype=f32)");
-  EXPECT_EQ(Tensor::FromVector<float>({1e-6f, 2}, {2}).ToString(), "tensor([1.0000e-06, 2.0000e+00], dtype=f32)");
+  EXPECT_EQ(Tensor::FromVector<float>({1e-6f, 2}, {2}).ToString(),
+            "tensor([1.0000e-06, 2.0000e+00], dtype=f32)");
   EXPECT_EQ(Tensor::Scalar(1).Lt(2.0).ToString(), "tensor(true, dtype=bool)");
 }
 

@@ -18,7 +18,9 @@ UOp Dims(Ops op, UOp x, std::vector<int64_t> dims) {
 }
 
 // x: (rows, cols) from a flat input buffer
-UOp Matrix(int slot, int64_t rows, int64_t cols) { return Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, slot, rows * cols), {rows, cols}); }
+UOp Matrix(int slot, int64_t rows, int64_t cols) {
+  return Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, slot, rows * cols), {rows, cols});
+}
 
 Plan LowerPlan(const UOp& root) {
   CanonicalGraph g = Canonicalize(UOp::Sink({root}));
@@ -32,7 +34,11 @@ Plan LowerPlan(const UOp& root) {
 TEST(Kernelize, StagesTheRootsAndTheReducesThatAreBroadcastBack) {
   UOp x = Matrix(0, 4, 8);
   UOp m = UOp::Derived(Ops::REDUCE, {x}, ReduceArg{Ops::MAX, {1}});
-  UOp shifted = x + UOp::Make(Ops::MUL, DType::kF32, {Dims(Ops::EXPAND, m, {4, 8}), Dims(Ops::EXPAND, Dims(Ops::RESHAPE, UOp::Const(DType::kF32, -1.0), {1, 1}), {4, 8})});
+  UOp shifted =
+      x + UOp::Make(Ops::MUL, DType::kF32,
+                    {Dims(Ops::EXPAND, m, {4, 8}),
+                     Dims(Ops::EXPAND, Dims(Ops::RESHAPE, UOp::Const(DType::kF32, -1.0), {1, 1}),
+                          {4, 8})});
   UOp sum = UOp::Derived(Ops::REDUCE, {shifted}, ReduceArg{Ops::ADD, {1}});  // not broadcast: fused
   absl::StatusOr<UOp> k = Kernelize(UOp::Sink({sum}));
   ASSERT_TRUE(k.ok());
@@ -44,8 +50,9 @@ TEST(Kernelize, StagesTheRootsAndTheReducesThatAreBroadcastBack) {
 
 TEST(Rangeify, MatmulIsOneKernelWithTheAccumulatorOutsideTheReduceLoop) {
   UOp a = Matrix(0, 4, 8), b = Matrix(1, 8, 3);
-  UOp prod = UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {4, 8, 1}), {4, 8, 3}),
-                                     Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, 8, 3}), {4, 8, 3})});
+  UOp prod =
+      UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {4, 8, 1}), {4, 8, 3}),
+                              Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, 8, 3}), {4, 8, 3})});
   UOp mm = Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {1}}), {4, 3});
   Plan p = LowerPlan(mm);
   ASSERT_EQ(p.kernels.size(), 1u);
@@ -63,7 +70,10 @@ TEST(Rangeify, MatmulIsOneKernelWithTheAccumulatorOutsideTheReduceLoop) {
   std::vector<float> av(32), bv(24), out(12, -1);
   for (int i = 0; i < 32; ++i) av[i] = static_cast<float>(i % 5);
   for (int i = 0; i < 24; ++i) bv[i] = static_cast<float>(i % 3) - 1;
-  ASSERT_TRUE(Interpret(prog, {{av.data(), DType::kF32, 32}, {bv.data(), DType::kF32, 24}, {out.data(), DType::kF32, 12}}).ok());
+  ASSERT_TRUE(Interpret(prog, {{av.data(), DType::kF32, 32},
+                               {bv.data(), DType::kF32, 24},
+                               {out.data(), DType::kF32, 12}})
+                  .ok());
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 3; ++j) {
       float s = 0;
@@ -109,8 +119,15 @@ TEST(PlanCache, KeysOnStructureNotOnBuffers) {
 TEST(PlanCache, VarsKeyByTheirDeclarationNotTheirValue) {
   UOp n = UOp::Var("n", 1, 8);
   UOp x = Matrix(7, 4, 8);
-  CanonicalGraph g1 = Canonicalize(UOp::Sink({x + UOp::Derived(Ops::EXPAND, {UOp::Derived(Ops::RESHAPE, {n.Cast(DType::kF32), UOp::Int(1), UOp::Int(1)}), UOp::Int(4), UOp::Int(8)})}));
-  CanonicalGraph g2 = Canonicalize(UOp::Sink({Matrix(9, 4, 8) + UOp::Derived(Ops::EXPAND, {UOp::Derived(Ops::RESHAPE, {n.Cast(DType::kF32), UOp::Int(1), UOp::Int(1)}), UOp::Int(4), UOp::Int(8)})}));
+  CanonicalGraph g1 = Canonicalize(UOp::Sink(
+      {x + UOp::Derived(Ops::EXPAND, {UOp::Derived(Ops::RESHAPE,
+                                                   {n.Cast(DType::kF32), UOp::Int(1), UOp::Int(1)}),
+                                      UOp::Int(4), UOp::Int(8)})}));
+  CanonicalGraph g2 = Canonicalize(UOp::Sink(
+      {Matrix(9, 4, 8) +
+       UOp::Derived(Ops::EXPAND,
+                    {UOp::Derived(Ops::RESHAPE, {n.Cast(DType::kF32), UOp::Int(1), UOp::Int(1)}),
+                     UOp::Int(4), UOp::Int(8)})}));
   EXPECT_EQ(g1.sink, g2.sink);
 }
 
