@@ -73,10 +73,14 @@ class Linearizer {
     // Each loop opens after what its body needs from outside it (hoisted), then the body.
     Scope inner = open;
     for (size_t i = 1; i < end.src().size(); ++i) {
-      for (const UOp& u : body)
-        if (!placed_.contains(u.get()) && !u.is(Ops::END) && Within(scopes_.Of(u), inner) &&
-            Ready(u))
+      for (const UOp& u : body) {
+        if (placed_.contains(u.get()) || !Within(scopes_.Of(u), inner)) continue;
+        if (u.is(Ops::END)) {  // a whole loop that belongs out here (an accumulator's reset)
+          RETURN_IF_ERROR(EmitEnd(u, inner));
+        } else if (Ready(u)) {
           Place(u);
+        }
+      }
       const UOp& r = end.src(i);
       if (r.is(Ops::RANGE) && placed_.contains(r.get()))
         return absl::InvalidArgumentError(

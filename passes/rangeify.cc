@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "core/status_macros.h"
+#include "core/substitute.h"
 #include "core/symbolic/simplify.h"
 #include "core/verify.h"
 #include "passes/scope.h"
@@ -38,6 +39,29 @@ Index Unravel(const UOp& flat, const Shape& shape) {
   return idx;
 }
 
+// The longest innermost output loop whose reductions are computed all at once (an array of
+// accumulators on the stack).
+constexpr int64_t kMaxAcrossLoop = 512;
+
+// Whether every load in `v` that moves with loop `r` moves by one element per step: computing
+// across `r` then reads memory contiguously (else a reduction's own loop is the better inner one).
+bool ContiguousAlong(const UOp& v, const UOp& r) {
+  for (const UOp& x : v.Toposort()) {
+    if (!x.is(Ops::INDEX)) continue;
+    UOp next = RewriteNodes(
+        x.src(1), [&](const UOp& orig, const UOp& rebuilt) { return orig == r ? r + 1 : rebuilt; });
+    if (next == x.src(1)) continue;  // does not move with r
+    if (Simplify(next - x.src(1)).ConstIntValue() != 1) return false;
+  }
+  return true;
+}
+
+bool HasAlloc(const UOp& u) {
+  for (const UOp& x : u.Toposort())
+    if (x.is(Ops::ALLOC)) return true;
+  return false;
+}
+
 UOp Identity(Ops op, DType t) {
   if (op == Ops::ADD) return UOp::ConstInt(t, 0);
   if (op == Ops::MUL) return UOp::ConstInt(t, 1);
@@ -61,6 +85,8 @@ class KernelBuilder {
   absl::StatusOr<UOp> Value(const UOp& u, const Index& idx);
   absl::StatusOr<UOp> Compute(const UOp& u, const Index& idx);
   absl::StatusOr<UOp> Reduce(const UOp& u, const Index& idx);
+  UOp ReduceAcross(const UOp& u, const UOp& v, const std::vector<UOp>& loops,
+                   const std::vector<UOp>& outer);
   UOp NewRange(const Dim& size, RangeKind kind) {
     return UOp::Range(size.AsUOp(), next_range_++, kind);
   }
@@ -69,6 +95,7 @@ class KernelBuilder {
   const absl::flat_hash_map<const UOp::Node*, UOp>&
       buffers_;  // STAGE and input BUFFER -> buffer node
   UOp root_;     // the STAGE this kernel computes
+  UOp inner_;    // the innermost output loop, when reductions may be computed across it
   absl::flat_hash_map<std::pair<UOp, Index>, UOp> memo_;
   int next_range_ = 0, next_alloc_ = 0;
 };
@@ -168,6 +195,13 @@ absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
   std::vector<UOp> outer;
   for (const UOp& r : OpenRanges(v))
     if (std::find(loops.begin(), loops.end(), r) == loops.end()) outer.push_back(r);
+  // Across the innermost output loop, when the value varies along it and reads memory
+  // contiguously along it: all of its reductions at once, in an array, with the reduction
+  // loops outside a loop over the array (a matmul then walks rows of both operands, and
+  // vectorizes).
+  if (inner_ && std::find(outer.begin(), outer.end(), inner_) != outer.end() && !HasAlloc(v) &&
+      ContiguousAlong(v, inner_))
+    return ReduceAcross(u, v, loops, outer);
   UOp acc = UOp::Alloc(u.dtype(), next_alloc_++, 1);
   if (!outer.empty())
     acc = UOp::Derived(Ops::AFTER, [&] {
@@ -186,6 +220,30 @@ absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
   return acc.After({UOp::Derived(Ops::END, end)}).Index(0).Load();
 }
 
+// for j: acc[j] = identity; for (reduction loops) for j: acc[j] = acc[j] op v(j); then acc[inner]
+UOp KernelBuilder::ReduceAcross(const UOp& u, const UOp& v, const std::vector<UOp>& loops,
+                                const std::vector<UOp>& outer) {
+  const ReduceArg& ra = u.arg().Get<ReduceArg>();
+  int64_t n = *inner_.src(0).ConstIntValue();
+  std::vector<UOp> deps{UOp::Alloc(u.dtype(), next_alloc_++, n)};
+  for (const UOp& r : outer)
+    if (!(r == inner_)) deps.push_back(r);
+  UOp acc = deps.size() == 1 ? deps[0] : UOp::Derived(Ops::AFTER, deps);
+  UOp j1 = UOp::Range(n, next_range_++), j2 = UOp::Range(n, next_range_++);
+  UOp init = acc.Index(j1).Store(Identity(ra.op, u.dtype())).End({j1});
+  UOp vj = RewriteNodes(
+      v, [&](const UOp& orig, const UOp& rebuilt) { return orig == inner_ ? j2 : rebuilt; });
+  std::vector<UOp> after{acc, init};
+  after.insert(after.end(), loops.begin(), loops.end());
+  after.push_back(j2);
+  UOp accj = UOp::Derived(Ops::AFTER, after);
+  UOp old = accj.Index(j2).Load();
+  UOp next = ra.op == Ops::MAX ? old.Max(vj) : UOp::Derived(ra.op, {old, vj});
+  std::vector<UOp> end{accj.Index(j2).Store(next).End({j2})};
+  end.insert(end.end(), loops.begin(), loops.end());
+  return acc.After({UOp::Derived(Ops::END, end)}).Index(inner_).Load();
+}
+
 absl::StatusOr<UOp> KernelBuilder::Build() {
   const Shape& shape = S(root_);
   Index idx;
@@ -197,6 +255,10 @@ absl::StatusOr<UOp> KernelBuilder::Build() {
     }
     loops.push_back(NewRange(d, RangeKind::kLoop));
     idx.push_back(loops.back());
+  }
+  if (!loops.empty()) {
+    std::optional<int64_t> n = loops.back().src(0).ConstIntValue();
+    if (n && *n <= kMaxAcrossLoop && loops.back() == idx.back()) inner_ = loops.back();
   }
   ASSIGN_OR_RETURN(UOp v, Value(root_, idx));
   UOp store = buffers_.at(root_.get()).Index(Ravel(idx, shape)).Store(v);

@@ -48,7 +48,7 @@ TEST(Kernelize, StagesTheRootsAndTheReducesThatAreBroadcastBack) {
   EXPECT_TRUE(k->src(0).is(Ops::STAGE));
 }
 
-TEST(Rangeify, MatmulIsOneKernelWithTheAccumulatorOutsideTheReduceLoop) {
+TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
   UOp a = Matrix(0, 4, 8), b = Matrix(1, 8, 3);
   UOp prod =
       UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {4, 8, 1}), {4, 8, 3}),
@@ -57,7 +57,7 @@ TEST(Rangeify, MatmulIsOneKernelWithTheAccumulatorOutsideTheReduceLoop) {
   Plan p = LowerPlan(mm);
   ASSERT_EQ(p.kernels.size(), 1u);
   std::vector<UOp> prog = *Linearize(p.kernels[0].ast);
-  // loops: two output loops, the reduce loop inside; the accumulator is reset per output
+  // for each row: reset a row of accumulators; for k: for each column: accumulate; store the row
   std::string shape;
   int depth = 0;
   for (const UOp& u : prog) {
@@ -65,7 +65,7 @@ TEST(Rangeify, MatmulIsOneKernelWithTheAccumulatorOutsideTheReduceLoop) {
     if (u.is(Ops::RANGE)) shape += std::string(depth, ' ') + "range\n", ++depth;
     if (u.is(Ops::STORE)) shape += std::string(depth, ' ') + "store\n";
   }
-  EXPECT_EQ(shape, "range\n range\n  store\n  range\n   store\n  store\n");
+  EXPECT_EQ(shape, "range\n range\n  store\n range\n  range\n   store\n range\n  store\n");
   // and the numbers are right (by the reference interpreter)
   std::vector<float> av(32), bv(24), out(12, -1);
   for (int i = 0; i < 32; ++i) av[i] = static_cast<float>(i % 5);
