@@ -6,25 +6,13 @@
 #include <gtest/gtest.h>
 
 #include "passes/linearize.h"
+#include "tests/testing/seed_program.h"
 
 namespace uopc {
 namespace {
 
-// The seed's run-time trip count program: out[i] = sum(x[i, :n]), n read from data1[0].
-UOp SeedProgram() {
-  UOp x = UOp::Buffer(DType::kF32, 0, 32), len = UOp::Buffer(DType::kI32, 1, 1);
-  UOp out = UOp::Buffer(DType::kF32, 2, 4);
-  UOp n = len.Index(0).Load();
-  UOp i = UOp::Range(4, 0), j = UOp::Range(n, 1);
-  UOp acc = UOp::Alloc(DType::kF32, 0, 1).After({i});
-  UOp init = acc.Index(0).Store(UOp::Const(DType::kF32, 0.0));
-  UOp accj = acc.After({init, j});
-  UOp upd = accj.Index(0).Store(accj.Index(0).Load() + x.Index(i * 8 + j).Load());
-  return UOp::Sink({out.Index(i).Store(acc.After({upd.End({j})}).Index(0).Load()).End({i})});
-}
-
 std::vector<float> RunSeed(int length) {
-  std::vector<UOp> program = *Linearize(SeedProgram());
+  std::vector<UOp> program = *Linearize(testing::SeedTripCountKernel());
   std::vector<float> x(32), out(4, -1);
   std::iota(x.begin(), x.end(), 0.0f);
   int32_t n = length;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "devices/registry.h"
+#include "tests/testing/seed_program.h"
 
 namespace uopc {
 namespace {
@@ -15,18 +16,6 @@ Device& Cpu() {
   absl::StatusOr<Device*> d = DeviceRegistry::Get().GetDevice("CPU");
   EXPECT_TRUE(d.ok()) << d.status();
   return **d;
-}
-
-// out[i] = sum(x[i, :n]), n loaded from len[0]
-UOp SeedKernel() {
-  UOp x = UOp::Buffer(DType::kF32, 0, 32), len = UOp::Buffer(DType::kI32, 1, 1);
-  UOp out = UOp::Buffer(DType::kF32, 2, 4);
-  UOp i = UOp::Range(4, 0), j = UOp::Range(len.Index(0).Load(), 1);
-  UOp acc = UOp::Alloc(DType::kF32, 0, 1).After({i});
-  UOp init = acc.Index(0).Store(UOp::Const(DType::kF32, 0.0));
-  UOp accj = acc.After({init, j});
-  UOp upd = accj.Index(0).Store(accj.Index(0).Load() + x.Index(i * 8 + j).Load());
-  return UOp::Sink({out.Index(i).Store(acc.After({upd.End({j})}).Index(0).Load()).End({i})});
 }
 
 // out[i] = i * c + n for i < n (n a VAR)
@@ -54,7 +43,7 @@ TEST(Executor, SeedProgramCompilesOnceForEveryTripCount) {
   for (auto [n, want] : std::vector<std::pair<int32_t, std::vector<float>>>{
            {3, {3, 27, 51, 75}}, {8, {28, 92, 156, 220}}, {0, {0, 0, 0, 0}}}) {
     ASSERT_TRUE(d.CopyIn(lb, &n, 4).ok());
-    absl::Status s = ex.Run({KernelLaunch{SeedKernel(), {xb, lb, ob}, {}}});
+    absl::Status s = ex.Run({KernelLaunch{testing::SeedTripCountKernel(), {xb, lb, ob}, {}}});
     ASSERT_TRUE(s.ok()) << s;
     EXPECT_EQ(Read<float>(d, ob), want) << "n=" << n;
   }

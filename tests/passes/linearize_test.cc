@@ -3,22 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "core/uir.h"
+#include "tests/testing/seed_program.h"
 
 namespace uopc {
 namespace {
-
-// The seed's run-time trip count program: out[i] = sum(x[i, :n]).
-UOp SeedProgram() {
-  UOp x = UOp::Buffer(DType::kF32, 0, 32), len = UOp::Buffer(DType::kI32, 1, 1);
-  UOp out = UOp::Buffer(DType::kF32, 2, 4);
-  UOp n = len.Index(0).Load();
-  UOp i = UOp::Range(4, 0), j = UOp::Range(n, 1);
-  UOp acc = UOp::Alloc(DType::kF32, 0, 1).After({i});
-  UOp init = acc.Index(0).Store(UOp::Const(DType::kF32, 0.0));
-  UOp accj = acc.After({init, j});
-  UOp upd = accj.Index(0).Store(accj.Index(0).Load() + x.Index(i * 8 + j).Load());
-  return UOp::Sink({out.Index(i).Store(acc.After({upd.End({j})}).Index(0).Load()).End({i})});
-}
 
 // The program as "op" lines, indented by loop depth (constants left out).
 std::string Shape(const std::vector<UOp>& p) {
@@ -36,7 +24,7 @@ std::string Shape(const std::vector<UOp>& p) {
 }
 
 TEST(Linearize, SeedProgramHoistsTheTripCountAboveBothLoops) {
-  absl::StatusOr<std::vector<UOp>> p = Linearize(SeedProgram());
+  absl::StatusOr<std::vector<UOp>> p = Linearize(testing::SeedTripCountKernel());
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(Shape(*p),
             "buffer\n"
@@ -70,8 +58,8 @@ TEST(Linearize, SeedProgramHoistsTheTripCountAboveBothLoops) {
 }
 
 TEST(Linearize, EveryNodeOnceAndAfterItsSources) {
-  std::vector<UOp> p = *Linearize(SeedProgram());
-  EXPECT_EQ(p.size(), SeedProgram().Toposort().size());
+  std::vector<UOp> p = *Linearize(testing::SeedTripCountKernel());
+  EXPECT_EQ(p.size(), testing::SeedTripCountKernel().Toposort().size());
   for (size_t k = 0; k < p.size(); ++k)
     for (const UOp& s : p[k].src())
       EXPECT_LT(std::find(p.begin(), p.end(), s) - p.begin(), static_cast<long>(k))

@@ -3,21 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "passes/linearize.h"
+#include "tests/testing/seed_program.h"
 
 namespace uopc {
 namespace {
-
-UOp SeedProgram() {
-  UOp x = UOp::Buffer(DType::kF32, 0, 32), len = UOp::Buffer(DType::kI32, 1, 1);
-  UOp out = UOp::Buffer(DType::kF32, 2, 4);
-  UOp n = len.Index(0).Load();
-  UOp i = UOp::Range(4, 0), j = UOp::Range(n, 1);
-  UOp acc = UOp::Alloc(DType::kF32, 0, 1).After({i});
-  UOp init = acc.Index(0).Store(UOp::Const(DType::kF32, 0.0));
-  UOp accj = acc.After({init, j});
-  UOp upd = accj.Index(0).Store(accj.Index(0).Load() + x.Index(i * 8 + j).Load());
-  return UOp::Sink({out.Index(i).Store(acc.After({upd.End({j})}).Index(0).Load()).End({i})});
-}
 
 std::string Render(const UOp& sink, const char* name = "kernel") {
   absl::StatusOr<std::string> s = RenderC(*Linearize(sink), name);
@@ -27,7 +16,7 @@ std::string Render(const UOp& sink, const char* name = "kernel") {
 
 // Golden: the seed's listing, with the accumulator declared once at the top.
 TEST(RenderC, SeedProgram) {
-  EXPECT_EQ(Render(SeedProgram()),
+  EXPECT_EQ(Render(testing::SeedTripCountKernel()),
             "void kernel(float* restrict data0, int* restrict data1, float* restrict data2) {\n"
             "  float acc0;\n"
             "  int val0 = data1[0];\n"
