@@ -1,0 +1,298 @@
+// The algorithms of ProcessGroup. The ring: rank r sends to r+1 and receives from r-1.
+// A tensor of `total` elements is cut into p chunks, chunk c = [c*total/p, (c+1)*total/p),
+// and every chunk into segments of at most 1 MiB. Reduce-scatter leaves the sum of chunk r
+// on rank r after p-1 steps; all-gather then passes the finished chunks around in p-1
+// more. Each received segment is reduced and at once queued for the next step, so the
+// sender thread has it on the wire while the next one is reduced. Each chunk is summed in
+// one fixed order (starting at its owner's successor), and the owner's bits are what every
+// rank gets: results are the same on every rank and in every run.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+#include "core/float16.h"
+#include "core/status_macros.h"
+#include "distributed/process_group.h"
+
+namespace uopc {
+namespace {
+
+constexpr int64_t kSegmentBytes = 1 << 20;
+
+int Mod(int64_t a, int p) { return static_cast<int>(((a % p) + p) % p); }
+
+struct Segment {
+  int64_t offset, n;
+};
+
+/// Chunk c of `total` elements split p ways, in segments of at most `per` elements; an
+/// empty chunk is one empty segment, so that every step exchanges at least one frame
+/// (which is how a peer that called something else is noticed).
+std::vector<Segment> Chunk(int64_t total, int p, int c, int64_t per) {
+  const int64_t begin = total / p * c + total % p * c / p,
+                end = total / p * (c + 1) + total % p * (c + 1) / p;
+  std::vector<Segment> out;
+  for (int64_t o = begin; o < end; o += per) out.push_back({o, std::min(per, end - o)});
+  if (out.empty()) out.push_back({begin, 0});
+  return out;
+}
+
+bool Reducible(DType t) {
+  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kI32;
+}
+
+/// f16 and bf16 accumulate in f32.
+DType WorkDType(DType t) { return t == DType::kF16 || t == DType::kBF16 ? DType::kF32 : t; }
+
+template <typename T, typename F>
+void Each(void* dst, const void* src, int64_t n, F f) {
+  T* d = static_cast<T*>(dst);
+  const T* s = static_cast<const T*>(src);
+  for (int64_t i = 0; i < n; ++i) d[i] = f(d[i], s[i]);
+}
+
+/// dst = dst (op) src, over n elements of `t` (f32 or i32). Max and min propagate NaN;
+/// i32 sums wrap around.
+void Reduce(DType t, ReduceOp op, void* dst, const void* src, int64_t n) {
+  if (t == DType::kF32) {
+    switch (op) {
+      case ReduceOp::kSum:
+      case ReduceOp::kAvg: return Each<float>(dst, src, n, [](float a, float b) { return a + b; });
+      case ReduceOp::kMax:
+        return Each<float>(dst, src, n,
+                           [](float a, float b) { return b > a || std::isnan(b) ? b : a; });
+      case ReduceOp::kMin:
+        return Each<float>(dst, src, n,
+                           [](float a, float b) { return b < a || std::isnan(b) ? b : a; });
+    }
+  }
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg:
+      return Each<int32_t>(dst, src, n, [](int32_t a, int32_t b) {
+        return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+      });
+    case ReduceOp::kMax:
+      return Each<int32_t>(dst, src, n, [](int32_t a, int32_t b) { return std::max(a, b); });
+    case ReduceOp::kMin:
+      return Each<int32_t>(dst, src, n, [](int32_t a, int32_t b) { return std::min(a, b); });
+  }
+}
+
+/// The average from the sum, on the owner of a chunk (i32: rounded toward zero).
+void Divide(DType t, void* data, int64_t n, int p) {
+  if (t == DType::kF32)
+    for (float* d = static_cast<float*>(data); n--; ++d) *d /= static_cast<float>(p);
+  else
+    for (int32_t* d = static_cast<int32_t*>(data); n--; ++d) *d /= p;
+}
+
+/// n elements of f16/bf16 `t` at `in` to f32 at `out`, and back.
+void ToF32(DType t, const void* in, float* out, int64_t n) {
+  const uint16_t* h = static_cast<const uint16_t*>(in);
+  for (int64_t i = 0; i < n; ++i) out[i] = t == DType::kF16 ? F16ToF32(h[i]) : BF16ToF32(h[i]);
+}
+void FromF32(DType t, const float* in, void* out, int64_t n) {
+  uint16_t* h = static_cast<uint16_t*>(out);
+  for (int64_t i = 0; i < n; ++i) h[i] = t == DType::kF16 ? F32ToF16(in[i]) : F32ToBF16(in[i]);
+}
+
+}  // namespace
+
+/// One collective on this rank: its header, and segments to send and to take.
+struct ProcessGroup::Call {
+  ProcessGroup& g;
+  uint64_t seq;
+  std::string op;  // the header's op: every rank must call the same
+  DType dtype;     // the caller's
+  int64_t count;   // the caller's
+  uint32_t steps;  // for messages
+  bool p2p = false;
+  int tag = 0;
+
+  int p() const { return g.env_.world_size; }
+  int r() const { return g.env_.rank; }
+
+  void Send(int to, uint32_t step, const void* base, DType wire, Segment s) {
+    const int64_t w = DTypeSize(wire);
+    wire::Frame f;
+    f.set_collective(seq);
+    f.set_op(op);
+    f.set_dtype(std::string(DTypeName(dtype)));
+    f.set_count(count);
+    f.set_step(step);
+    f.set_offset(s.offset);
+    f.set_elements(s.n);
+    f.set_tag(tag);
+    f.set_payload(static_cast<const char*>(base) + s.offset * w, s.n * w);
+    g.transport_->Send(to, std::move(f));
+  }
+
+  absl::StatusOr<wire::Frame> Take(int from, uint32_t step, DType wire, Segment s) {
+    Expect e{op,
+             std::string(DTypeName(dtype)),
+             static_cast<uint64_t>(count),
+             static_cast<uint64_t>(s.n),
+             static_cast<uint64_t>(s.n * DTypeSize(wire)),
+             absl::StrCat("step ", step + 1, " of ", steps)};
+    return g.mailbox_.Take({from, p2p, seq, tag, step, static_cast<uint64_t>(s.offset)}, e,
+                           std::chrono::steady_clock::now() + g.env_.timeout);
+  }
+};
+
+absl::Status ProcessGroup::RingReduceScatter(Call& c, void* work, DType wd, int64_t total,
+                                             ReduceOp op) {
+  const int p = c.p(), r = c.r(), next = Mod(r + 1, p), prev = Mod(r - 1, p);
+  const int64_t w = DTypeSize(wd), per = kSegmentBytes / w;
+  char* base = static_cast<char*>(work);
+  for (Segment s : Chunk(total, p, Mod(r - 1, p), per)) c.Send(next, 0, work, wd, s);
+  for (int step = 0; step < p - 1; ++step)
+    for (Segment s : Chunk(total, p, Mod(r - step - 2, p), per)) {
+      ASSIGN_OR_RETURN(wire::Frame f, c.Take(prev, step, wd, s));
+      Reduce(wd, op, base + s.offset * w, f.payload().data(), s.n);
+      if (step + 1 < p - 1) c.Send(next, step + 1, work, wd, s);
+    }
+  return absl::OkStatus();
+}
+
+absl::Status ProcessGroup::RingAllGather(Call& c, void* data, DType wire, int64_t total,
+                                         uint32_t first) {
+  const int p = c.p(), r = c.r(), next = Mod(r + 1, p), prev = Mod(r - 1, p);
+  const int64_t w = DTypeSize(wire), per = kSegmentBytes / w;
+  char* base = static_cast<char*>(data);
+  for (Segment s : Chunk(total, p, r, per)) c.Send(next, first, data, wire, s);
+  for (int step = 0; step < p - 1; ++step)
+    for (Segment s : Chunk(total, p, Mod(r - step - 1, p), per)) {
+      ASSIGN_OR_RETURN(wire::Frame f, c.Take(prev, first + step, wire, s));
+      std::memcpy(base + s.offset * w, f.payload().data(), s.n * w);
+      if (step + 1 < p - 1) c.Send(next, first + step + 1, data, wire, s);
+    }
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status CheckArgs(const char* op, int64_t count, DType dtype, bool reduces) {
+  if (count < 0)
+    return absl::InvalidArgumentError(absl::StrCat(op, ": count ", count, " is negative"));
+  if (reduces && !Reducible(dtype))
+    return absl::InvalidArgumentError(absl::StrCat(
+        op, ": dtype ", DTypeName(dtype), " cannot be reduced; expected f32, f16, bf16 or i32"));
+  if (DTypeSize(dtype) == 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": dtype ", DTypeName(dtype), " has no size"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ProcessGroup::DoAllReduce(uint64_t seq, void* data, int64_t count, DType dtype,
+                                       ReduceOp op, const char* name) {
+  RETURN_IF_ERROR(CheckArgs(name, count, dtype, true));
+  const int p = world_size();
+  if (p == 1) return absl::OkStatus();
+  Call c{*this, seq, name, dtype, count, static_cast<uint32_t>(2 * (p - 1))};
+  const DType wd = WorkDType(dtype);
+  const std::vector<Segment> own = Chunk(count, p, rank(), count + 1);
+  const int64_t begin = own[0].offset, n = own[0].n, w = DTypeSize(wd);
+  std::vector<float> scratch(wd == dtype ? 0 : count);
+  void* work = wd == dtype ? data : scratch.data();
+  if (wd != dtype) ToF32(dtype, data, scratch.data(), count);
+  RETURN_IF_ERROR(RingReduceScatter(c, work, wd, count, op));
+  char* mine = static_cast<char*>(work) + begin * w;
+  if (op == ReduceOp::kAvg) Divide(wd, mine, n, p);
+  if (wd != dtype)
+    FromF32(dtype, reinterpret_cast<float*>(mine),
+            static_cast<char*>(data) + begin * DTypeSize(dtype), n);
+  return RingAllGather(c, data, dtype, count, p - 1);
+}
+
+absl::Status ProcessGroup::DoReduceScatter(uint64_t seq, const void* in, void* out, int64_t count,
+                                           DType dtype, ReduceOp op) {
+  RETURN_IF_ERROR(CheckArgs("reduce_scatter", count, dtype, true));
+  const int p = world_size();
+  const DType wd = WorkDType(dtype);
+  const int64_t total = count * p, w = DTypeSize(wd);
+  std::vector<char> work(total * w);
+  if (wd != dtype)
+    ToF32(dtype, in, reinterpret_cast<float*>(work.data()), total);
+  else
+    std::memcpy(work.data(), in, total * w);
+  Call c{*this, seq, "reduce_scatter", dtype, count, static_cast<uint32_t>(p - 1)};
+  RETURN_IF_ERROR(RingReduceScatter(c, work.data(), wd, total, op));
+  char* mine = work.data() + rank() * count * w;
+  if (op == ReduceOp::kAvg) Divide(wd, mine, count, p);
+  if (wd != dtype)
+    FromF32(dtype, reinterpret_cast<float*>(mine), out, count);
+  else
+    std::memcpy(out, mine, count * w);
+  return absl::OkStatus();
+}
+
+absl::Status ProcessGroup::DoAllGather(uint64_t seq, const void* in, void* out, int64_t count,
+                                       DType dtype) {
+  RETURN_IF_ERROR(CheckArgs("all_gather", count, dtype, false));
+  const int64_t w = DTypeSize(dtype);
+  std::memmove(static_cast<char*>(out) + rank() * count * w, in, count * w);
+  Call c{*this, seq, "all_gather", dtype, count, static_cast<uint32_t>(world_size() - 1)};
+  return RingAllGather(c, out, dtype, count * world_size(), 0);
+}
+
+absl::Status ProcessGroup::DoBroadcast(uint64_t seq, void* data, int64_t count, DType dtype,
+                                       int root) {
+  RETURN_IF_ERROR(CheckArgs("broadcast", count, dtype, false));
+  const int p = world_size();
+  if (root < 0 || root >= p)
+    return absl::InvalidArgumentError(
+        absl::StrCat("broadcast: root ", root, " is not a rank (0..", p - 1, ")"));
+  // a pipeline along the ring from the root: each segment is forwarded as it arrives
+  Call c{*this, seq, "broadcast", dtype, count, 1};
+  const int pos = Mod(rank() - root, p), next = Mod(rank() + 1, p), prev = Mod(rank() - 1, p);
+  const int64_t w = DTypeSize(dtype);
+  for (Segment s : Chunk(count, 1, 0, kSegmentBytes / w)) {
+    if (pos > 0) {
+      ASSIGN_OR_RETURN(wire::Frame f, c.Take(prev, 0, dtype, s));
+      std::memcpy(static_cast<char*>(data) + s.offset * w, f.payload().data(), s.n * w);
+    }
+    if (pos < p - 1) c.Send(next, 0, data, dtype, s);
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status CheckPeer(const char* op, int peer, int rank, int p) {
+  if (peer < 0 || peer >= p || peer == rank)
+    return absl::InvalidArgumentError(absl::StrCat(
+        op, ": peer ", peer, " is not another rank (this is rank ", rank, " of ", p, ")"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ProcessGroup::DoSend(uint64_t seq, const void* data, int64_t count, DType dtype,
+                                  int to, int tag) {
+  RETURN_IF_ERROR(CheckArgs("send", count, dtype, false));
+  RETURN_IF_ERROR(CheckPeer("send", to, rank(), world_size()));
+  Call c{*this, seq, "send", dtype, count, 1, true, tag};
+  for (Segment s : Chunk(count, 1, 0, kSegmentBytes / DTypeSize(dtype)))
+    c.Send(to, 0, data, dtype, s);
+  return absl::OkStatus();
+}
+
+absl::Status ProcessGroup::DoRecv(uint64_t seq, void* data, int64_t count, DType dtype, int from,
+                                  int tag) {
+  RETURN_IF_ERROR(CheckArgs("recv", count, dtype, false));
+  RETURN_IF_ERROR(CheckPeer("recv", from, rank(), world_size()));
+  Call c{*this, seq, "send", dtype, count, 1, true, tag};
+  const int64_t w = DTypeSize(dtype);
+  for (Segment s : Chunk(count, 1, 0, kSegmentBytes / w)) {
+    ASSIGN_OR_RETURN(wire::Frame f, c.Take(from, 0, dtype, s));
+    std::memcpy(static_cast<char*>(data) + s.offset * w, f.payload().data(), s.n * w);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace uopc

@@ -1,0 +1,30 @@
+// The environment a rank runs in: who it is, how many there are, where rank 0's store is,
+// the job token, and the timeout. torchrun's contract (RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) first; Slurm's (SLURM_PROCID, SLURM_NTASKS,
+// SLURM_LOCALID, SLURM_NTASKS_PER_NODE) and Open MPI's (OMPI_COMM_WORLD_RANK, ..._SIZE,
+// ..._LOCAL_RANK, ..._LOCAL_SIZE) when torchrun's are absent, so a job starts under the
+// schedulers people already use. UOPC_JOB_TOKEN is the job's secret; UOPC_TIMEOUT the
+// seconds any call or wait may take (default 600).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace uopc {
+
+struct JobEnv {
+  int rank = 0, world_size = 1, local_rank = 0, local_world_size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;
+  std::string token;
+  std::chrono::milliseconds timeout{600000};
+  std::string source;  // "torchrun", "slurm", "openmpi": where the rank came from
+
+  /// From the environment; an error names the variable that is missing or wrong.
+  static absl::StatusOr<JobEnv> FromEnvironment();
+};
+
+}  // namespace uopc

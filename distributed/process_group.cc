@@ -1,0 +1,225 @@
+#include "distributed/process_group.h"
+
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+
+#include "core/status_macros.h"
+#include "distributed/peer_service.h"
+#include "distributed/rpc.h"
+#include "distributed/store.h"
+
+namespace uopc {
+namespace {
+
+// The address of this host as seen from `peer`: the source address of a route to it.
+std::string LocalAddressTowards(const std::string& peer) {
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0) return "127.0.0.1";
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(9);
+  std::string out = "127.0.0.1";
+  if (inet_pton(AF_INET, peer == "localhost" ? "127.0.0.1" : peer.c_str(), &to.sin_addr) == 1 &&
+      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0) {
+    sockaddr_in me{};
+    socklen_t len = sizeof me;
+    char buf[INET_ADDRSTRLEN];
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&me), &len) == 0 &&
+        inet_ntop(AF_INET, &me.sin_addr, buf, sizeof buf))
+      out = buf;
+  }
+  close(fd);
+  return out;
+}
+
+std::string Describe(const char* op, int64_t count, DType dtype) {
+  return absl::StrCat(op, " of ", count, " x ", DTypeName(dtype));
+}
+
+}  // namespace
+
+// ---- Work ----
+
+absl::Status Work::Wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return done_; });
+  return status_;
+}
+
+bool Work::Done() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_;
+}
+
+void Work::Finish(absl::Status s) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_ = std::move(s);
+    done_ = true;
+  }
+  cv_.notify_all();
+}
+
+// ---- the group ----
+
+ProcessGroup::ProcessGroup(const JobEnv& env) : env_(env), mailbox_(env.rank, env.world_size) {}
+
+absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::Create(const JobEnv& env) {
+  std::unique_ptr<ProcessGroup> g(new ProcessGroup(env));
+  RETURN_IF_ERROR(g->Start());
+  return g;
+}
+
+absl::Status ProcessGroup::Start() {
+  grpc::ServerBuilder b;
+  ConfigureServer(b);
+  int port = 0;
+  std::string listen = env_.rank == 0 ? absl::StrCat("0.0.0.0:", env_.master_port) : "0.0.0.0:0";
+  b.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  peer_service_ = std::make_unique<PeerService>(env_.token, &mailbox_);
+  b.RegisterService(peer_service_.get());
+  if (env_.rank == 0) {
+    store_service_ = std::make_unique<StoreService>(env_.token);
+    b.RegisterService(store_service_.get());
+  }
+  server_ = b.BuildAndStart();
+  if (!server_ || port == 0)
+    return absl::UnavailableError(absl::StrCat("rank ", env_.rank, ": cannot listen on ", listen,
+                                               env_.rank == 0 ? " (is MASTER_PORT in use?)" : ""));
+  std::string master = absl::StrCat(env_.master_addr, ":", env_.master_port);
+  StoreClient store(master, env_.token, env_.timeout);
+  std::string me = absl::StrCat(LocalAddressTowards(env_.master_addr), ":", port);
+  RETURN_IF_ERROR(store.Set(absl::StrCat("addr/", env_.rank), me));
+  std::vector<std::string> addresses(env_.world_size);
+  for (int r = 0; r < env_.world_size; ++r) {
+    absl::StatusOr<std::string> a = store.Get(absl::StrCat("addr/", r));
+    if (!a.ok())
+      return absl::Status(a.status().code(),
+                          absl::StrCat("rendezvous: rank ", r,
+                                       " did not join within the timeout: ", a.status().message()));
+    addresses[r] = *a;
+  }
+  transport_ =
+      std::make_unique<Transport>(env_.rank, addresses, env_.token, env_.timeout, &mailbox_);
+  worker_ = std::thread([this] { Loop(); });
+  if (absl::Status s = Barrier()->Wait(); !s.ok())
+    return absl::Status(s.code(), absl::StrCat("rendezvous: ", s.message()));
+  return absl::OkStatus();
+}
+
+ProcessGroup::~ProcessGroup() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  if (transport_) transport_->Close(!failed_.empty());
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+}
+
+std::shared_ptr<Work> ProcessGroup::Enqueue(std::string what, Run run) {
+  auto w = std::make_shared<Work>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back({std::move(what), std::move(run), w});
+  }
+  cv_.notify_all();
+  return w;
+}
+
+void ProcessGroup::Loop() {
+  for (;;) {
+    Queued q;
+    uint64_t seq;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;
+      q = std::move(queue_.front());
+      queue_.pop_front();
+      seq = next_seq_++;
+    }
+    std::string what = absl::StrCat(q.what, " (collective #", seq, ")");
+    if (!failed_.empty()) {
+      q.work->Finish(absl::FailedPreconditionError(absl::StrCat(
+          "rank ", env_.rank, ": ", what, " not run: the group failed earlier: ", failed_)));
+      continue;
+    }
+    absl::Status s = q.run(seq);
+    mailbox_.Forget(seq);
+    q.work->Finish(s.ok() ? s : Fail(what, s));
+  }
+}
+
+absl::Status ProcessGroup::Fail(const std::string& what, absl::Status why) {
+  std::string msg = absl::StrCat("rank ", env_.rank, ": ", what, " failed: ", why.message());
+  if (failed_.empty() && why.code() != absl::StatusCode::kAborted)
+    transport_->AbortAll(absl::StrCat(what, " failed on rank ", env_.rank, ": ", why.message()));
+  if (failed_.empty()) failed_ = msg;
+  return absl::Status(why.code(), msg);
+}
+
+std::shared_ptr<Work> ProcessGroup::AllReduce(void* data, int64_t count, DType dtype, ReduceOp op) {
+  return Enqueue(Describe("all_reduce", count, dtype), [=, this](uint64_t seq) {
+    return DoAllReduce(seq, data, count, dtype, op, "all_reduce");
+  });
+}
+
+std::shared_ptr<Work> ProcessGroup::ReduceScatter(const void* in, void* out, int64_t count,
+                                                  DType dtype, ReduceOp op) {
+  return Enqueue(Describe("reduce_scatter", count, dtype), [=, this](uint64_t seq) {
+    return DoReduceScatter(seq, in, out, count, dtype, op);
+  });
+}
+
+std::shared_ptr<Work> ProcessGroup::AllGather(const void* in, void* out, int64_t count,
+                                              DType dtype) {
+  return Enqueue(Describe("all_gather", count, dtype),
+                 [=, this](uint64_t seq) { return DoAllGather(seq, in, out, count, dtype); });
+}
+
+std::shared_ptr<Work> ProcessGroup::Broadcast(void* data, int64_t count, DType dtype, int root) {
+  return Enqueue(absl::StrCat(Describe("broadcast", count, dtype), " from rank ", root),
+                 [=, this](uint64_t seq) { return DoBroadcast(seq, data, count, dtype, root); });
+}
+
+std::shared_ptr<Work> ProcessGroup::Send(const void* data, int64_t count, DType dtype, int to,
+                                         int tag) {
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    seq = p2p_send_[{to, tag}]++;
+  }
+  return Enqueue(absl::StrCat(Describe("send", count, dtype), " to rank ", to, " tag ", tag),
+                 [=, this](uint64_t) { return DoSend(seq, data, count, dtype, to, tag); });
+}
+
+std::shared_ptr<Work> ProcessGroup::Recv(void* data, int64_t count, DType dtype, int from,
+                                         int tag) {
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    seq = p2p_recv_[{from, tag}]++;
+  }
+  return Enqueue(absl::StrCat(Describe("recv", count, dtype), " from rank ", from, " tag ", tag),
+                 [=, this](uint64_t) { return DoRecv(seq, data, count, dtype, from, tag); });
+}
+
+std::shared_ptr<Work> ProcessGroup::Barrier() {
+  auto one = std::make_shared<int32_t>(1);
+  return Enqueue("barrier", [this, one](uint64_t seq) -> absl::Status {
+    RETURN_IF_ERROR(DoAllReduce(seq, one.get(), 1, DType::kI32, ReduceOp::kSum, "barrier"));
+    if (*one != env_.world_size)
+      return absl::InternalError(
+          absl::StrCat("barrier counted ", *one, " ranks of ", env_.world_size));
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace uopc

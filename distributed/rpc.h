@@ -1,0 +1,32 @@
+// What every gRPC call of the distributed layer shares: the job token in the metadata,
+// a deadline, channels with short reconnect backoff and keepalive (a frozen peer is
+// noticed), servers with explicit message limits and keepalive, and the conversion of
+// grpc::Status to absl::Status (at this edge and nowhere else).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/status.h"
+
+namespace uopc {
+
+inline constexpr const char* kTokenKey = "uopc-token";
+/// The largest message a server accepts (segments are 1 MiB).
+inline constexpr int kMaxMessageBytes = 16 << 20;
+
+/// A client context carrying `token`, with a deadline `timeout` from now.
+std::unique_ptr<grpc::ClientContext> CallContext(const std::string& token,
+                                                 std::chrono::milliseconds timeout);
+/// A channel to `address` ("host:port").
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
+/// Server options shared by every uopc server.
+void ConfigureServer(grpc::ServerBuilder& b);
+/// OK if the call carries `token`; else PERMISSION_DENIED (the caller changes nothing).
+grpc::Status CheckToken(const grpc::ServerContext* ctx, const std::string& token);
+absl::Status ToAbsl(const grpc::Status& s);
+
+}  // namespace uopc

@@ -1,0 +1,103 @@
+#include "distributed/store.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+#include "distributed/rpc.h"
+
+namespace uopc {
+
+grpc::Status StoreService::Set(grpc::ServerContext* ctx, const wire::KeyValue* req, wire::Empty*) {
+  if (grpc::Status s = CheckToken(ctx, token_); !s.ok()) return s;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    kv_[req->key()] = req->value();
+  }
+  cv_.notify_all();
+  return grpc::Status::OK;
+}
+
+grpc::Status StoreService::Get(grpc::ServerContext* ctx, const wire::Key* req,
+                               wire::KeyValue* reply) {
+  if (grpc::Status s = CheckToken(ctx, token_); !s.ok()) return s;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!kv_.count(req->key())) {
+    if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    if (std::chrono::system_clock::now() >= ctx->deadline())
+      return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                          absl::StrCat("no key '", req->key(), "' before the deadline"));
+    cv_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  reply->set_key(req->key());
+  reply->set_value(kv_.at(req->key()));
+  return grpc::Status::OK;
+}
+
+grpc::Status StoreService::Add(grpc::ServerContext* ctx, const wire::AddRequest* req,
+                               wire::AddReply* reply) {
+  if (grpc::Status s = CheckToken(ctx, token_); !s.ok()) return s;
+  int64_t v;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string& cur = kv_[req->key()];
+    if (cur.empty()) cur = "0";
+    if (!absl::SimpleAtoi(cur, &v))
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          absl::StrCat("add to '", req->key(), "': its value is not an integer"));
+    v += req->delta();
+    cur = std::to_string(v);
+  }
+  cv_.notify_all();
+  reply->set_value(v);
+  return grpc::Status::OK;
+}
+
+StoreClient::StoreClient(const std::string& address, std::string token,
+                         std::chrono::milliseconds timeout)
+    : stub_(wire::Store::NewStub(MakeChannel(address))),
+      token_(std::move(token)),
+      address_(address),
+      timeout_(timeout) {}
+
+absl::Status StoreClient::Set(const std::string& key, const std::string& value) {
+  auto ctx = CallContext(token_, timeout_);
+  ctx->set_wait_for_ready(true);  // rank 0's store may still be starting
+  wire::KeyValue req;
+  req.set_key(key);
+  req.set_value(value);
+  wire::Empty reply;
+  absl::Status s = ToAbsl(stub_->Set(ctx.get(), req, &reply));
+  if (!s.ok())
+    return absl::Status(s.code(),
+                        absl::StrCat("store at ", address_, ": set ", key, ": ", s.message()));
+  return s;
+}
+
+absl::StatusOr<std::string> StoreClient::Get(const std::string& key) {
+  auto ctx = CallContext(token_, timeout_);
+  ctx->set_wait_for_ready(true);
+  wire::Key req;
+  req.set_key(key);
+  wire::KeyValue reply;
+  absl::Status s = ToAbsl(stub_->Get(ctx.get(), req, &reply));
+  if (!s.ok())
+    return absl::Status(s.code(),
+                        absl::StrCat("store at ", address_, ": get ", key, ": ", s.message()));
+  return reply.value();
+}
+
+absl::StatusOr<int64_t> StoreClient::Add(const std::string& key, int64_t delta) {
+  auto ctx = CallContext(token_, timeout_);
+  ctx->set_wait_for_ready(true);
+  wire::AddRequest req;
+  req.set_key(key);
+  req.set_delta(delta);
+  wire::AddReply reply;
+  absl::Status s = ToAbsl(stub_->Add(ctx.get(), req, &reply));
+  if (!s.ok())
+    return absl::Status(s.code(),
+                        absl::StrCat("store at ", address_, ": add ", key, ": ", s.message()));
+  return reply.value();
+}
+
+}  // namespace uopc

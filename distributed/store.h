@@ -1,0 +1,47 @@
+// The rendezvous store: a small key-value store that rank 0 hosts (set, get that waits for
+// the key, add) and the client every rank uses to publish its address and find the others'.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+#include "distributed/wire.grpc.pb.h"
+
+namespace uopc {
+
+class StoreService final : public wire::Store::Service {
+ public:
+  explicit StoreService(std::string token) : token_(std::move(token)) {}
+  grpc::Status Set(grpc::ServerContext* ctx, const wire::KeyValue* req, wire::Empty*) override;
+  grpc::Status Get(grpc::ServerContext* ctx, const wire::Key* req, wire::KeyValue* reply) override;
+  grpc::Status Add(grpc::ServerContext* ctx, const wire::AddRequest* req,
+                   wire::AddReply* reply) override;
+
+ private:
+  std::string token_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, std::string> kv_;
+};
+
+class StoreClient {
+ public:
+  StoreClient(const std::string& address, std::string token, std::chrono::milliseconds timeout);
+  absl::Status Set(const std::string& key, const std::string& value);
+  /// The value of `key`, waiting until it is set (or the timeout).
+  absl::StatusOr<std::string> Get(const std::string& key);
+  absl::StatusOr<int64_t> Add(const std::string& key, int64_t delta);
+
+ private:
+  std::unique_ptr<wire::Store::Stub> stub_;
+  std::string token_, address_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace uopc

@@ -1,0 +1,117 @@
+#include "distributed/transport.h"
+
+#include "absl/strings/str_cat.h"
+
+#include "distributed/rpc.h"
+
+namespace uopc {
+
+Transport::Transport(int rank, std::vector<std::string> addresses, std::string token,
+                     std::chrono::milliseconds timeout, Mailbox* mailbox)
+    : rank_(rank),
+      addresses_(std::move(addresses)),
+      token_(std::move(token)),
+      timeout_(timeout),
+      mailbox_(mailbox) {
+  for (size_t r = 0; r < addresses_.size(); ++r) {
+    stubs_.push_back(
+        static_cast<int>(r) == rank_ ? nullptr : wire::Peer::NewStub(MakeChannel(addresses_[r])));
+    links_.push_back(std::make_unique<Link>());
+    if (static_cast<int>(r) != rank_)
+      links_[r]->thread = std::thread([this, r] { Run(static_cast<int>(r)); });
+  }
+}
+
+Transport::~Transport() { Close(); }
+
+void Transport::Send(int to, wire::Frame frame) {
+  Link& l = *links_[to];
+  std::lock_guard<std::mutex> lock(l.mu);
+  frame.set_from(rank_);
+  frame.set_stream_seq(l.next_seq++);
+  l.queue.push_back(std::move(frame));
+  l.cv.notify_all();
+}
+
+void Transport::Run(int to) {
+  Link& l = *links_[to];
+  // the stream lives as long as the group: its deadline is far, keepalive watches the peer
+  auto ctx = CallContext(token_, std::chrono::hours(24 * 365));
+  ctx->set_wait_for_ready(true);
+  {
+    std::lock_guard<std::mutex> lock(l.mu);
+    l.ctx = ctx.get();
+  }
+  wire::Empty reply;
+  std::unique_ptr<grpc::ClientWriter<wire::Frame>> writer;
+  bool failed = false;
+  for (;;) {
+    wire::Frame f;
+    {
+      std::unique_lock<std::mutex> lock(l.mu);
+      l.cv.wait(lock, [&] { return !l.queue.empty() || l.closing; });
+      if (l.queue.empty()) break;  // closing, and all sent
+      f = std::move(l.queue.front());
+      l.queue.pop_front();
+    }
+    if (failed) continue;  // drop: the peer is gone (waits on it fail through the mailbox)
+    if (!writer) writer = stubs_[to]->Push(ctx.get(), &reply);
+    if (!writer->Write(f)) {
+      failed = true;
+      grpc::Status s = writer->Finish();
+      mailbox_->Broken(to, absl::StrCat("cannot send to rank ", to, " at ", addresses_[to], ": ",
+                                        s.ok() ? "the stream closed" : s.error_message()));
+    }
+  }
+  if (writer && !failed) {
+    wire::Frame bye;
+    bye.set_from(rank_);
+    bye.set_op("bye");
+    {
+      std::lock_guard<std::mutex> lock(l.mu);
+      bye.set_stream_seq(l.next_seq++);
+    }
+    writer->Write(bye);
+    writer->WritesDone();
+    writer->Finish();
+  }
+  std::lock_guard<std::mutex> lock(l.mu);
+  l.ctx = nullptr;
+  l.done = true;
+  l.cv.notify_all();
+}
+
+void Transport::AbortAll(const std::string& reason) {
+  for (size_t r = 0; r < stubs_.size(); ++r) {
+    if (!stubs_[r]) continue;
+    auto ctx = CallContext(token_, std::min(timeout_, std::chrono::milliseconds(2000)));
+    wire::AbortRequest req;
+    req.set_from(rank_);
+    req.set_reason(reason);
+    wire::Empty reply;
+    stubs_[r]->Abort(ctx.get(), req, &reply);  // best effort: the peer may be the one that is gone
+  }
+}
+
+void Transport::Close(bool cancel) {
+  if (closed_) return;
+  closed_ = true;
+  for (auto& l : links_) {
+    std::lock_guard<std::mutex> lock(l->mu);
+    l->closing = true;
+    if (cancel && l->ctx) l->ctx->TryCancel();
+    l->cv.notify_all();
+  }
+  auto deadline = std::chrono::steady_clock::now() + timeout_;
+  for (auto& l : links_) {
+    if (!l->thread.joinable()) continue;
+    {
+      std::unique_lock<std::mutex> lock(l->mu);
+      if (!l->cv.wait_until(lock, deadline, [&] { return l->done; }) && l->ctx)
+        l->ctx->TryCancel();  // a stalled peer
+    }
+    l->thread.join();
+  }
+}
+
+}  // namespace uopc

@@ -1,0 +1,59 @@
+// The sending side of the data plane: one long-lived stream per peer, fed by a sender
+// thread from a queue, so that a collective can go on (reducing the next segment) while the
+// previous one is on the wire. Frames get their stream sequence numbers here. A stream that
+// cannot be written marks the peer broken in the mailbox, so that whoever waits on that
+// peer fails at once.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "distributed/mailbox.h"
+#include "distributed/wire.grpc.pb.h"
+
+namespace uopc {
+
+class Transport {
+ public:
+  Transport(int rank, std::vector<std::string> addresses, std::string token,
+            std::chrono::milliseconds timeout, Mailbox* mailbox);
+  ~Transport();
+
+  /// Queues `frame` for rank `to` (from and stream_seq are filled in).
+  void Send(int to, wire::Frame frame);
+  /// Tells every peer (best effort, briefly) that this rank aborted, and why.
+  void AbortAll(const std::string& reason);
+  /// Sends what is queued, says goodbye on every stream and closes them; streams that do
+  /// not drain within the timeout (or at once, with `cancel`) are cancelled.
+  void Close(bool cancel = false);
+
+ private:
+  struct Link {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<wire::Frame> queue;
+    bool closing = false;
+    uint64_t next_seq = 0;
+    bool done = false;                   // the sender thread has finished
+    grpc::ClientContext* ctx = nullptr;  // the stream's context, to cancel it
+    std::thread thread;
+  };
+  void Run(int to);
+
+  const int rank_;
+  const std::vector<std::string> addresses_;
+  const std::string token_;
+  const std::chrono::milliseconds timeout_;
+  Mailbox* mailbox_;
+  std::vector<std::unique_ptr<wire::Peer::Stub>> stubs_;
+  std::vector<std::unique_ptr<Link>> links_;
+  bool closed_ = false;
+};
+
+}  // namespace uopc

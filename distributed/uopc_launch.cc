@@ -1,0 +1,274 @@
+// uopc_launch: starts the ranks of a job on this node, each with torchrun's environment
+// (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and the job
+// token (UOPC_JOB_TOKEN), prefixes every line they print with their rank, and when one
+// fails, gives the others a moment to report their side, stops them, and exits with the
+// failing rank's status.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: uopc_launch --nproc N [options] -- PROGRAM [ARGS...]
+
+Starts N ranks of PROGRAM on this node with the environment of a uopc (or torchrun) job:
+RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, UOPC_JOB_TOKEN.
+Every output line is prefixed with "[rank R] ". When a rank fails, the others get --grace
+seconds to report, are then stopped (SIGTERM, then SIGKILL), and uopc_launch exits with
+the failing rank's status (128 + signal if it was killed).
+
+options:
+  --nproc N          ranks on this node (required)
+  --nnodes M         nodes in the job (default 1); with M > 1, --master-addr,
+                     --master-port and UOPC_JOB_TOKEN (the same on every node) are needed
+  --node-rank K      this node's index, 0..M-1 (default 0); node 0 hosts rank 0
+  --master-addr A    the address of rank 0's node (default 127.0.0.1)
+  --master-port P    the port of rank 0's rendezvous store (default: a free port)
+  --grace S          seconds a failed job's other ranks get before they are stopped (default 5)
+  --help             this text
+
+The job's timeout is UOPC_TIMEOUT (seconds, default 600), read by the ranks.
+)";
+
+int Usage(const std::string& error) {
+  std::fprintf(stderr, "uopc_launch: %s\n\n%s", error.c_str(), kUsage);
+  return 2;
+}
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+std::string FreshToken() {
+  unsigned char bytes[16] = {};
+  FILE* f = std::fopen("/dev/urandom", "rb");
+  if (f) {
+    if (std::fread(bytes, 1, sizeof bytes, f) != sizeof bytes) std::memset(bytes, 0, sizeof bytes);
+    std::fclose(f);
+  }
+  std::string out;
+  for (unsigned char b : bytes) absl::StrAppend(&out, absl::Hex(b, absl::kZeroPad2));
+  return out;
+}
+
+volatile sig_atomic_t g_signal = 0;
+void OnSignal(int sig) { g_signal = sig; }
+
+struct Rank {
+  int rank;
+  pid_t pid = -1;
+  int status = -1;        // -1 while running; else the exit code (128 + signal when killed)
+  int fds[2] = {-1, -1};  // stdout, stderr
+  std::string partial[2];
+};
+
+/// Writes complete lines of `data` to `out`, each prefixed; keeps the rest in `partial`.
+void Emit(Rank& r, int which, const char* data, size_t n, bool flush) {
+  std::string& buf = r.partial[which];
+  buf.append(data, n);
+  FILE* out = which == 0 ? stdout : stderr;
+  size_t start = 0;
+  for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1)
+    std::fprintf(out, "[rank %d] %.*s\n", r.rank, static_cast<int>(nl - start), buf.data() + start);
+  buf.erase(0, start);
+  if (flush && !buf.empty()) {
+    std::fprintf(out, "[rank %d] %s\n", r.rank, buf.c_str());
+    buf.clear();
+  }
+  std::fflush(out);
+}
+
+void Signal(std::vector<Rank>& ranks, int sig) {
+  for (Rank& r : ranks)
+    if (r.status < 0 && r.pid > 0) kill(-r.pid, sig);  // the rank's process group
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int nproc = 0, nnodes = 1, node_rank = 0, master_port = 0;
+  double grace = 5;
+  std::string master_addr = "127.0.0.1";
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (i + 1 >= argc) return Usage(absl::StrCat("unknown or incomplete option ", a));
+    const char* v = argv[++i];
+    bool ok = true;
+    if (a == "--nproc")
+      ok = absl::SimpleAtoi(v, &nproc) && nproc >= 1;
+    else if (a == "--nnodes")
+      ok = absl::SimpleAtoi(v, &nnodes) && nnodes >= 1;
+    else if (a == "--node-rank")
+      ok = absl::SimpleAtoi(v, &node_rank) && node_rank >= 0;
+    else if (a == "--master-addr")
+      master_addr = v;
+    else if (a == "--master-port")
+      ok = absl::SimpleAtoi(v, &master_port) && master_port > 0 && master_port < 65536;
+    else if (a == "--grace")
+      ok = absl::SimpleAtod(v, &grace) && grace >= 0;
+    else
+      return Usage(absl::StrCat("unknown option ", a));
+    if (!ok) return Usage(absl::StrCat(a, " ", v, " is out of range"));
+  }
+  if (nproc == 0) return Usage("--nproc is required");
+  if (i >= argc) return Usage("no program: put it after --");
+  if (node_rank >= nnodes)
+    return Usage(absl::StrCat("--node-rank ", node_rank, " is not below --nnodes ", nnodes));
+  const char* token = std::getenv("UOPC_JOB_TOKEN");
+  std::string job_token = token && *token ? token : "";
+  if (nnodes > 1 && (master_port == 0 || job_token.empty()))
+    return Usage(
+        "with --nnodes > 1, give --master-addr and --master-port, and set UOPC_JOB_TOKEN to one "
+        "secret on every node");
+  if (job_token.empty()) job_token = FreshToken();
+  if (master_port == 0 && (master_port = FreePort()) == 0) {
+    std::fprintf(stderr, "uopc_launch: cannot find a free port: %s\n", std::strerror(errno));
+    return 1;
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::vector<Rank> ranks(nproc);
+  for (int l = 0; l < nproc; ++l) {
+    Rank& r = ranks[l];
+    r.rank = node_rank * nproc + l;
+    int out[2], err[2];
+    if (pipe(out) != 0 || pipe(err) != 0) {
+      std::perror("uopc_launch: pipe");
+      Signal(ranks, SIGKILL);
+      return 1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+      setpgid(0, 0);
+      dup2(out[1], 1);
+      dup2(err[1], 2);
+      close(out[0]), close(out[1]), close(err[0]), close(err[1]);
+      auto set = [](const char* k, const std::string& v) { setenv(k, v.c_str(), 1); };
+      set("RANK", std::to_string(r.rank));
+      set("WORLD_SIZE", std::to_string(nnodes * nproc));
+      set("LOCAL_RANK", std::to_string(l));
+      set("LOCAL_WORLD_SIZE", std::to_string(nproc));
+      set("MASTER_ADDR", master_addr);
+      set("MASTER_PORT", std::to_string(master_port));
+      set("UOPC_JOB_TOKEN", job_token);
+      execvp(argv[i], argv + i);
+      std::fprintf(stderr, "uopc_launch: cannot run %s: %s\n", argv[i], std::strerror(errno));
+      _exit(127);
+    }
+    if (pid < 0) {
+      std::perror("uopc_launch: fork");
+      Signal(ranks, SIGKILL);
+      return 1;
+    }
+    setpgid(pid, pid);
+    r.pid = pid;
+    r.fds[0] = out[0], r.fds[1] = err[0];
+    close(out[1]), close(err[1]);
+  }
+
+  using Clock = std::chrono::steady_clock;
+  int failed = -1;            // the first failing rank's index
+  Clock::time_point stop_at;  // when the others are stopped, after a failure
+  int stage = 0;              // 0: running; 1: a failure, waiting; 2: SIGTERM sent; 3: SIGKILL sent
+  int running = nproc;
+  Clock::time_point all_exited;
+  for (;;) {
+    std::vector<pollfd> pfds;
+    std::vector<std::pair<int, int>> who;
+    for (int l = 0; l < nproc; ++l)
+      for (int w = 0; w < 2; ++w)
+        if (ranks[l].fds[w] >= 0) {
+          pfds.push_back({ranks[l].fds[w], POLLIN, 0});
+          who.push_back({l, w});
+        }
+    if (running == 0 && (pfds.empty() || Clock::now() - all_exited > std::chrono::seconds(1)))
+      break;
+    poll(pfds.data(), pfds.size(), 50);
+    for (size_t k = 0; k < pfds.size(); ++k) {
+      if (!(pfds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      auto [l, w] = who[k];
+      char buf[65536];
+      ssize_t n = read(pfds[k].fd, buf, sizeof buf);
+      if (n > 0) {
+        Emit(ranks[l], w, buf, n, false);
+      } else if (n == 0 || errno != EINTR) {
+        Emit(ranks[l], w, "", 0, true);
+        close(ranks[l].fds[w]);
+        ranks[l].fds[w] = -1;
+      }
+    }
+    int status;
+    for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
+      for (int l = 0; l < nproc; ++l) {
+        Rank& r = ranks[l];
+        if (r.pid != pid) continue;
+        r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (--running == 0) all_exited = Clock::now();
+        if (r.status != 0 && failed < 0 && stage == 0) {
+          failed = l;
+          if (WIFEXITED(status))
+            std::fprintf(stderr, "uopc_launch: rank %d exited with status %d\n", r.rank, r.status);
+          else
+            std::fprintf(stderr, "uopc_launch: rank %d was killed by signal %d (%s)\n", r.rank,
+                         WTERMSIG(status), strsignal(WTERMSIG(status)));
+          stage = 1;
+          stop_at = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(grace * 1000));
+        }
+      }
+    }
+    if (g_signal && stage < 2) {
+      std::fprintf(stderr, "uopc_launch: %s: stopping the job\n", strsignal(g_signal));
+      Signal(ranks, SIGTERM);
+      stage = 2;
+      stop_at = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(grace * 1000));
+    } else if (stage >= 1 && stage < 3 && running > 0 && Clock::now() >= stop_at) {
+      if (stage == 1)
+        std::fprintf(stderr, "uopc_launch: stopping the %d rank(s) still running\n", running);
+      Signal(ranks, stage == 1 ? SIGTERM : SIGKILL);
+      ++stage;
+      stop_at = Clock::now() +
+                std::chrono::milliseconds(static_cast<int64_t>(std::max(grace, 1.0) * 1000));
+    }
+  }
+  if (failed >= 0) return ranks[failed].status;
+  if (g_signal) return 128 + g_signal;
+  return 0;
+}

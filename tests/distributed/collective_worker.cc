@@ -1,0 +1,327 @@
+// One rank of the distributed tests, started by uopc_launch. `collective_worker SCENARIO`
+// joins the job from the environment, runs the scenario, prints what it found, and exits
+// 0 (all as expected), 1 (a wrong result) or 3 (a collective failed: its status printed).
+//
+//   collectives [big]  every collective, dtype, op and size against local arithmetic
+//                      (with `big`: also 64 MiB); bit-identical across ranks and runs
+//   linear             the seed's data-parallel fact: averaged half-batch gradients of a
+//                      Linear layer equal the full-batch gradient
+//   die | stall        rank 1 kills (SIGKILL) or stops (SIGSTOP) itself mid 64 MiB all-reduce
+//   mismatch-op | mismatch-count | mismatch-dtype
+//                      rank 0 calls another collective than the rest
+//   exit CODE          rank 1 exits with CODE after a barrier; the others wait for a minute
+//   hello              prints its environment and passes a barrier
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+
+#include "core/float16.h"
+#include "core/fnv.h"
+#include "distributed/process_group.h"
+#include "distributed/tensor_collectives.h"
+#include "frontend/nn.h"
+#include "frontend/tensor.h"
+
+namespace uopc {
+namespace {
+
+int g_checks = 0, g_wrong = 0;
+
+void Expect(bool ok, const std::string& what) {
+  ++g_checks;
+  if (!ok && g_wrong++ < 10) std::printf("WRONG: %s\n", what.c_str());
+}
+
+void Must(absl::Status s) {
+  if (s.ok()) return;
+  std::printf("FAILED: %s\n", s.ToString().c_str());
+  std::fflush(stdout);
+  std::exit(3);
+}
+
+// ---- values of any dtype, as doubles ----
+
+double Get(DType t, const std::vector<char>& b, int64_t i) {
+  const char* p = b.data() + i * DTypeSize(t);
+  uint16_t h;
+  float f;
+  int32_t n;
+  switch (t) {
+    case DType::kF16: std::memcpy(&h, p, 2); return F16ToF32(h);
+    case DType::kBF16: std::memcpy(&h, p, 2); return BF16ToF32(h);
+    case DType::kF32: std::memcpy(&f, p, 4); return f;
+    default: std::memcpy(&n, p, 4); return n;
+  }
+}
+
+void Put(DType t, std::vector<char>& b, int64_t i, double v) {
+  char* p = b.data() + i * DTypeSize(t);
+  uint16_t h;
+  float f = static_cast<float>(v);
+  int32_t n = static_cast<int32_t>(v);
+  switch (t) {
+    case DType::kF16: h = F32ToF16(f), std::memcpy(p, &h, 2); return;
+    case DType::kBF16: h = F32ToBF16(f), std::memcpy(p, &h, 2); return;
+    case DType::kF32: std::memcpy(p, &f, 4); return;
+    default: std::memcpy(p, &n, 4); return;
+  }
+}
+
+/// Small integers: exact in every dtype, so sums are exact whatever the order.
+double Value(int rank, int64_t i) { return static_cast<double>((i * 131 + rank * 71) % 19) - 9; }
+
+std::vector<char> Filled(DType t, int64_t n, int rank) {
+  std::vector<char> b(n * DTypeSize(t));
+  for (int64_t i = 0; i < n; ++i) Put(t, b, i, Value(rank, i));
+  return b;
+}
+
+/// What op over all ranks of Value(., i) gives, computed here the way the owner does.
+double Reduced(DType t, ReduceOp op, int p, int64_t i) {
+  double acc = Value(0, i);
+  for (int r = 1; r < p; ++r) {
+    double v = Value(r, i);
+    acc = op == ReduceOp::kMax   ? std::max(acc, v)
+          : op == ReduceOp::kMin ? std::min(acc, v)
+                                 : acc + v;
+  }
+  if (op != ReduceOp::kAvg) return acc;
+  if (t == DType::kI32) return static_cast<double>(static_cast<int32_t>(acc) / p);
+  std::vector<char> b(4);
+  Put(DType::kF32, b, 0, static_cast<float>(acc) / static_cast<float>(p));
+  std::vector<char> out(DTypeSize(t));
+  Put(t, out, 0, Get(DType::kF32, b, 0));
+  return Get(t, out, 0);
+}
+
+const char* OpName(ReduceOp op) {
+  return op == ReduceOp::kSum   ? "sum"
+         : op == ReduceOp::kAvg ? "avg"
+         : op == ReduceOp::kMax ? "max"
+                                : "min";
+}
+
+void CheckAllReduce(ProcessGroup& g, DType t, ReduceOp op, int64_t n) {
+  std::vector<char> b = Filled(t, n, g.rank());
+  Must(g.AllReduce(b.data(), n, t, op)->Wait());
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < n; ++i)
+    if (Get(t, b, i) != Reduced(t, op, g.world_size(), i) && bad++ == 0) first = i;
+  Expect(bad == 0, absl::StrCat("all_reduce ", OpName(op), " of ", n, " x ", DTypeName(t), ": ",
+                                bad, " wrong, first at ", first));
+}
+
+void CheckReduceScatter(ProcessGroup& g, DType t, ReduceOp op, int64_t n) {
+  const int p = g.world_size();
+  std::vector<char> in = Filled(t, n * p, g.rank()), out(n * DTypeSize(t));
+  Must(g.ReduceScatter(in.data(), out.data(), n, t, op)->Wait());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) bad += Get(t, out, i) != Reduced(t, op, p, g.rank() * n + i);
+  Expect(bad == 0, absl::StrCat("reduce_scatter ", OpName(op), " of ", n, " x ", DTypeName(t), ": ",
+                                bad, " wrong"));
+}
+
+void CheckAllGather(ProcessGroup& g, DType t, int64_t n) {
+  const int p = g.world_size();
+  std::vector<char> in = Filled(t, n, g.rank()), out(n * p * DTypeSize(t));
+  Must(g.AllGather(in.data(), out.data(), n, t)->Wait());
+  int64_t bad = 0;
+  for (int r = 0; r < p; ++r)
+    for (int64_t i = 0; i < n; ++i) bad += Get(t, out, r * n + i) != Value(r, i);
+  Expect(bad == 0, absl::StrCat("all_gather of ", n, " x ", DTypeName(t), ": ", bad, " wrong"));
+}
+
+void CheckBroadcast(ProcessGroup& g, DType t, int64_t n, int root) {
+  std::vector<char> b = Filled(t, n, g.rank());
+  Must(g.Broadcast(b.data(), n, t, root)->Wait());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) bad += Get(t, b, i) != Value(root, i);
+  Expect(bad == 0, absl::StrCat("broadcast from ", root, " of ", n, " x ", DTypeName(t), ": ", bad,
+                                " wrong"));
+}
+
+/// Around the ring: each rank sends to the next and receives from the previous.
+void CheckSendRecv(ProcessGroup& g, DType t, int64_t n) {
+  const int p = g.world_size(), next = (g.rank() + 1) % p, prev = (g.rank() + p - 1) % p;
+  std::vector<char> mine = Filled(t, n, g.rank()), got(n * DTypeSize(t));
+  auto sent = g.Send(mine.data(), n, t, next, 7);
+  Must(g.Recv(got.data(), n, t, prev, 7)->Wait());
+  Must(sent->Wait());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) bad += Get(t, got, i) != Value(prev, i);
+  Expect(bad == 0, absl::StrCat("send/recv of ", n, " x ", DTypeName(t), ": ", bad, " wrong"));
+}
+
+/// Random (non-integer) f32 sums: the same bits on every rank, and in a second run.
+void CheckBitIdentical(ProcessGroup& g, int64_t n) {
+  std::mt19937 rng(1234 + g.rank());
+  std::normal_distribution<float> normal;
+  std::vector<float> x(n);
+  for (float& v : x) v = normal(rng);
+  std::vector<float> a = x, b = x;
+  Must(g.AllReduce(a.data(), n, DType::kF32, ReduceOp::kSum)->Wait());
+  Must(g.AllReduce(b.data(), n, DType::kF32, ReduceOp::kSum)->Wait());
+  Expect(std::memcmp(a.data(), b.data(), n * 4) == 0, "two runs of one all_reduce differ");
+  uint64_t h = Fnv1a(absl::string_view(reinterpret_cast<const char*>(a.data()), n * 4));
+  int32_t mine[2] = {static_cast<int32_t>(h), static_cast<int32_t>(h >> 32)};
+  std::vector<int32_t> all(2 * g.world_size());
+  Must(g.AllGather(mine, all.data(), 2, DType::kI32)->Wait());
+  for (int r = 0; r < g.world_size(); ++r)
+    Expect(all[2 * r] == mine[0] && all[2 * r + 1] == mine[1],
+           absl::StrCat("rank ", r, "'s all_reduce differs in bits"));
+}
+
+int Collectives(ProcessGroup& g, bool big) {
+  const int p = g.world_size();
+  std::vector<int64_t> sizes = {0, 1, p - 1, 1009, (1 << 20) / 4};
+  const DType dtypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kI32};
+  const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax, ReduceOp::kMin};
+  for (int64_t n : sizes)
+    for (DType t : dtypes) {
+      for (ReduceOp op : ops) CheckAllReduce(g, t, op, n);
+      CheckReduceScatter(g, t, ReduceOp::kSum, n);
+      CheckAllGather(g, t, n);
+      for (int root = 0; root < p; ++root) CheckBroadcast(g, t, n, root);
+      CheckSendRecv(g, t, n);
+    }
+  for (int64_t n : {int64_t{1} << 20, int64_t{2}})
+    for (ReduceOp op : ops) CheckReduceScatter(g, DType::kF32, op, n);
+  CheckBitIdentical(g, 100003);
+  // many collectives in flight at once complete in order
+  std::vector<std::vector<char>> bufs;
+  std::vector<std::shared_ptr<Work>> works;
+  for (int k = 0; k < 16; ++k) bufs.push_back(Filled(DType::kF32, 1000 + k, g.rank()));
+  for (int k = 0; k < 16; ++k)
+    works.push_back(g.AllReduce(bufs[k].data(), 1000 + k, DType::kF32, ReduceOp::kSum));
+  for (int k = 0; k < 16; ++k) {
+    Must(works[k]->Wait());
+    int64_t bad = 0;
+    for (int64_t i = 0; i < 1000 + k; ++i)
+      bad += Get(DType::kF32, bufs[k], i) != Reduced(DType::kF32, ReduceOp::kSum, p, i);
+    Expect(bad == 0, absl::StrCat("all_reduce ", k, " of 16 in flight: ", bad, " wrong"));
+  }
+  if (big) {
+    const int64_t n = (64 << 20) / 4;  // 64 MiB of f32
+    CheckAllReduce(g, DType::kF32, ReduceOp::kSum, n);
+    CheckReduceScatter(g, DType::kF32, ReduceOp::kSum, n / p);
+    CheckAllGather(g, DType::kF32, n / p);
+    CheckBroadcast(g, DType::kF32, n, p - 1);
+    CheckSendRecv(g, DType::kF32, n);
+  }
+  Must(g.Barrier()->Wait());
+  std::printf("%d checks, %d wrong\n", g_checks, g_wrong);
+  return g_wrong ? 1 : 0;
+}
+
+/// Two ranks, each with half of one batch: the average of their gradients of a Linear
+/// layer's mean-squared loss is the full batch's gradient.
+int DataParallelLinear(ProcessGroup& g) {
+  Tensor::ManualSeed(7);
+  const int64_t batch = 8, in = 5, out = 3;
+  uopc::Linear layer(in, out, true, 0.5);
+  Tensor x = Tensor::Randn({batch, in}), y = Tensor::Randn({batch, out});
+  x.Realize();
+  y.Realize();
+  std::vector<Tensor*> params = {&layer.weight, &layer.bias};
+  auto grads = [&](const Tensor& xs, const Tensor& ys) {
+    for (Tensor* p : params) p->ZeroGrad();
+    Tensor d = layer.Forward(xs) - ys;
+    (d * d).Mean().Backward();
+    std::vector<std::vector<float>> out;
+    for (Tensor* p : params) out.push_back(p->grad().ToVector<float>());
+    return out;
+  };
+  auto full = grads(x, y);
+  const int64_t half = batch / g.world_size(), lo = g.rank() * half;
+  grads(x.Slice(0, lo, lo + half), y.Slice(0, lo, lo + half));
+  Must(AverageGradients(g, params));
+  double max_diff = 0;
+  for (size_t k = 0; k < params.size(); ++k) {
+    std::vector<float> avg = params[k]->grad().ToVector<float>();
+    for (size_t i = 0; i < avg.size(); ++i)
+      max_diff = std::max(max_diff, std::abs(static_cast<double>(avg[i]) - full[k][i]));
+  }
+  std::printf("max |mean of half-batch gradients - full-batch gradient| = %.3g\n", max_diff);
+  return max_diff < 1e-6 ? 0 : 1;
+}
+
+/// Rank 1 starts a 64 MiB all-reduce and then is killed or stopped (`sig`) in the middle.
+int Fault(ProcessGroup& g, int sig) {
+  std::vector<float> x((64 << 20) / 4, 1.0f);
+  Must(g.Barrier()->Wait());
+  auto w = g.AllReduce(x.data(), static_cast<int64_t>(x.size()), DType::kF32, ReduceOp::kSum);
+  if (g.rank() == 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::printf("raising %s\n", strsignal(sig));
+    std::fflush(stdout);
+    raise(sig);
+  }
+  Must(w->Wait());
+  std::printf("the all_reduce finished\n");
+  return 0;
+}
+
+int Mismatch(ProcessGroup& g, const std::string& kind) {
+  std::vector<float> x(4096, 1.0f), out(4096 * g.world_size());
+  std::shared_ptr<Work> w;
+  if (g.rank() != 0)
+    w = g.AllReduce(x.data(), 1000, DType::kF32, ReduceOp::kSum);
+  else if (kind == "mismatch-op")
+    w = g.AllGather(x.data(), out.data(), 1000, DType::kF32);
+  else if (kind == "mismatch-count")
+    w = g.AllReduce(x.data(), 1001, DType::kF32, ReduceOp::kSum);
+  else
+    w = g.AllReduce(x.data(), 1000, DType::kI32, ReduceOp::kSum);
+  Must(w->Wait());
+  std::printf("the mismatched collective finished\n");
+  return 0;
+}
+
+}  // namespace
+}  // namespace uopc
+
+int main(int argc, char** argv) {
+  using namespace uopc;
+  if (argc < 2 || std::string(argv[1]) == "--help") {
+    std::printf(
+        "usage: collective_worker SCENARIO [ARG] (started by uopc_launch; see the source)\n");
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string scenario = argv[1];
+  absl::StatusOr<JobEnv> env = JobEnv::FromEnvironment();
+  Must(env.status());
+  absl::StatusOr<std::unique_ptr<ProcessGroup>> g = ProcessGroup::Create(*env);
+  Must(g.status());
+  ProcessGroup& group = **g;
+  if (scenario == "collectives")
+    return Collectives(group, argc > 2 && std::string(argv[2]) == "big");
+  if (scenario == "linear") return DataParallelLinear(group);
+  if (scenario == "die") return Fault(group, SIGKILL);
+  if (scenario == "stall") return Fault(group, SIGSTOP);
+  if (scenario.rfind("mismatch", 0) == 0) return Mismatch(group, scenario);
+  if (scenario == "exit") {
+    Must(group.Barrier()->Wait());
+    if (group.rank() == 1) std::exit(std::atoi(argv[2]));
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+    return 0;
+  }
+  if (scenario == "hello") {
+    std::printf("hello from rank %d of %d (local %d of %d, via %s)\n", group.rank(),
+                group.world_size(), env->local_rank, env->local_world_size, env->source.c_str());
+    Must(group.Barrier()->Wait());
+    return 0;
+  }
+  std::printf("unknown scenario %s\n", scenario.c_str());
+  return 2;
+}

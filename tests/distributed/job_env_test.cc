@@ -1,0 +1,77 @@
+#include "distributed/job_env.h"
+
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+namespace uopc {
+namespace {
+
+class JobEnvTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* v :
+         {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+          "UOPC_JOB_TOKEN", "UOPC_TIMEOUT", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
+          "SLURM_NTASKS_PER_NODE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+          "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"})
+      unsetenv(v);
+  }
+  static void Set(const char* k, const char* v) { setenv(k, v, 1); }
+};
+
+TEST_F(JobEnvTest, TorchrunsContract) {
+  Set("RANK", "3"), Set("WORLD_SIZE", "8"), Set("LOCAL_RANK", "1"), Set("LOCAL_WORLD_SIZE", "2");
+  Set("MASTER_ADDR", "10.0.0.5"), Set("MASTER_PORT", "29500"), Set("UOPC_JOB_TOKEN", "s3cret"),
+      Set("UOPC_TIMEOUT", "2.5");
+  absl::StatusOr<JobEnv> e = JobEnv::FromEnvironment();
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->source, "torchrun");
+  EXPECT_EQ(e->rank, 3);
+  EXPECT_EQ(e->world_size, 8);
+  EXPECT_EQ(e->local_rank, 1);
+  EXPECT_EQ(e->local_world_size, 2);
+  EXPECT_EQ(e->master_addr, "10.0.0.5");
+  EXPECT_EQ(e->master_port, 29500);
+  EXPECT_EQ(e->token, "s3cret");
+  EXPECT_EQ(e->timeout.count(), 2500);
+}
+
+TEST_F(JobEnvTest, SlurmAndOpenMpiWhenTorchrunsIsAbsent) {
+  Set("SLURM_PROCID", "5"), Set("SLURM_NTASKS", "6"), Set("SLURM_LOCALID", "2"),
+      Set("MASTER_PORT", "1234");
+  absl::StatusOr<JobEnv> e = JobEnv::FromEnvironment();
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->source, "slurm");
+  EXPECT_EQ(e->rank, 5);
+  EXPECT_EQ(e->world_size, 6);
+  EXPECT_EQ(e->local_rank, 2);
+  unsetenv("SLURM_PROCID");
+  Set("OMPI_COMM_WORLD_RANK", "1"), Set("OMPI_COMM_WORLD_SIZE", "2");
+  e = JobEnv::FromEnvironment();
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->source, "openmpi");
+  EXPECT_EQ(e->rank, 1);
+  EXPECT_EQ(e->world_size, 2);
+  EXPECT_EQ(e->timeout.count(), 600000);  // the default
+}
+
+TEST_F(JobEnvTest, ErrorsNameTheVariable) {
+  EXPECT_TRUE(absl::IsNotFound(JobEnv::FromEnvironment().status()));
+  Set("RANK", "2"), Set("WORLD_SIZE", "2"), Set("MASTER_PORT", "1");
+  absl::Status s = JobEnv::FromEnvironment().status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s));
+  EXPECT_NE(s.message().find("RANK=2 is not an integer in [0, 1]"), std::string::npos) << s;
+  Set("RANK", "0"), unsetenv("MASTER_PORT");
+  s = JobEnv::FromEnvironment().status();
+  EXPECT_NE(s.message().find("MASTER_PORT is not set"), std::string::npos) << s;
+  Set("MASTER_PORT", "99999");
+  EXPECT_NE(JobEnv::FromEnvironment().status().message().find("MASTER_PORT=99999"),
+            std::string::npos);
+  Set("MASTER_PORT", "80"), Set("UOPC_TIMEOUT", "soon");
+  EXPECT_NE(JobEnv::FromEnvironment().status().message().find("UOPC_TIMEOUT=soon"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace uopc
