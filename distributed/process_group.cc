@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -70,6 +71,14 @@ void Work::Finish(absl::Status s) {
 ProcessGroup::ProcessGroup(const JobEnv& env) : env_(env), mailbox_(env.rank, env.world_size) {}
 
 absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::Create(const JobEnv& env) {
+  // The data plane allocates and frees megabyte buffers at gigabytes per second; glibc would
+  // hand each back to the kernel and fault it in again (a quarter of the all-reduce's time,
+  // measured). Keep freed memory in the process instead.
+  static std::once_flag tuned;
+  std::call_once(tuned, [] {
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  });
   std::unique_ptr<ProcessGroup> g(new ProcessGroup(env));
   RETURN_IF_ERROR(g->Start());
   return g;
