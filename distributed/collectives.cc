@@ -20,20 +20,22 @@ namespace uopc {
 namespace {
 
 constexpr int64_t kSegmentBytes = 1 << 20;
+// All-reduces up to this size go direct (one step) rather than around the ring (2(p-1)).
+constexpr int64_t kDirectBytes = 64 << 10;
 
 int Mod(int64_t a, int p) { return static_cast<int>(((a % p) + p) % p); }
 
-struct Segment {
+struct Span {
   int64_t offset, n;
 };
 
 /// Chunk c of `total` elements split p ways, in segments of at most `per` elements; an
 /// empty chunk is one empty segment, so that every step exchanges at least one frame
 /// (which is how a peer that called something else is noticed).
-std::vector<Segment> Chunk(int64_t total, int p, int c, int64_t per) {
+std::vector<Span> Chunk(int64_t total, int p, int c, int64_t per) {
   const int64_t begin = total / p * c + total % p * c / p,
                 end = total / p * (c + 1) + total % p * (c + 1) / p;
-  std::vector<Segment> out;
+  std::vector<Span> out;
   for (int64_t o = begin; o < end; o += per) out.push_back({o, std::min(per, end - o)});
   if (out.empty()) out.push_back({begin, 0});
   return out;
@@ -46,11 +48,16 @@ bool Reducible(DType t) {
 /// f16 and bf16 accumulate in f32.
 DType WorkDType(DType t) { return t == DType::kF16 || t == DType::kBF16 ? DType::kF32 : t; }
 
+/// dst[i] = f(dst[i], src[i]); `src` may be unaligned (where the transport's buffer has it).
 template <typename T, typename F>
 void Each(void* dst, const void* src, int64_t n, F f) {
   T* d = static_cast<T*>(dst);
-  const T* s = static_cast<const T*>(src);
-  for (int64_t i = 0; i < n; ++i) d[i] = f(d[i], s[i]);
+  const char* s = static_cast<const char*>(src);
+  for (int64_t i = 0; i < n; ++i) {
+    T b;
+    std::memcpy(&b, s + i * sizeof(T), sizeof(T));
+    d[i] = f(d[i], b);
+  }
 }
 
 /// dst = dst (op) src, over n elements of `t` (f32 or i32). Max and min propagate NaN;
@@ -115,7 +122,7 @@ struct ProcessGroup::Call {
   int p() const { return g.env_.world_size; }
   int r() const { return g.env_.rank; }
 
-  void Send(int to, uint32_t step, const void* base, DType wire, Segment s) {
+  void Send(int to, uint32_t step, const void* base, DType wire, Span s) {
     const int64_t w = DTypeSize(wire);
     wire::Frame f;
     f.set_collective(seq);
@@ -126,11 +133,10 @@ struct ProcessGroup::Call {
     f.set_offset(s.offset);
     f.set_elements(s.n);
     f.set_tag(tag);
-    f.set_payload(static_cast<const char*>(base) + s.offset * w, s.n * w);
-    g.transport_->Send(to, std::move(f));
+    g.transport_->Send(to, std::move(f), static_cast<const char*>(base) + s.offset * w, s.n * w);
   }
 
-  absl::StatusOr<wire::Frame> Take(int from, uint32_t step, DType wire, Segment s) {
+  absl::StatusOr<InFrame> Take(int from, uint32_t step, DType wire, Span s) {
     Expect e{op,
              std::string(DTypeName(dtype)),
              static_cast<uint64_t>(count),
@@ -147,11 +153,13 @@ absl::Status ProcessGroup::RingReduceScatter(Call& c, void* work, DType wd, int6
   const int p = c.p(), r = c.r(), next = Mod(r + 1, p), prev = Mod(r - 1, p);
   const int64_t w = DTypeSize(wd), per = kSegmentBytes / w;
   char* base = static_cast<char*>(work);
-  for (Segment s : Chunk(total, p, Mod(r - 1, p), per)) c.Send(next, 0, work, wd, s);
+  for (Span s : Chunk(total, p, Mod(r - 1, p), per)) c.Send(next, 0, work, wd, s);
   for (int step = 0; step < p - 1; ++step)
-    for (Segment s : Chunk(total, p, Mod(r - step - 2, p), per)) {
-      ASSIGN_OR_RETURN(wire::Frame f, c.Take(prev, step, wd, s));
-      Reduce(wd, op, base + s.offset * w, f.payload().data(), s.n);
+    for (Span s : Chunk(total, p, Mod(r - step - 2, p), per)) {
+      ASSIGN_OR_RETURN(InFrame f, c.Take(prev, step, wd, s));
+      f.ForEachRun(w, [&](const char* p, int64_t first, int64_t n) {
+        Reduce(wd, op, base + (s.offset + first) * w, p, n);
+      });
       if (step + 1 < p - 1) c.Send(next, step + 1, work, wd, s);
     }
   return absl::OkStatus();
@@ -162,11 +170,11 @@ absl::Status ProcessGroup::RingAllGather(Call& c, void* data, DType wire, int64_
   const int p = c.p(), r = c.r(), next = Mod(r + 1, p), prev = Mod(r - 1, p);
   const int64_t w = DTypeSize(wire), per = kSegmentBytes / w;
   char* base = static_cast<char*>(data);
-  for (Segment s : Chunk(total, p, r, per)) c.Send(next, first, data, wire, s);
+  for (Span s : Chunk(total, p, r, per)) c.Send(next, first, data, wire, s);
   for (int step = 0; step < p - 1; ++step)
-    for (Segment s : Chunk(total, p, Mod(r - step - 1, p), per)) {
-      ASSIGN_OR_RETURN(wire::Frame f, c.Take(prev, first + step, wire, s));
-      std::memcpy(base + s.offset * w, f.payload().data(), s.n * w);
+    for (Span s : Chunk(total, p, Mod(r - step - 1, p), per)) {
+      ASSIGN_OR_RETURN(InFrame f, c.Take(prev, first + step, wire, s));
+      f.CopyTo(base + s.offset * w);
       if (step + 1 < p - 1) c.Send(next, first + step + 1, data, wire, s);
     }
   return absl::OkStatus();
@@ -188,14 +196,48 @@ absl::Status CheckArgs(const char* op, int64_t count, DType dtype, bool reduces)
 
 }  // namespace
 
+// Small tensors need latency, not bandwidth: every rank sends its tensor to every other in
+// one step, and every rank folds all p of them in rank order (the same bits everywhere).
+absl::Status ProcessGroup::DirectAllReduce(Call& c, void* data, DType wd, ReduceOp op) {
+  const int p = c.p();
+  const int64_t n = c.count, w = DTypeSize(wd);
+  for (int to = 0; to < p; ++to)
+    if (to != c.r()) c.Send(to, 0, data, c.dtype, {0, n});
+  std::vector<char> acc(n * w), theirs(n * DTypeSize(c.dtype)), v(n * w);
+  for (int from = 0; from < p; ++from) {
+    const void* src = data;
+    if (from != c.r()) {
+      ASSIGN_OR_RETURN(InFrame f, c.Take(from, 0, c.dtype, {0, n}));
+      f.CopyTo(theirs.data());
+      src = theirs.data();
+    }
+    char* dst = from == 0 ? acc.data() : v.data();
+    if (wd != c.dtype)
+      ToF32(c.dtype, src, reinterpret_cast<float*>(dst), n);
+    else
+      std::memcpy(dst, src, n * w);
+    if (from > 0) Reduce(wd, op, acc.data(), v.data(), n);
+  }
+  if (op == ReduceOp::kAvg) Divide(wd, acc.data(), n, p);
+  if (wd != c.dtype)
+    FromF32(c.dtype, reinterpret_cast<float*>(acc.data()), data, n);
+  else
+    std::memcpy(data, acc.data(), n * w);
+  return absl::OkStatus();
+}
+
 absl::Status ProcessGroup::DoAllReduce(uint64_t seq, void* data, int64_t count, DType dtype,
                                        ReduceOp op, const char* name) {
   RETURN_IF_ERROR(CheckArgs(name, count, dtype, true));
   const int p = world_size();
   if (p == 1) return absl::OkStatus();
-  Call c{*this, seq, name, dtype, count, static_cast<uint32_t>(2 * (p - 1))};
   const DType wd = WorkDType(dtype);
-  const std::vector<Segment> own = Chunk(count, p, rank(), count + 1);
+  if (count * DTypeSize(dtype) <= kDirectBytes) {
+    Call c{*this, seq, name, dtype, count, 1};
+    return DirectAllReduce(c, data, wd, op);
+  }
+  Call c{*this, seq, name, dtype, count, static_cast<uint32_t>(2 * (p - 1))};
+  const std::vector<Span> own = Chunk(count, p, rank(), count + 1);
   const int64_t begin = own[0].offset, n = own[0].n, w = DTypeSize(wd);
   std::vector<float> scratch(wd == dtype ? 0 : count);
   void* work = wd == dtype ? data : scratch.data();
@@ -251,10 +293,10 @@ absl::Status ProcessGroup::DoBroadcast(uint64_t seq, void* data, int64_t count, 
   Call c{*this, seq, "broadcast", dtype, count, 1};
   const int pos = Mod(rank() - root, p), next = Mod(rank() + 1, p), prev = Mod(rank() - 1, p);
   const int64_t w = DTypeSize(dtype);
-  for (Segment s : Chunk(count, 1, 0, kSegmentBytes / w)) {
+  for (Span s : Chunk(count, 1, 0, kSegmentBytes / w)) {
     if (pos > 0) {
-      ASSIGN_OR_RETURN(wire::Frame f, c.Take(prev, 0, dtype, s));
-      std::memcpy(static_cast<char*>(data) + s.offset * w, f.payload().data(), s.n * w);
+      ASSIGN_OR_RETURN(InFrame f, c.Take(prev, 0, dtype, s));
+      f.CopyTo(static_cast<char*>(data) + s.offset * w);
     }
     if (pos < p - 1) c.Send(next, 0, data, dtype, s);
   }
@@ -277,8 +319,7 @@ absl::Status ProcessGroup::DoSend(uint64_t seq, const void* data, int64_t count,
   RETURN_IF_ERROR(CheckArgs("send", count, dtype, false));
   RETURN_IF_ERROR(CheckPeer("send", to, rank(), world_size()));
   Call c{*this, seq, "send", dtype, count, 1, true, tag};
-  for (Segment s : Chunk(count, 1, 0, kSegmentBytes / DTypeSize(dtype)))
-    c.Send(to, 0, data, dtype, s);
+  for (Span s : Chunk(count, 1, 0, kSegmentBytes / DTypeSize(dtype))) c.Send(to, 0, data, dtype, s);
   return absl::OkStatus();
 }
 
@@ -288,9 +329,9 @@ absl::Status ProcessGroup::DoRecv(uint64_t seq, void* data, int64_t count, DType
   RETURN_IF_ERROR(CheckPeer("recv", from, rank(), world_size()));
   Call c{*this, seq, "send", dtype, count, 1, true, tag};
   const int64_t w = DTypeSize(dtype);
-  for (Segment s : Chunk(count, 1, 0, kSegmentBytes / w)) {
-    ASSIGN_OR_RETURN(wire::Frame f, c.Take(from, 0, dtype, s));
-    std::memcpy(static_cast<char*>(data) + s.offset * w, f.payload().data(), s.n * w);
+  for (Span s : Chunk(count, 1, 0, kSegmentBytes / w)) {
+    ASSIGN_OR_RETURN(InFrame f, c.Take(from, 0, dtype, s));
+    f.CopyTo(static_cast<char*>(data) + s.offset * w);
   }
   return absl::OkStatus();
 }

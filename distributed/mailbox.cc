@@ -16,7 +16,8 @@ std::string Describe(const std::string& op, const std::string& dtype, uint64_t c
 
 }  // namespace
 
-absl::Status Mailbox::Deposit(wire::Frame f) {
+absl::Status Mailbox::Deposit(InFrame in) {
+  const wire::Frame& f = in.header;
   const int from = f.from();
   auto refuse = [&](const std::string& why) {
     std::string msg = absl::StrCat("rank ", from, " sent ", why);
@@ -27,7 +28,7 @@ absl::Status Mailbox::Deposit(wire::Frame f) {
     return absl::InvalidArgumentError(
         absl::StrCat("a frame from rank ", from, " (the job has ranks 0..", world_ - 1, ")"));
   if (f.op().empty() || f.dtype().empty()) return refuse("a malformed segment (no op or dtype)");
-  const uint64_t n = f.elements(), bytes = f.payload().size(), width = n ? bytes / n : 0;
+  const uint64_t n = f.elements(), bytes = in.payload_size, width = n ? bytes / n : 0;
   if (n == 0 ? bytes != 0
              : bytes % n != 0 || (width != 1 && width != 2 && width != 4 && width != 8))
     return refuse(absl::StrCat("a malformed segment: ", bytes, " bytes for ", n, " elements"));
@@ -38,16 +39,9 @@ absl::Status Mailbox::Deposit(wire::Frame f) {
     return refuse(absl::StrCat("a duplicate segment (", f.op(), " #", f.collective(), ", step ",
                                f.step(), ", offset ", f.offset(), ")"));
   }
-  if (f.op() != "send" && !headers_.count({from, f.collective()})) {
-    wire::Frame h;  // the header alone: the payload stays with the segment
-    h.set_from(from);
-    h.set_collective(f.collective());
-    h.set_op(f.op());
-    h.set_dtype(f.dtype());
-    h.set_count(f.count());
-    headers_.emplace(std::make_pair(from, f.collective()), std::move(h));
-  }
-  frames_.emplace(key, std::move(f));
+  if (f.op() != "send")
+    headers_.emplace(std::make_pair(from, f.collective()), f);  // the first one stays
+  frames_.emplace(key, std::move(in));
   cv_.notify_all();
   return absl::OkStatus();
 }
@@ -89,20 +83,21 @@ absl::Status Mailbox::CheckHeader(const wire::Frame& f, const Expect& e) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<wire::Frame> Mailbox::Take(const SegmentKey& key, const Expect& e,
-                                          std::chrono::steady_clock::time_point deadline) {
+absl::StatusOr<InFrame> Mailbox::Take(const SegmentKey& key, const Expect& e,
+                                      std::chrono::steady_clock::time_point deadline) {
   const int from = std::get<0>(key);
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (auto it = frames_.find(key); it != frames_.end()) {
-      wire::Frame f = std::move(it->second);
+      InFrame in = std::move(it->second);
       frames_.erase(it);
+      const wire::Frame& f = in.header;
       if (absl::Status s = CheckHeader(f, e); !s.ok()) return s;
-      if (f.elements() != e.elements || f.payload().size() != e.bytes)
+      if (f.elements() != e.elements || in.payload_size != e.bytes)
         return absl::InvalidArgumentError(absl::StrCat(
             "rank ", from, " sent a wrongly sized segment in ", e.what, ": ", f.elements(),
-            " elements in ", f.payload().size(), " bytes; expected ", e.elements, " in ", e.bytes));
-      return f;
+            " elements in ", in.payload_size, " bytes; expected ", e.elements, " in ", e.bytes));
+      return in;
     }
     if (!std::get<1>(key)) {
       auto h = headers_.find({from, std::get<2>(key)});

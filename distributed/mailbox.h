@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 
+#include "distributed/frame_codec.h"
 #include "distributed/wire.pb.h"
 
 namespace uopc {
@@ -35,7 +36,7 @@ class Mailbox {
   Mailbox(int rank, int world_size) : rank_(rank), world_(world_size), broken_(world_size) {}
 
   /// Stores a frame from a stream; an error (malformed, duplicated) also breaks the sender.
-  absl::Status Deposit(wire::Frame frame);
+  absl::Status Deposit(InFrame frame);
   /// Collective `collective` is done here: drops what was kept to check its headers.
   void Forget(uint64_t collective);
   /// The sender closed its stream cleanly.
@@ -45,8 +46,8 @@ class Mailbox {
   /// Another rank aborted: every wait fails with `why`.
   void Abort(const std::string& why);
   /// The segment `key`, checked against `expect`, waiting until `deadline`.
-  absl::StatusOr<wire::Frame> Take(const SegmentKey& key, const Expect& expect,
-                                   std::chrono::steady_clock::time_point deadline);
+  absl::StatusOr<InFrame> Take(const SegmentKey& key, const Expect& expect,
+                               std::chrono::steady_clock::time_point deadline);
   /// The abort reason, if any.
   std::string aborted();
 
@@ -56,7 +57,7 @@ class Mailbox {
   int rank_, world_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<SegmentKey, wire::Frame> frames_;
+  std::map<SegmentKey, InFrame> frames_;
   // the first header seen of each (sender, collective): a peer in another collective
   std::map<std::pair<int, uint64_t>, wire::Frame> headers_;
   std::vector<std::string> broken_;

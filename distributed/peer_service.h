@@ -1,21 +1,27 @@
-// The peer service every rank hosts: it takes the streams its peers push and the aborts
-// they send, checking the job token first, and hands everything to the mailbox.
+// The peer service every rank hosts (uopc.wire.Peer): it takes the streams its peers push
+// and the aborts they send, checking the job token first, and hands everything to the
+// mailbox. Written out by hand rather than generated, so that Push reads frames as gRPC's
+// raw buffers (frame_codec.h) instead of parsing every payload into a fresh string.
 #pragma once
 
 #include <string>
 
+#include <grpcpp/grpcpp.h>
+
 #include "distributed/mailbox.h"
-#include "distributed/wire.grpc.pb.h"
+#include "distributed/wire.grpc.pb.h"  // gRPC's service and handler types, as generated code uses them
 
 namespace uopc {
 
-class PeerService final : public wire::Peer::Service {
+inline constexpr const char* kPushMethod = "/uopc.wire.Peer/Push";
+inline constexpr const char* kAbortMethod = "/uopc.wire.Peer/Abort";
+
+class PeerService final : public grpc::Service {
  public:
-  PeerService(std::string token, Mailbox* mailbox) : token_(std::move(token)), mailbox_(mailbox) {}
-  grpc::Status Push(grpc::ServerContext* ctx, grpc::ServerReader<wire::Frame>* reader,
-                    wire::Empty*) override;
-  grpc::Status Abort(grpc::ServerContext* ctx, const wire::AbortRequest* req,
-                     wire::Empty*) override;
+  PeerService(std::string token, Mailbox* mailbox);
+  grpc::Status Push(grpc::ServerContext* ctx, grpc::ServerReader<grpc::ByteBuffer>* reader,
+                    wire::Empty*);
+  grpc::Status Abort(grpc::ServerContext* ctx, const wire::AbortRequest* req, wire::Empty*);
 
  private:
   std::string token_;

@@ -76,7 +76,7 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::Create(const JobEnv&
   // measured). Keep freed memory in the process instead.
   static std::once_flag tuned;
   std::call_once(tuned, [] {
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
   });
   std::unique_ptr<ProcessGroup> g(new ProcessGroup(env));

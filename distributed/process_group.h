@@ -90,6 +90,7 @@ class ProcessGroup {
   // the algorithms (collectives.cc)
   struct Call;
   absl::Status RingReduceScatter(Call& c, void* work, DType work_dtype, int64_t total, ReduceOp op);
+  absl::Status DirectAllReduce(Call& c, void* data, DType work_dtype, ReduceOp op);
   absl::Status RingAllGather(Call& c, void* data, DType wire, int64_t total, uint32_t first_step);
   absl::Status DoAllReduce(uint64_t seq, void* data, int64_t count, DType dtype, ReduceOp op,
                            const char* name);

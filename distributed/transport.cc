@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "distributed/frame_codec.h"
+#include "distributed/peer_service.h"
 #include "distributed/rpc.h"
 
 namespace uopc {
@@ -13,23 +15,25 @@ Transport::Transport(int rank, std::vector<std::string> addresses, std::string t
       token_(std::move(token)),
       timeout_(timeout),
       mailbox_(mailbox) {
-  for (size_t r = 0; r < addresses_.size(); ++r) {
-    stubs_.push_back(
-        static_cast<int>(r) == rank_ ? nullptr : wire::Peer::NewStub(MakeChannel(addresses_[r])));
+  const int p = static_cast<int>(addresses_.size());
+  for (int r = 0; r < p; ++r) {
+    channels_.push_back(r == rank_ ? nullptr : MakeChannel(addresses_[r]));
+    stubs_.push_back(r == rank_ ? nullptr : wire::Peer::NewStub(channels_[r]));
     links_.push_back(std::make_unique<Link>());
-    if (static_cast<int>(r) != rank_)
-      links_[r]->thread = std::thread([this, r] { Run(static_cast<int>(r)); });
   }
+  // only now: the threads read the vectors above
+  for (int r = 0; r < p; ++r)
+    if (r != rank_) links_[r]->thread = std::thread([this, r] { Run(r); });
 }
 
 Transport::~Transport() { Close(); }
 
-void Transport::Send(int to, wire::Frame frame) {
+void Transport::Send(int to, wire::Frame header, const void* payload, size_t size) {
   Link& l = *links_[to];
   std::lock_guard<std::mutex> lock(l.mu);
-  frame.set_from(rank_);
-  frame.set_stream_seq(l.next_seq++);
-  l.queue.push_back(std::move(frame));
+  header.set_from(rank_);
+  header.set_stream_seq(l.next_seq++);
+  l.queue.push_back(EncodeFrame(header, payload, size));
   l.cv.notify_all();
 }
 
@@ -43,10 +47,13 @@ void Transport::Run(int to) {
     l.ctx = ctx.get();
   }
   wire::Empty reply;
-  std::unique_ptr<grpc::ClientWriter<wire::Frame>> writer;
+  // the Push stream with raw buffers (frame_codec.h): what the generated stub does, untyped
+  const grpc::internal::RpcMethod push(kPushMethod, grpc::internal::RpcMethod::CLIENT_STREAMING,
+                                       channels_[to]);
+  std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer;
   bool failed = false;
   for (;;) {
-    wire::Frame f;
+    grpc::ByteBuffer f;
     {
       std::unique_lock<std::mutex> lock(l.mu);
       l.cv.wait(lock, [&] { return !l.queue.empty() || l.closing; });
@@ -55,7 +62,9 @@ void Transport::Run(int to) {
       l.queue.pop_front();
     }
     if (failed) continue;  // drop: the peer is gone (waits on it fail through the mailbox)
-    if (!writer) writer = stubs_[to]->Push(ctx.get(), &reply);
+    if (!writer)
+      writer.reset(grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
+          channels_[to].get(), push, ctx.get(), &reply));
     if (!writer->Write(f)) {
       failed = true;
       grpc::Status s = writer->Finish();
@@ -71,7 +80,7 @@ void Transport::Run(int to) {
       std::lock_guard<std::mutex> lock(l.mu);
       bye.set_stream_seq(l.next_seq++);
     }
-    writer->Write(bye);
+    writer->Write(EncodeFrame(bye, nullptr, 0));
     writer->WritesDone();
     writer->Finish();
   }

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include <grpcpp/grpcpp.h>
+
 #include "distributed/mailbox.h"
 #include "distributed/wire.grpc.pb.h"
 
@@ -25,8 +27,9 @@ class Transport {
             std::chrono::milliseconds timeout, Mailbox* mailbox);
   ~Transport();
 
-  /// Queues `frame` for rank `to` (from and stream_seq are filled in).
-  void Send(int to, wire::Frame frame);
+  /// Queues `header` and `size` bytes of payload (copied) for rank `to`; the header's
+  /// from and stream_seq are filled in here.
+  void Send(int to, wire::Frame header, const void* payload, size_t size);
   /// Tells every peer (best effort, briefly) that this rank aborted, and why.
   void AbortAll(const std::string& reason);
   /// Sends what is queued, says goodbye on every stream and closes them; streams that do
@@ -37,7 +40,7 @@ class Transport {
   struct Link {
     std::mutex mu;
     std::condition_variable cv;
-    std::deque<wire::Frame> queue;
+    std::deque<grpc::ByteBuffer> queue;
     bool closing = false;
     uint64_t next_seq = 0;
     bool done = false;                   // the sender thread has finished
@@ -51,7 +54,8 @@ class Transport {
   const std::string token_;
   const std::chrono::milliseconds timeout_;
   Mailbox* mailbox_;
-  std::vector<std::unique_ptr<wire::Peer::Stub>> stubs_;
+  std::vector<std::shared_ptr<grpc::Channel>> channels_;
+  std::vector<std::unique_ptr<wire::Peer::Stub>> stubs_;  // for Abort
   std::vector<std::unique_ptr<Link>> links_;
   bool closed_ = false;
 };

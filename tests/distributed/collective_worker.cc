@@ -184,7 +184,7 @@ void CheckBitIdentical(ProcessGroup& g, int64_t n) {
 
 int Collectives(ProcessGroup& g, bool big) {
   const int p = g.world_size();
-  std::vector<int64_t> sizes = {0, 1, p - 1, 1009, (1 << 20) / 4};
+  std::vector<int64_t> sizes = {0, 1, p - 1, 1009, 100003, (1 << 20) / 4};  // direct and ring
   const DType dtypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kI32};
   const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax, ReduceOp::kMin};
   for (int64_t n : sizes)

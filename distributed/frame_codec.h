@@ -1,0 +1,37 @@
+// Frames on the wire without extra copies. The payload is the frame's last field (the
+// highest field number, so any protobuf encoder puts it last), so a frame can be sent as
+// two slices, the encoded header and the payload, and received as gRPC's own buffers: the
+// header is decoded from the first bytes, and the payload is read where it lies.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include <grpcpp/support/byte_buffer.h>
+
+#include "absl/status/statusor.h"
+
+#include "distributed/wire.pb.h"
+
+namespace uopc {
+
+/// A received frame: its header (payload empty) and the bytes it came in.
+struct InFrame {
+  wire::Frame header;
+  grpc::ByteBuffer bytes;
+  size_t payload_at = 0, payload_size = 0;
+
+  /// Copies the payload to `dst` (payload_size bytes).
+  void CopyTo(void* dst) const;
+  /// Calls `run(p, first, n)` for consecutive runs of whole `width`-byte elements of the
+  /// payload (p holds n elements starting at element `first`); an element split between
+  /// two buffers comes as a run of one from a bounce buffer.
+  void ForEachRun(int width, const std::function<void(const char*, int64_t, int64_t)>& run) const;
+};
+
+/// `header` (its payload ignored) followed by `size` bytes at `payload`, copied once.
+grpc::ByteBuffer EncodeFrame(const wire::Frame& header, const void* payload, size_t size);
+/// The frame in `bytes`; an error if it is not a frame.
+absl::StatusOr<InFrame> DecodeFrame(grpc::ByteBuffer bytes);
+
+}  // namespace uopc
