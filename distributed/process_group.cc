@@ -130,6 +130,7 @@ ProcessGroup::~ProcessGroup() {
   if (worker_.joinable()) worker_.join();
   if (transport_) transport_->Close(!failed_.empty());
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server_.reset();  // its threads are joined before the services they call go away
 }
 
 std::shared_ptr<Work> ProcessGroup::Enqueue(std::string what, Run run) {
