@@ -3,6 +3,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
+#include "core/status_macros.h"
 #include "distributed/rpc.h"
 
 namespace uopc {
@@ -59,44 +60,41 @@ StoreClient::StoreClient(const std::string& address, std::string token,
       address_(address),
       timeout_(timeout) {}
 
-absl::Status StoreClient::Set(const std::string& key, const std::string& value) {
+template <typename Request, typename Reply>
+absl::Status StoreClient::Call(const char* what, const std::string& key,
+                               grpc::Status (wire::Store::Stub::*method)(grpc::ClientContext*,
+                                                                         const Request&, Reply*),
+                               const Request& req, Reply* reply) {
   auto ctx = CallContext(token_, timeout_);
   ctx->set_wait_for_ready(true);  // rank 0's store may still be starting
+  absl::Status s = ToAbsl(((*stub_).*method)(ctx.get(), req, reply));
+  if (s.ok()) return s;
+  return absl::Status(s.code(),
+                      absl::StrCat("store at ", address_, ": ", what, " ", key, ": ", s.message()));
+}
+
+absl::Status StoreClient::Set(const std::string& key, const std::string& value) {
   wire::KeyValue req;
   req.set_key(key);
   req.set_value(value);
   wire::Empty reply;
-  absl::Status s = ToAbsl(stub_->Set(ctx.get(), req, &reply));
-  if (!s.ok())
-    return absl::Status(s.code(),
-                        absl::StrCat("store at ", address_, ": set ", key, ": ", s.message()));
-  return s;
+  return Call("set", key, &wire::Store::Stub::Set, req, &reply);
 }
 
 absl::StatusOr<std::string> StoreClient::Get(const std::string& key) {
-  auto ctx = CallContext(token_, timeout_);
-  ctx->set_wait_for_ready(true);
   wire::Key req;
   req.set_key(key);
   wire::KeyValue reply;
-  absl::Status s = ToAbsl(stub_->Get(ctx.get(), req, &reply));
-  if (!s.ok())
-    return absl::Status(s.code(),
-                        absl::StrCat("store at ", address_, ": get ", key, ": ", s.message()));
+  RETURN_IF_ERROR(Call("get", key, &wire::Store::Stub::Get, req, &reply));
   return reply.value();
 }
 
 absl::StatusOr<int64_t> StoreClient::Add(const std::string& key, int64_t delta) {
-  auto ctx = CallContext(token_, timeout_);
-  ctx->set_wait_for_ready(true);
   wire::AddRequest req;
   req.set_key(key);
   req.set_delta(delta);
   wire::AddReply reply;
-  absl::Status s = ToAbsl(stub_->Add(ctx.get(), req, &reply));
-  if (!s.ok())
-    return absl::Status(s.code(),
-                        absl::StrCat("store at ", address_, ": add ", key, ": ", s.message()));
+  RETURN_IF_ERROR(Call("add", key, &wire::Store::Stub::Add, req, &reply));
   return reply.value();
 }
 

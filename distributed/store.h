@@ -39,6 +39,14 @@ class StoreClient {
   absl::StatusOr<int64_t> Add(const std::string& key, int64_t delta);
 
  private:
+  /// One call with the token, the timeout and waiting for the store to come up; errors
+  /// name the store, the operation and the key.
+  template <typename Request, typename Reply>
+  absl::Status Call(const char* what, const std::string& key,
+                    grpc::Status (wire::Store::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                              Reply*),
+                    const Request& req, Reply* reply);
+
   std::unique_ptr<wire::Store::Stub> stub_;
   std::string token_, address_;
   std::chrono::milliseconds timeout_;
