@@ -98,4 +98,11 @@ absl::StatusOr<int64_t> StoreClient::Add(const std::string& key, int64_t delta) 
   return reply.value();
 }
 
+absl::Status StoreClient::Barrier(const std::string& name, int n) {
+  const std::string key = "barrier/" + name;
+  ASSIGN_OR_RETURN(int64_t arrived, Add(key, 1));
+  if (arrived == n) RETURN_IF_ERROR(Set(key + "/open", "1"));
+  return Get(key + "/open").status();
+}
+
 }  // namespace uopc

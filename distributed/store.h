@@ -37,6 +37,8 @@ class StoreClient {
   /// The value of `key`, waiting until it is set (or the timeout).
   absl::StatusOr<std::string> Get(const std::string& key);
   absl::StatusOr<int64_t> Add(const std::string& key, int64_t delta);
+  /// Returns when `n` clients have called it with this `name` (or at the timeout).
+  absl::Status Barrier(const std::string& name, int n);
 
  private:
   /// One call with the token, the timeout and waiting for the store to come up; errors

@@ -1,5 +1,6 @@
 // The wire's guards, on a real gRPC server on loopback: the job token on every service,
 // and every way a peer's stream of segments can be wrong.
+#include <atomic>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -108,6 +109,23 @@ TEST(Store, GetWaitsForTheKeyAndAddCounts) {
   EXPECT_EQ(*c.Add("n", 2), 2);
   EXPECT_EQ(*c.Add("n", 3), 5);
   EXPECT_EQ(c.Add("addr/1", 1).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(Store, ABarrierOpensWhenAllHaveArrived) {
+  Server s("t");
+  std::vector<std::thread> first;
+  std::atomic<int> passed{0};
+  for (int i = 0; i < 2; ++i)
+    first.emplace_back([&] {
+      if (StoreClient(s.address(), "t", milliseconds(5000)).Barrier("start", 3).ok()) ++passed;
+    });
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_EQ(passed.load(), 0);  // two of three: still closed
+  EXPECT_TRUE(StoreClient(s.address(), "t", milliseconds(5000)).Barrier("start", 3).ok());
+  for (std::thread& t : first) t.join();
+  EXPECT_EQ(passed.load(), 2);
+  EXPECT_EQ(StoreClient(s.address(), "t", milliseconds(200)).Barrier("other", 2).code(),
+            absl::StatusCode::kDeadlineExceeded);
 }
 
 TEST(Segments, AGoodSegmentArrivesWhole) {
