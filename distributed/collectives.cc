@@ -122,8 +122,7 @@ struct ProcessGroup::Call {
   int p() const { return g.env_.world_size; }
   int r() const { return g.env_.rank; }
 
-  void Send(int to, uint32_t step, const void* base, DType wire, Span s) {
-    const int64_t w = DTypeSize(wire);
+  wire::Frame Header(uint32_t step, Span s) const {
     wire::Frame f;
     f.set_collective(seq);
     f.set_op(op);
@@ -133,7 +132,18 @@ struct ProcessGroup::Call {
     f.set_offset(s.offset);
     f.set_elements(s.n);
     f.set_tag(tag);
-    g.transport_->Send(to, std::move(f), static_cast<const char*>(base) + s.offset * w, s.n * w);
+    return f;
+  }
+
+  /// Sends span `s` of `base` (copied: the caller's memory is free again at once).
+  void Send(int to, uint32_t step, const void* base, DType wire, Span s) {
+    const int64_t w = DTypeSize(wire);
+    g.transport_->Send(to, Header(step, s), static_cast<const char*>(base) + s.offset * w, s.n * w);
+  }
+
+  /// Passes a received segment on as it is (gRPC's buffers, not a copy).
+  void Forward(int to, uint32_t step, Span s, const InFrame& f) {
+    g.transport_->Send(to, Header(step, s), f.PayloadSlices());
   }
 
   absl::StatusOr<InFrame> Take(int from, uint32_t step, DType wire, Span s) {
@@ -154,14 +164,16 @@ absl::Status ProcessGroup::RingReduceScatter(Call& c, void* work, DType wd, int6
   const int64_t w = DTypeSize(wd), per = kSegmentBytes / w;
   char* base = static_cast<char*>(work);
   for (Span s : Chunk(total, p, Mod(r - 1, p), per)) c.Send(next, 0, work, wd, s);
-  for (int step = 0; step < p - 1; ++step)
-    for (Span s : Chunk(total, p, Mod(r - step - 2, p), per)) {
+  for (int step = 0; step < p - 1; ++step) {
+    const int chunk = Mod(r - step - 2, p);
+    for (Span s : Chunk(total, p, chunk, per)) {
       ASSIGN_OR_RETURN(InFrame f, c.Take(prev, step, wd, s));
       f.ForEachRun(w, [&](const char* p, int64_t first, int64_t n) {
         Reduce(wd, op, base + (s.offset + first) * w, p, n);
       });
       if (step + 1 < p - 1) c.Send(next, step + 1, work, wd, s);
     }
+  }
   return absl::OkStatus();
 }
 
@@ -171,12 +183,14 @@ absl::Status ProcessGroup::RingAllGather(Call& c, void* data, DType wire, int64_
   const int64_t w = DTypeSize(wire), per = kSegmentBytes / w;
   char* base = static_cast<char*>(data);
   for (Span s : Chunk(total, p, r, per)) c.Send(next, first, data, wire, s);
-  for (int step = 0; step < p - 1; ++step)
-    for (Span s : Chunk(total, p, Mod(r - step - 1, p), per)) {
+  for (int step = 0; step < p - 1; ++step) {
+    const int chunk = Mod(r - step - 1, p);
+    for (Span s : Chunk(total, p, chunk, per)) {
       ASSIGN_OR_RETURN(InFrame f, c.Take(prev, first + step, wire, s));
       f.CopyTo(base + s.offset * w);
-      if (step + 1 < p - 1) c.Send(next, first + step + 1, data, wire, s);
+      if (step + 1 < p - 1) c.Forward(next, first + step + 1, s, f);
     }
+  }
   return absl::OkStatus();
 }
 
@@ -294,11 +308,13 @@ absl::Status ProcessGroup::DoBroadcast(uint64_t seq, void* data, int64_t count, 
   const int pos = Mod(rank() - root, p), next = Mod(rank() + 1, p), prev = Mod(rank() - 1, p);
   const int64_t w = DTypeSize(dtype);
   for (Span s : Chunk(count, 1, 0, kSegmentBytes / w)) {
-    if (pos > 0) {
-      ASSIGN_OR_RETURN(InFrame f, c.Take(prev, 0, dtype, s));
-      f.CopyTo(static_cast<char*>(data) + s.offset * w);
+    if (pos == 0) {
+      if (p > 1) c.Send(next, 0, data, dtype, s);
+      continue;
     }
-    if (pos < p - 1) c.Send(next, 0, data, dtype, s);
+    ASSIGN_OR_RETURN(InFrame f, c.Take(prev, 0, dtype, s));
+    f.CopyTo(static_cast<char*>(data) + s.offset * w);
+    if (pos < p - 1) c.Forward(next, 0, s, f);
   }
   return absl::OkStatus();
 }

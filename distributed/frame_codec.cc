@@ -25,10 +25,12 @@ std::vector<grpc::Slice> Slices(const grpc::ByteBuffer& b) {
 
 }  // namespace
 
-grpc::ByteBuffer EncodeFrame(const wire::Frame& header, const void* payload, size_t size) {
+grpc::ByteBuffer EncodeFrame(const wire::Frame& header, std::vector<grpc::Slice> payload) {
   wire::Frame h = header;
   h.clear_payload();
   std::string head = h.SerializeAsString();
+  size_t size = 0;
+  for (const grpc::Slice& s : payload) size += s.size();
   if (size > 0) {
     uint8_t prefix[16];
     uint8_t* end = WireFormatLite::WriteTagToArray(
@@ -36,8 +38,12 @@ grpc::ByteBuffer EncodeFrame(const wire::Frame& header, const void* payload, siz
     end = google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(size, end);
     head.append(reinterpret_cast<char*>(prefix), end - prefix);
   }
-  grpc::Slice slices[2] = {grpc::Slice(head), grpc::Slice(payload, size)};
-  return grpc::ByteBuffer(slices, size > 0 ? 2 : 1);
+  payload.insert(payload.begin(), grpc::Slice(head));
+  return grpc::ByteBuffer(payload.data(), size > 0 ? payload.size() : 1);
+}
+
+grpc::ByteBuffer EncodeFrame(const wire::Frame& header, const void* payload, size_t size) {
+  return EncodeFrame(header, std::vector<grpc::Slice>{grpc::Slice(payload, size)});
 }
 
 absl::StatusOr<InFrame> DecodeFrame(grpc::ByteBuffer bytes) {
@@ -109,6 +115,20 @@ void InFrame::ForEachRun(int width,
     in_bounce = n - whole * width;
     std::memcpy(bounce, p + whole * width, in_bounce);
   }
+}
+
+std::vector<grpc::Slice> InFrame::PayloadSlices() const {
+  std::vector<grpc::Slice> out;
+  size_t skip = payload_at;
+  for (grpc::Slice& s : Slices(bytes)) {
+    if (skip >= s.size()) {
+      skip -= s.size();
+      continue;
+    }
+    out.push_back(skip ? s.sub(skip, s.size()) : std::move(s));
+    skip = 0;
+  }
+  return out;
 }
 
 void InFrame::CopyTo(void* dst) const {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include <grpcpp/support/byte_buffer.h>
 
@@ -27,9 +28,13 @@ struct InFrame {
   /// payload (p holds n elements starting at element `first`); an element split between
   /// two buffers comes as a run of one from a bounce buffer.
   void ForEachRun(int width, const std::function<void(const char*, int64_t, int64_t)>& run) const;
+  /// The payload as slices of the received buffers (references, not copies).
+  std::vector<grpc::Slice> PayloadSlices() const;
 };
 
-/// `header` (its payload ignored) followed by `size` bytes at `payload`, copied once.
+/// `header` (its payload ignored) followed by the payload, sent as the slices given.
+grpc::ByteBuffer EncodeFrame(const wire::Frame& header, std::vector<grpc::Slice> payload);
+/// The same with `size` bytes at `payload`, copied once.
 grpc::ByteBuffer EncodeFrame(const wire::Frame& header, const void* payload, size_t size);
 /// The frame in `bytes`; an error if it is not a frame.
 absl::StatusOr<InFrame> DecodeFrame(grpc::ByteBuffer bytes);

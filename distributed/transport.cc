@@ -29,11 +29,19 @@ Transport::Transport(int rank, std::vector<std::string> addresses, std::string t
 Transport::~Transport() { Close(); }
 
 void Transport::Send(int to, wire::Frame header, const void* payload, size_t size) {
+  std::vector<grpc::Slice> slices;
+  if (size)
+    slices.push_back(
+        grpc::Slice(payload, size));  // a copy: the caller may reuse its memory at once
+  Send(to, std::move(header), std::move(slices));
+}
+
+void Transport::Send(int to, wire::Frame header, std::vector<grpc::Slice> payload) {
   Link& l = *links_[to];
   std::lock_guard<std::mutex> lock(l.mu);
   header.set_from(rank_);
   header.set_stream_seq(l.next_seq++);
-  l.queue.push_back(EncodeFrame(header, payload, size));
+  l.queue.push_back(EncodeFrame(header, std::move(payload)));
   l.cv.notify_all();
 }
 

@@ -30,6 +30,8 @@ class Transport {
   /// Queues `header` and `size` bytes of payload (copied) for rank `to`; the header's
   /// from and stream_seq are filled in here.
   void Send(int to, wire::Frame header, const void* payload, size_t size);
+  /// The same with the payload as slices (what a received frame holds: forwarded uncopied).
+  void Send(int to, wire::Frame header, std::vector<grpc::Slice> payload);
   /// Tells every peer (best effort, briefly) that this rank aborted, and why.
   void AbortAll(const std::string& reason);
   /// Sends what is queued, says goodbye on every stream and closes them; streams that do

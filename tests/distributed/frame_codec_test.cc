@@ -54,6 +54,12 @@ TEST(FrameCodec, RoundTripsHeaderAndPayloadReadInRunsOfWholeElements) {
     });
     EXPECT_EQ(seen, 5);
     EXPECT_EQ(std::memcmp(got, payload, sizeof payload), 0);
+    // forwarded as it came: the same frame again, without a copy of the payload
+    absl::StatusOr<InFrame> again = DecodeFrame(EncodeFrame(f->header, f->PayloadSlices()));
+    ASSERT_TRUE(again.ok()) << again.status();
+    float back[5] = {};
+    again->CopyTo(back);
+    EXPECT_EQ(std::memcmp(back, payload, sizeof payload), 0);
   }
 }
 

