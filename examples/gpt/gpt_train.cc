@@ -2,13 +2,22 @@
 // with warmup and gradient clipping, printing a progress line as it goes and saving a
 // safetensors checkpoint every --save-every steps and at the end. --resume continues a
 // run from its checkpoint (weights, optimizer moments, step).
+//
+// Started by uopc_launch (or torchrun, Slurm, Open MPI), it trains data-parallel: each of
+// the p ranks takes batch/p of every step's sequences, the gradients are averaged over the
+// ranks, and every rank applies the same update, so the run follows the single-process one
+// (up to the order of float sums). Rank 0 prints and saves.
+//   uopc_launch --nproc 2 -- gpt_train --batch 16
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
 
+#include "distributed/process_group.h"
+#include "distributed/tensor_collectives.h"
 #include "examples/gpt/char_corpus.h"
 #include "examples/gpt/flags.h"
 #include "frontend/nn.h"
@@ -41,7 +50,8 @@ int main(int argc, char** argv) {
   bool resume = false;
   Flags flags(
       "usage: gpt_train [flags]\n\nTrains a character-level GPT on a text file and saves it as a "
-      "safetensors checkpoint.");
+      "safetensors checkpoint.\nUnder `uopc_launch --nproc N -- gpt_train ...` it trains data-parallel: "
+      "--batch is split over the N ranks.");
   flags.Add("data", &data, "the text file to train on");
   flags.Add("layers", &layers, "transformer blocks");
   flags.Add("dim", &dim, "embedding width");
@@ -63,6 +73,27 @@ int main(int argc, char** argv) {
             "stop (and save) after this step, as if the run were interrupted (0: run to --steps)");
   flags.Add("resume", &resume, "continue from --checkpoint");
   if (int rc = flags.Parse(argc, argv); rc >= 0) return rc;
+
+  // data parallelism when started as one rank of several
+  std::unique_ptr<ProcessGroup> group;
+  if (std::getenv("RANK") || std::getenv("SLURM_PROCID") || std::getenv("OMPI_COMM_WORLD_RANK")) {
+    absl::StatusOr<JobEnv> env = JobEnv::FromEnvironment();
+    if (!env.ok()) return Fail(std::string(env.status().message()));
+    if (env->world_size > 1) {
+      if (batch % env->world_size != 0)
+        return Fail(
+            absl::StrCat("--batch ", batch, " does not split over ", env->world_size, " ranks"));
+      absl::StatusOr<std::unique_ptr<ProcessGroup>> g = ProcessGroup::Create(*env);
+      if (!g.ok()) return Fail(std::string(g.status().message()));
+      group = *std::move(g);
+    }
+  }
+  const int rank = group ? group->rank() : 0, ranks = group ? group->world_size() : 1;
+  const int64_t local = batch / ranks;                   // this rank's sequences of each step
+  if (rank != 0) std::cout.setstate(std::ios::failbit);  // rank 0 speaks for the job
+  auto check = [](const absl::Status& s) {
+    if (!s.ok()) throw Error(s);
+  };
 
   absl::StatusOr<CharCorpus> corpus = LoadCorpus(data, context);
   if (!corpus.ok()) return Fail(std::string(corpus.status().message()));
@@ -98,13 +129,16 @@ int main(int argc, char** argv) {
         return Fail(std::string(s.message()));
       opt.set_steps(start);
     }
+    if (group) check(BroadcastParameters(*group, model.Parameters()));  // one start for all
     int64_t params = 0;
     for (Tensor* p : model.Parameters()) params += p->numel();
     std::cout << "gpt_train: " << corpus->tokens.size() << " characters, vocabulary "
               << corpus->vocab.size() << ", " << layers << " layers x " << dim << " dims, " << heads
               << " heads, context " << context << ": " << params << " parameters"
-              << (resume ? absl::StrCat(", resuming at step ", start) : "") << "\n";
+              << (resume ? absl::StrCat(", resuming at step ", start) : "")
+              << (group ? absl::StrCat(", data-parallel over ", ranks, " ranks") : "") << "\n";
     auto save = [&](int64_t step) {
+      if (rank != 0) return;
       std::map<std::string, std::string> meta{{"vocab", corpus->vocab},
                                               {"layers", std::to_string(layers)},
                                               {"dim", std::to_string(dim)},
@@ -120,21 +154,33 @@ int main(int argc, char** argv) {
     const int64_t end = stop_at > 0 ? std::min(stop_at, steps) : steps;
     for (int64_t step = start; step < end; ++step) {
       Batch(corpus->tokens, batch, context, static_cast<uint64_t>(seed), step, &xs, &ys);
-      Tensor x = Tensor::FromVector(xs, {batch, context}),
-             y = Tensor::FromVector(ys, {batch * context});
-      Tensor loss = model.Forward(x).Reshape({batch * context, config.vocab}).CrossEntropy(y);
+      const int64_t first = rank * local * context;  // this rank's rows of the step's batch
+      Tensor x = Tensor::FromVector(
+                 std::vector<int32_t>(xs.begin() + first, xs.begin() + first + local * context),
+                 {local, context}),
+             y = Tensor::FromVector(
+                 std::vector<int32_t>(ys.begin() + first, ys.begin() + first + local * context),
+                 {local * context});
+      Tensor loss = model.Forward(x).Reshape({local * context, config.vocab}).CrossEntropy(y);
       loss.Backward();
+      if (group) check(AverageGradients(*group, model.Parameters()));
       if (clip > 0) ClipGradNorm(model.Parameters(), clip);
       opt.set_lr(CosineLr(step, warmup, steps, lr, min_lr));
       opt.Step({&loss});
       tokens += static_cast<double>(batch * context);
       if ((step + 1) % log_every == 0 || step + 1 == end || step == start) {
+        double value = loss.Item<float>();
+        if (group) {  // the step's loss over the whole batch
+          absl::StatusOr<Tensor> mean = AllReduce(*group, loss, ReduceOp::kAvg);
+          check(mean.status());
+          value = mean->Item<float>();
+        }
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         double rate = tokens / secs;
-        std::printf("step %5lld/%lld  loss %.4f  lr %.2e  %7.0f tok/s  eta %s\n",
-                    static_cast<long long>(step + 1), static_cast<long long>(steps),
-                    loss.Item<float>(), opt.lr(), rate,
-                    Eta((end - step - 1) * batch * context / rate).c_str());
+        if (rank == 0)
+          std::printf("step %5lld/%lld  loss %.4f  lr %.2e  %7.0f tok/s  eta %s\n",
+                      static_cast<long long>(step + 1), static_cast<long long>(steps), value,
+                      opt.lr(), rate, Eta((end - step - 1) * batch * context / rate).c_str());
         std::fflush(stdout);
       }
       if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < end) save(step + 1);

@@ -95,6 +95,33 @@ TEST(GptTrain, LearnsBelowTheUnigramEntropyAndResumesExactly) {
   EXPECT_NE(unknown.out.find("is not in the model's vocabulary"), std::string::npos) << unknown.out;
 }
 
+// The losses of every progress line.
+std::vector<double> Losses(const std::string& out) {
+  std::vector<double> v;
+  std::regex re("loss ([0-9.]+)");
+  for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it)
+    v.push_back(std::stod((*it)[1]));
+  return v;
+}
+
+// Under uopc_launch, two ranks with half a batch each follow the single-process run.
+TEST(GptTrain, DataParallelOverTwoRanksFollowsTheSingleProcessRun) {
+  const std::string args = kSmall + " --steps 30";
+  Proc one = Sh(Bin("gpt_train") + args + " --checkpoint " + Tmp("one.safetensors"));
+  ASSERT_EQ(one.status, 0) << one.out;
+  Proc two = Sh("timeout 300 " + std::string(std::getenv("TEST_SRCDIR")) +
+                "/uopc/distributed/uopc_launch --nproc 2 -- " + Bin("gpt_train") + args +
+                " --checkpoint " + Tmp("two.safetensors"));
+  ASSERT_EQ(two.status, 0) << two.out;
+  EXPECT_NE(two.out.find("[rank 0] gpt_train: "), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("data-parallel over 2 ranks"), std::string::npos) << two.out;
+  EXPECT_EQ(two.out.find("[rank 1] step"), std::string::npos) << two.out;  // rank 0 speaks
+  std::vector<double> a = Losses(one.out), b = Losses(two.out);
+  ASSERT_EQ(a.size(), 4u) << one.out;
+  ASSERT_EQ(b.size(), a.size()) << two.out;
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 2e-3) << "progress line " << i;
+}
+
 TEST(GptGenerate, ACorruptCheckpointIsAClearError) {
   std::ofstream(Tmp("bad.safetensors")) << "garbage, not a checkpoint";
   Proc r = Sh(Bin("gpt_generate") + " --checkpoint " + Tmp("bad.safetensors"));
