@@ -6,8 +6,8 @@
 // Collectives run in call order on one communication thread and return a Work to wait on,
 // so communication overlaps compute; the buffers must stay valid until the Work is done.
 // The all-reduce is the bandwidth-optimal ring (reduce-scatter then all-gather, 2(p-1)
-// steps of N/p elements), in 1 MiB segments pipelined so that sending one overlaps reducing
-// the next. Results are bit-identical from run to run and on every rank. f16 and bf16 sums
+// steps of N/p elements), in segments of 256 KiB to 4 MiB pipelined so that sending one
+// overlaps reducing the next; segments go out from the caller's memory, uncopied. Results are bit-identical from run to run and on every rank. f16 and bf16 sums
 // accumulate in f32. Every wait has the job's timeout; a rank that dies, stalls, sends
 // garbage or calls another collective makes the others fail with a message that names it,
 // and a failing rank tells every peer, so that nobody waits out the timeout for nothing.
@@ -84,7 +84,9 @@ class ProcessGroup {
   explicit ProcessGroup(const JobEnv& env);
   absl::Status Start();
   using Run = std::function<absl::Status(uint64_t seq)>;
-  std::shared_ptr<Work> Enqueue(std::string what, Run run);
+  /// Queues an operation; collectives (not send and recv, which only two ranks see) take
+  /// the next collective sequence number.
+  std::shared_ptr<Work> Enqueue(std::string what, Run run, bool collective = true);
   void Loop();
 
   // the algorithms (collectives.cc)
@@ -100,6 +102,9 @@ class ProcessGroup {
   absl::Status DoBroadcast(uint64_t seq, void* data, int64_t count, DType dtype, int root);
   absl::Status DoSend(uint64_t seq, const void* data, int64_t count, DType dtype, int to, int tag);
   absl::Status DoRecv(uint64_t seq, void* data, int64_t count, DType dtype, int from, int tag);
+  /// Working memory for one collective, kept for the next: the transport sends from it
+  /// until the collective's frames are flushed (so it must outlive the collective).
+  char* Scratch(int64_t bytes);
   /// Fails the collective here and tells every peer; later collectives fail at once.
   absl::Status Fail(const std::string& what, absl::Status why);
 
@@ -116,12 +121,14 @@ class ProcessGroup {
     std::string what;
     Run run;
     std::shared_ptr<Work> work;
+    bool collective;
   };
   std::deque<Queued> queue_;
   uint64_t next_seq_ = 0;
   std::map<std::pair<int, int>, uint64_t> p2p_send_, p2p_recv_;  // (peer, tag) -> next sequence
   bool stopping_ = false;
   std::string failed_;  // the first failure: the group is unusable after it
+  std::vector<char> scratch_;
   std::thread worker_;
 };
 

@@ -20,6 +20,8 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // no retries: nothing keeps a sent frame (a borrowed payload) for a replay
+  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
   args.SetInt(GRPC_ARG_TCP_MIN_READ_CHUNK_SIZE, 1 << 20);
   args.SetInt(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 4 << 20);
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);

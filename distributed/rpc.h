@@ -15,7 +15,7 @@
 namespace uopc {
 
 inline constexpr const char* kTokenKey = "uopc-token";
-/// The largest message a server accepts (segments are 1 MiB).
+/// The largest message a server accepts (segments are at most 4 MiB).
 inline constexpr int kMaxMessageBytes = 16 << 20;
 
 /// A client context carrying `token`, with a deadline `timeout` from now.

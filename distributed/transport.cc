@@ -28,20 +28,27 @@ Transport::Transport(int rank, std::vector<std::string> addresses, std::string t
 
 Transport::~Transport() { Close(); }
 
-void Transport::Send(int to, wire::Frame header, const void* payload, size_t size) {
+void Transport::Send(int to, wire::Frame header, const void* payload, size_t size, bool borrow) {
   std::vector<grpc::Slice> slices;
-  if (size)
-    slices.push_back(
-        grpc::Slice(payload, size));  // a copy: the caller may reuse its memory at once
-  Send(to, std::move(header), std::move(slices));
+  if (size && borrow)  // gRPC reads it only to hand it to the kernel: nothing to free
+    slices.push_back(grpc::Slice(const_cast<void*>(payload), size, [](void*) {}, nullptr));
+  else if (size)
+    slices.push_back(grpc::Slice(payload, size));
+  Queue(to, std::move(header), std::move(slices), borrow && size);
 }
 
 void Transport::Send(int to, wire::Frame header, std::vector<grpc::Slice> payload) {
+  Queue(to, std::move(header), std::move(payload), false);
+}
+
+void Transport::Queue(int to, wire::Frame header, std::vector<grpc::Slice> payload,
+                      bool borrowed) {
   Link& l = *links_[to];
   std::lock_guard<std::mutex> lock(l.mu);
   header.set_from(rank_);
   header.set_stream_seq(l.next_seq++);
-  l.queue.push_back(EncodeFrame(header, std::move(payload)));
+  if (borrowed) l.borrowed_end = l.next_seq;
+  l.queue.push_back({EncodeFrame(header, std::move(payload)), borrowed});
   l.cv.notify_all();
 }
 
@@ -61,7 +68,7 @@ void Transport::Run(int to) {
   std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer;
   bool failed = false;
   for (;;) {
-    grpc::ByteBuffer f;
+    Out f;
     {
       std::unique_lock<std::mutex> lock(l.mu);
       l.cv.wait(lock, [&] { return !l.queue.empty() || l.closing; });
@@ -69,16 +76,24 @@ void Transport::Run(int to) {
       f = std::move(l.queue.front());
       l.queue.pop_front();
     }
-    if (failed) continue;  // drop: the peer is gone (waits on it fail through the mailbox)
-    if (!writer)
-      writer.reset(grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
-          channels_[to].get(), push, ctx.get(), &reply));
-    if (!writer->Write(f)) {
-      failed = true;
-      grpc::Status s = writer->Finish();
-      mailbox_->Broken(to, absl::StrCat("cannot send to rank ", to, " at ", addresses_[to], ": ",
-                                        s.ok() ? "the stream closed" : s.error_message()));
+    if (!failed) {  // else drop: the peer is gone (waits on it fail through the mailbox)
+      if (!writer)
+        writer.reset(grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
+            channels_[to].get(), push, ctx.get(), &reply));
+      // a borrowed payload is written through: Write returns once it is in the kernel, not
+      // merely queued in gRPC, so that it is free again when Flush sees it written
+      grpc::WriteOptions options;
+      if (f.borrowed) options.set_write_through();
+      if (!writer->Write(f.bytes, options)) {
+        failed = true;
+        grpc::Status s = writer->Finish();
+        mailbox_->Broken(to, absl::StrCat("cannot send to rank ", to, " at ", addresses_[to],
+                                          ": ", s.ok() ? "the stream closed" : s.error_message()));
+      }
     }
+    std::lock_guard<std::mutex> lock(l.mu);
+    ++l.written;
+    l.cv.notify_all();
   }
   if (writer && !failed) {
     wire::Frame bye;
@@ -96,6 +111,19 @@ void Transport::Run(int to) {
   l.ctx = nullptr;
   l.done = true;
   l.cv.notify_all();
+}
+
+absl::Status Transport::Flush(std::chrono::steady_clock::time_point deadline) {
+  for (size_t r = 0; r < links_.size(); ++r) {
+    Link& l = *links_[r];
+    std::unique_lock<std::mutex> lock(l.mu);
+    const uint64_t end = l.borrowed_end;
+    if (!l.cv.wait_until(lock, deadline, [&] { return l.written >= end || l.done; }))
+      return absl::DeadlineExceededError(absl::StrCat(
+          "timed out sending to rank ", r, " at ", addresses_[r], " (", end - l.written,
+          " frames not written: is it stalled?)"));
+  }
+  return absl::OkStatus();
 }
 
 void Transport::AbortAll(const std::string& reason) {

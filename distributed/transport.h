@@ -16,6 +16,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/status/status.h"
+
 #include "distributed/mailbox.h"
 #include "distributed/wire.grpc.pb.h"
 
@@ -27,11 +29,15 @@ class Transport {
             std::chrono::milliseconds timeout, Mailbox* mailbox);
   ~Transport();
 
-  /// Queues `header` and `size` bytes of payload (copied) for rank `to`; the header's
-  /// from and stream_seq are filled in here.
-  void Send(int to, wire::Frame header, const void* payload, size_t size);
+  /// Queues `header` and `size` bytes of payload for rank `to`; the header's from and
+  /// stream_seq are filled in here. The payload is copied, unless `borrow`: then gRPC sends
+  /// it from where it lies, and it must stay unchanged until Flush() returns.
+  void Send(int to, wire::Frame header, const void* payload, size_t size, bool borrow = false);
   /// The same with the payload as slices (what a received frame holds: forwarded uncopied).
   void Send(int to, wire::Frame header, std::vector<grpc::Slice> payload);
+  /// Blocks until every borrowed payload queued so far is written to the kernel (or dropped,
+  /// its link broken): the memory is free again. An error at the deadline names the peer.
+  absl::Status Flush(std::chrono::steady_clock::time_point deadline);
   /// Tells every peer (best effort, briefly) that this rank aborted, and why.
   void AbortAll(const std::string& reason);
   /// Sends what is queued, says goodbye on every stream and closes them; streams that do
@@ -39,16 +45,23 @@ class Transport {
   void Close(bool cancel = false);
 
  private:
+  struct Out {
+    grpc::ByteBuffer bytes;
+    bool borrowed;
+  };
   struct Link {
     std::mutex mu;
     std::condition_variable cv;
-    std::deque<grpc::ByteBuffer> queue;
+    std::deque<Out> queue;
     bool closing = false;
     uint64_t next_seq = 0;
+    uint64_t written = 0;       // frames written to the kernel or dropped
+    uint64_t borrowed_end = 0;  // frames up to the last borrowed one
     bool done = false;                   // the sender thread has finished
     grpc::ClientContext* ctx = nullptr;  // the stream's context, to cancel it
     std::thread thread;
   };
+  void Queue(int to, wire::Frame header, std::vector<grpc::Slice> payload, bool borrowed);
   void Run(int to);
 
   const int rank_;

@@ -10,6 +10,8 @@
 //   mismatch-op | mismatch-count | mismatch-dtype
 //                      rank 0 calls another collective than the rest
 //   exit CODE          rank 1 exits with CODE after a barrier; the others wait for a minute
+//   reuse              every buffer is overwritten and freed as soon as its collective is
+//                      done (the transport sends from it without copying until then)
 //   hello              prints its environment and passes a barrier
 #include <chrono>
 #include <cmath>
@@ -288,6 +290,37 @@ int Mismatch(ProcessGroup& g, const std::string& kind) {
   return 0;
 }
 
+int Reuse(ProcessGroup& g) {
+  const int p = g.world_size(), r = g.rank();
+  const int64_t n = int64_t{4} << 20;  // 16 MiB of f32: many segments, every one borrowed
+  for (int round = 0; round < 4; ++round) {
+    const float v = static_cast<float>(round + 1);
+    {
+      std::vector<float> x(n, v * static_cast<float>(r + 1));
+      Must(g.AllReduce(x.data(), n, DType::kF32, ReduceOp::kSum)->Wait());
+      const float want = v * static_cast<float>(p * (p + 1) / 2);
+      int64_t bad = 0;
+      for (float e : x) bad += e != want;
+      Expect(bad == 0, absl::StrCat("all_reduce round ", round, ": ", bad, " wrong elements"));
+      std::fill(x.begin(), x.end(), std::nanf(""));
+    }  // freed: the memory goes back to the system
+    if (p < 2) continue;
+    std::vector<float> y(n, r == 0 ? v : 0.0f);
+    if (r == 0) {
+      Must(g.Send(y.data(), n, DType::kF32, 1)->Wait());
+      std::fill(y.begin(), y.end(), std::nanf(""));
+    } else if (r == 1) {
+      Must(g.Recv(y.data(), n, DType::kF32, 0)->Wait());
+      int64_t bad = 0;
+      for (float e : y) bad += e != v;
+      Expect(bad == 0, absl::StrCat("recv round ", round, ": ", bad, " wrong elements"));
+    }
+  }
+  Must(g.Barrier()->Wait());
+  std::printf("%d checks, %d wrong\n", g_checks, g_wrong);
+  return g_wrong ? 1 : 0;
+}
+
 }  // namespace
 }  // namespace uopc
 
@@ -307,6 +340,7 @@ int main(int argc, char** argv) {
   if (scenario == "collectives")
     return Collectives(group, argc > 2 && std::string(argv[2]) == "big");
   if (scenario == "linear") return DataParallelLinear(group);
+  if (scenario == "reuse") return Reuse(group);
   if (scenario == "die") return Fault(group, SIGKILL);
   if (scenario == "stall") return Fault(group, SIGSTOP);
   if (scenario.rfind("mismatch", 0) == 0) return Mismatch(group, scenario);

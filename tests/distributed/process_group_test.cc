@@ -68,6 +68,16 @@ TEST_P(Collectives, EqualLocalArithmetic) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Collectives, testing::Values(1, 2, 3, 4));
 
+// The transport sends from the caller's buffers; once a collective is done they are the
+// caller's again: overwritten and freed at once, what the peers got is still right. Rank 2
+// takes no part in the send/recv between the all-reduces (p2p must not shift its numbering).
+TEST(Buffers, AreFreeAsSoonAsTheCollectiveIsDone) {
+  Job j = Sh(Launch(3, "reuse"), 120);
+  EXPECT_EQ(j.status, 0) << j.out;
+  EXPECT_TRUE(Has(j.out, "[rank 1] 8 checks, 0 wrong")) << j.out;
+  EXPECT_FALSE(Has(j.out, "WRONG")) << j.out;
+}
+
 TEST(DataParallel, AveragedHalfBatchGradientsEqualTheFullBatchGradient) {
   Job j = Sh(Launch(2, "linear"), 120);
   EXPECT_EQ(j.status, 0) << j.out;
@@ -142,7 +152,8 @@ TEST(Faults, AStalledRankTimesOutTheOthersNamingIt) {
   EXPECT_TRUE(Has(j.out, "[rank 2] FAILED: DEADLINE_EXCEEDED")) << j.out;
   EXPECT_TRUE(Has(j.out, "timed out waiting for rank 1")) << j.out;
   EXPECT_TRUE(Has(j.out, "[rank 0] FAILED: ")) << j.out;
-  EXPECT_TRUE(Has(j.out, "uopc_launch: stopping the 1 rank(s) still running")) << j.out;
+  // the stalled rank at least (rank 0 may not have exited yet either)
+  EXPECT_TRUE(Has(j.out, "rank(s) still running")) << j.out;
 }
 
 class Mismatch : public testing::TestWithParam<const char*> {};
