@@ -218,9 +218,10 @@ std::shared_ptr<Work> ProcessGroup::Send(const void* data, int64_t count, DType 
     std::lock_guard<std::mutex> lock(mu_);
     seq = p2p_send_[{to, tag}]++;
   }
-  return Enqueue(absl::StrCat(Describe("send", count, dtype), " to rank ", to, " tag ", tag),
-                 [=, this](uint64_t) { return DoSend(seq, data, count, dtype, to, tag); },
-                 /*collective=*/false);
+  return Enqueue(
+      absl::StrCat(Describe("send", count, dtype), " to rank ", to, " tag ", tag),
+      [=, this](uint64_t) { return DoSend(seq, data, count, dtype, to, tag); },
+      /*collective=*/false);
 }
 
 std::shared_ptr<Work> ProcessGroup::Recv(void* data, int64_t count, DType dtype, int from,
@@ -230,9 +231,10 @@ std::shared_ptr<Work> ProcessGroup::Recv(void* data, int64_t count, DType dtype,
     std::lock_guard<std::mutex> lock(mu_);
     seq = p2p_recv_[{from, tag}]++;
   }
-  return Enqueue(absl::StrCat(Describe("recv", count, dtype), " from rank ", from, " tag ", tag),
-                 [=, this](uint64_t) { return DoRecv(seq, data, count, dtype, from, tag); },
-                 /*collective=*/false);
+  return Enqueue(
+      absl::StrCat(Describe("recv", count, dtype), " from rank ", from, " tag ", tag),
+      [=, this](uint64_t) { return DoRecv(seq, data, count, dtype, from, tag); },
+      /*collective=*/false);
 }
 
 std::shared_ptr<Work> ProcessGroup::Barrier() {

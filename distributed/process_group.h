@@ -7,10 +7,11 @@
 // so communication overlaps compute; the buffers must stay valid until the Work is done.
 // The all-reduce is the bandwidth-optimal ring (reduce-scatter then all-gather, 2(p-1)
 // steps of N/p elements), in segments of 256 KiB to 4 MiB pipelined so that sending one
-// overlaps reducing the next; segments go out from the caller's memory, uncopied. Results are bit-identical from run to run and on every rank. f16 and bf16 sums
-// accumulate in f32. Every wait has the job's timeout; a rank that dies, stalls, sends
-// garbage or calls another collective makes the others fail with a message that names it,
-// and a failing rank tells every peer, so that nobody waits out the timeout for nothing.
+// overlaps reducing the next; segments go out from the caller's memory, uncopied. Results are
+// bit-identical from run to run and on every rank. f16 and bf16 sums accumulate in f32. Every wait
+// has the job's timeout; a rank that dies, stalls, sends garbage or calls another collective makes
+// the others fail with a message that names it, and a failing rank tells every peer, so that nobody
+// waits out the timeout for nothing.
 #pragma once
 
 #include <condition_variable>

@@ -31,7 +31,8 @@ Transport::~Transport() { Close(); }
 void Transport::Send(int to, wire::Frame header, const void* payload, size_t size, bool borrow) {
   std::vector<grpc::Slice> slices;
   if (size && borrow)  // gRPC reads it only to hand it to the kernel: nothing to free
-    slices.push_back(grpc::Slice(const_cast<void*>(payload), size, [](void*) {}, nullptr));
+    slices.push_back(grpc::Slice(
+        const_cast<void*>(payload), size, [](void*) {}, nullptr));
   else if (size)
     slices.push_back(grpc::Slice(payload, size));
   Queue(to, std::move(header), std::move(slices), borrow && size);
@@ -41,8 +42,7 @@ void Transport::Send(int to, wire::Frame header, std::vector<grpc::Slice> payloa
   Queue(to, std::move(header), std::move(payload), false);
 }
 
-void Transport::Queue(int to, wire::Frame header, std::vector<grpc::Slice> payload,
-                      bool borrowed) {
+void Transport::Queue(int to, wire::Frame header, std::vector<grpc::Slice> payload, bool borrowed) {
   Link& l = *links_[to];
   std::lock_guard<std::mutex> lock(l.mu);
   header.set_from(rank_);
@@ -87,8 +87,8 @@ void Transport::Run(int to) {
       if (!writer->Write(f.bytes, options)) {
         failed = true;
         grpc::Status s = writer->Finish();
-        mailbox_->Broken(to, absl::StrCat("cannot send to rank ", to, " at ", addresses_[to],
-                                          ": ", s.ok() ? "the stream closed" : s.error_message()));
+        mailbox_->Broken(to, absl::StrCat("cannot send to rank ", to, " at ", addresses_[to], ": ",
+                                          s.ok() ? "the stream closed" : s.error_message()));
       }
     }
     std::lock_guard<std::mutex> lock(l.mu);
@@ -119,9 +119,9 @@ absl::Status Transport::Flush(std::chrono::steady_clock::time_point deadline) {
     std::unique_lock<std::mutex> lock(l.mu);
     const uint64_t end = l.borrowed_end;
     if (!l.cv.wait_until(lock, deadline, [&] { return l.written >= end || l.done; }))
-      return absl::DeadlineExceededError(absl::StrCat(
-          "timed out sending to rank ", r, " at ", addresses_[r], " (", end - l.written,
-          " frames not written: is it stalled?)"));
+      return absl::DeadlineExceededError(absl::StrCat("timed out sending to rank ", r, " at ",
+                                                      addresses_[r], " (", end - l.written,
+                                                      " frames not written: is it stalled?)"));
   }
   return absl::OkStatus();
 }

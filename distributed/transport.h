@@ -55,8 +55,8 @@ class Transport {
     std::deque<Out> queue;
     bool closing = false;
     uint64_t next_seq = 0;
-    uint64_t written = 0;       // frames written to the kernel or dropped
-    uint64_t borrowed_end = 0;  // frames up to the last borrowed one
+    uint64_t written = 0;                // frames written to the kernel or dropped
+    uint64_t borrowed_end = 0;           // frames up to the last borrowed one
     bool done = false;                   // the sender thread has finished
     grpc::ClientContext* ctx = nullptr;  // the stream's context, to cancel it
     std::thread thread;
