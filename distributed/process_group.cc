@@ -165,7 +165,8 @@ void ProcessGroup::Loop() {
       continue;
     }
     absl::Status s = q.run(seq);
-    // its frames are in the kernel: the caller's buffers, borrowed by the transport, are free
+    // done when its frames are in the kernel: the caller's buffers, which the transport
+    // sends from, are free again, and the peers get the frames even if this process exits
     if (s.ok()) s = transport_->Flush(std::chrono::steady_clock::now() + env_.timeout);
     if (q.collective) mailbox_.Forget(seq);
     q.work->Finish(s.ok() ? s : Fail(what, s));

@@ -4,7 +4,8 @@
 // the others', and checks with a barrier that the ring is up.
 //
 // Collectives run in call order on one communication thread and return a Work to wait on,
-// so communication overlaps compute; the buffers must stay valid until the Work is done.
+// so communication overlaps compute; the buffers must stay valid until the Work is done
+// (they are sent from, not copied). A done Work's frames have left the process.
 // The all-reduce is the bandwidth-optimal ring (reduce-scatter then all-gather, 2(p-1)
 // steps of N/p elements), in segments of 256 KiB to 4 MiB pipelined so that sending one
 // overlaps reducing the next; segments go out from the caller's memory, uncopied. Results are

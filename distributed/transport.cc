@@ -35,20 +35,15 @@ void Transport::Send(int to, wire::Frame header, const void* payload, size_t siz
         const_cast<void*>(payload), size, [](void*) {}, nullptr));
   else if (size)
     slices.push_back(grpc::Slice(payload, size));
-  Queue(to, std::move(header), std::move(slices), borrow && size);
+  Send(to, std::move(header), std::move(slices));
 }
 
 void Transport::Send(int to, wire::Frame header, std::vector<grpc::Slice> payload) {
-  Queue(to, std::move(header), std::move(payload), false);
-}
-
-void Transport::Queue(int to, wire::Frame header, std::vector<grpc::Slice> payload, bool borrowed) {
   Link& l = *links_[to];
   std::lock_guard<std::mutex> lock(l.mu);
   header.set_from(rank_);
   header.set_stream_seq(l.next_seq++);
-  if (borrowed) l.borrowed_end = l.next_seq;
-  l.queue.push_back({EncodeFrame(header, std::move(payload)), borrowed});
+  l.queue.push_back(EncodeFrame(header, std::move(payload)));
   l.cv.notify_all();
 }
 
@@ -68,7 +63,7 @@ void Transport::Run(int to) {
   std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer;
   bool failed = false;
   for (;;) {
-    Out f;
+    grpc::ByteBuffer f;
     {
       std::unique_lock<std::mutex> lock(l.mu);
       l.cv.wait(lock, [&] { return !l.queue.empty() || l.closing; });
@@ -80,11 +75,9 @@ void Transport::Run(int to) {
       if (!writer)
         writer.reset(grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
             channels_[to].get(), push, ctx.get(), &reply));
-      // a borrowed payload is written through: Write returns once it is in the kernel, not
-      // merely queued in gRPC, so that it is free again when Flush sees it written
-      grpc::WriteOptions options;
-      if (f.borrowed) options.set_write_through();
-      if (!writer->Write(f.bytes, options)) {
+      // written through: Write returns once the frame is in the kernel, not merely queued
+      // in gRPC, so that Flush knows when a borrowed payload is free again
+      if (!writer->Write(f, grpc::WriteOptions().set_write_through())) {
         failed = true;
         grpc::Status s = writer->Finish();
         mailbox_->Broken(to, absl::StrCat("cannot send to rank ", to, " at ", addresses_[to], ": ",
@@ -117,7 +110,7 @@ absl::Status Transport::Flush(std::chrono::steady_clock::time_point deadline) {
   for (size_t r = 0; r < links_.size(); ++r) {
     Link& l = *links_[r];
     std::unique_lock<std::mutex> lock(l.mu);
-    const uint64_t end = l.borrowed_end;
+    const uint64_t end = l.next_seq;
     if (!l.cv.wait_until(lock, deadline, [&] { return l.written >= end || l.done; }))
       return absl::DeadlineExceededError(absl::StrCat("timed out sending to rank ", r, " at ",
                                                       addresses_[r], " (", end - l.written,

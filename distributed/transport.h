@@ -35,8 +35,9 @@ class Transport {
   void Send(int to, wire::Frame header, const void* payload, size_t size, bool borrow = false);
   /// The same with the payload as slices (what a received frame holds: forwarded uncopied).
   void Send(int to, wire::Frame header, std::vector<grpc::Slice> payload);
-  /// Blocks until every borrowed payload queued so far is written to the kernel (or dropped,
-  /// its link broken): the memory is free again. An error at the deadline names the peer.
+  /// Blocks until every frame queued so far is written to the kernel (or dropped, its link
+  /// broken): borrowed payloads are free again, and the frames reach the peers even if this
+  /// process exits now. An error at the deadline names the peer.
   absl::Status Flush(std::chrono::steady_clock::time_point deadline);
   /// Tells every peer (best effort, briefly) that this rank aborted, and why.
   void AbortAll(const std::string& reason);
@@ -45,23 +46,17 @@ class Transport {
   void Close(bool cancel = false);
 
  private:
-  struct Out {
-    grpc::ByteBuffer bytes;
-    bool borrowed;
-  };
   struct Link {
     std::mutex mu;
     std::condition_variable cv;
-    std::deque<Out> queue;
+    std::deque<grpc::ByteBuffer> queue;
     bool closing = false;
     uint64_t next_seq = 0;
     uint64_t written = 0;                // frames written to the kernel or dropped
-    uint64_t borrowed_end = 0;           // frames up to the last borrowed one
     bool done = false;                   // the sender thread has finished
     grpc::ClientContext* ctx = nullptr;  // the stream's context, to cancel it
     std::thread thread;
   };
-  void Queue(int to, wire::Frame header, std::vector<grpc::Slice> payload, bool borrowed);
   void Run(int to);
 
   const int rank_;

@@ -12,7 +12,10 @@
 //   exit CODE          rank 1 exits with CODE after a barrier; the others wait for a minute
 //   reuse              every buffer is overwritten and freed as soon as its collective is
 //                      done (the transport sends from it without copying until then)
+//   quick-exit         every rank leaves with _Exit right after its last all-reduce, without
+//                      closing the group: the peers still get every frame they need
 //   hello              prints its environment and passes a barrier
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -321,6 +324,18 @@ int Reuse(ProcessGroup& g) {
   return g_wrong ? 1 : 0;
 }
 
+[[noreturn]] void QuickExit(ProcessGroup& g) {
+  const int p = g.world_size();
+  for (int64_t n : {int64_t{4} << 20, int64_t{256}}) {  // the ring, then the direct path
+    std::vector<int32_t> x(n, g.rank() + 1);
+    Must(g.AllReduce(x.data(), n, DType::kI32, ReduceOp::kSum)->Wait());
+    Expect(std::count(x.begin(), x.end(), p * (p + 1) / 2) == n, "quick-exit all_reduce");
+  }
+  std::printf("%d checks, %d wrong\n", g_checks, g_wrong);
+  std::fflush(stdout);
+  std::_Exit(g_wrong ? 1 : 0);  // no goodbye, no flush by the group's destructor
+}
+
 }  // namespace
 }  // namespace uopc
 
@@ -350,6 +365,7 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::seconds(60));
     return 0;
   }
+  if (scenario == "quick-exit") QuickExit(group);
   if (scenario == "hello") {
     std::printf("hello from rank %d of %d (local %d of %d, via %s)\n", group.rank(),
                 group.world_size(), env->local_rank, env->local_world_size, env->source.c_str());
