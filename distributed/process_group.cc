@@ -183,7 +183,8 @@ absl::Status ProcessGroup::Fail(const std::string& what, absl::Status why) {
   if (failed_.empty() && why.code() != absl::StatusCode::kAborted)
     transport_->AbortAll(absl::StrCat(what, " failed on rank ", env_.rank, ": ", why.message()));
   if (failed_.empty()) failed_ = msg;
-  // no frame of this collective may read the caller's buffers once it has returned
+  // the streams are cancelled and their sender threads joined: gRPC queues nothing more from
+  // the caller's buffers (a socket write already under way at worst fails with EFAULT)
   transport_->Close(/*cancel=*/true);
   return absl::Status(why.code(), msg);
 }
