@@ -176,9 +176,9 @@ struct ProcessGroup::Call {
 absl::Status ProcessGroup::RingReduceScatter(Call& c, void* work, DType wd, int64_t total,
                                              ReduceOp op) {
   const int p = c.p(), r = c.r(), next = Mod(r + 1, p), prev = Mod(r - 1, p);
+  if (p == 1) return absl::OkStatus();
   const int64_t w = DTypeSize(wd), per = SegmentElements(total, p, w);
   char* base = static_cast<char*>(work);
-  if (p == 1) return absl::OkStatus();
   for (Span s : Chunk(total, p, Mod(r - 1, p), per)) c.Send(next, 0, work, wd, s);
   for (int step = 0; step < p - 1; ++step) {
     const int chunk = Mod(r - step - 2, p);
@@ -196,9 +196,9 @@ absl::Status ProcessGroup::RingReduceScatter(Call& c, void* work, DType wd, int6
 absl::Status ProcessGroup::RingAllGather(Call& c, void* data, DType wire, int64_t total,
                                          uint32_t first) {
   const int p = c.p(), r = c.r(), next = Mod(r + 1, p), prev = Mod(r - 1, p);
+  if (p == 1) return absl::OkStatus();
   const int64_t w = DTypeSize(wire), per = SegmentElements(total, p, w);
   char* base = static_cast<char*>(data);
-  if (p == 1) return absl::OkStatus();
   for (Span s : Chunk(total, p, r, per)) c.Send(next, first, data, wire, s);
   for (int step = 0; step < p - 1; ++step) {
     const int chunk = Mod(r - step - 1, p);

@@ -2,42 +2,25 @@
 // collective_worker SCENARIO`, real processes on loopback, real gRPC. Every job runs under
 // `timeout`, so a hang fails the test instead of stalling it; faults are bounded by a
 // small UOPC_TIMEOUT.
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include "tests/testing/command.h"
 
 namespace {
 
-struct Job {
-  int status;  // uopc_launch's exit status (124: killed by the test's time bound)
-  std::string out;
-};
-
-std::string Bin(const std::string& path) {
-  return std::string(std::getenv("TEST_SRCDIR")) + "/uopc/" + path;
-}
-
-/// Runs `cmd` (through sh) with stderr merged, killed after `limit_s` seconds.
-Job Sh(const std::string& cmd, int limit_s) {
-  std::string full = "timeout -k 5 " + std::to_string(limit_s) + " sh -c '" + cmd + "' 2>&1";
-  FILE* p = popen(full.c_str(), "r");
-  Job r{0, ""};
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
+using uopc::testing::CommandResult;
+using uopc::testing::RunCommand;
+using uopc::testing::Runfile;
 
 std::string Launch(int nproc, const std::string& args, const std::string& env = "") {
-  return env + " " + Bin("distributed/uopc_launch") + " --nproc " + std::to_string(nproc) +
-         " --grace 2 -- " + Bin("tests/distributed/collective_worker") + " " + args;
+  return env + " " + Runfile("distributed/uopc_launch") + " --nproc " + std::to_string(nproc) +
+         " --grace 2 -- " + Runfile("tests/distributed/collective_worker") + " " + args;
 }
 
 int FreePort() {
@@ -59,7 +42,7 @@ class Collectives : public testing::TestWithParam<int> {};
 // the same arithmetic done locally, on every rank.
 TEST_P(Collectives, EqualLocalArithmetic) {
   const int p = GetParam();
-  Job j = Sh(Launch(p, "collectives big"), 600);
+  CommandResult j = RunCommand(Launch(p, "collectives big"), 600);
   EXPECT_EQ(j.status, 0) << j.out;
   for (int r = 0; r < p; ++r) EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(r) + "] ")) << j.out;
   EXPECT_TRUE(Has(j.out, " 0 wrong")) << j.out;
@@ -72,7 +55,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, Collectives, testing::Values(1, 2, 3, 4));
 // caller's again: overwritten and freed at once, what the peers got is still right. Rank 2
 // takes no part in the send/recv between the all-reduces (p2p must not shift its numbering).
 TEST(Buffers, AreFreeAsSoonAsTheCollectiveIsDone) {
-  Job j = Sh(Launch(3, "reuse"), 120);
+  CommandResult j = RunCommand(Launch(3, "reuse"), 120);
   EXPECT_EQ(j.status, 0) << j.out;
   EXPECT_TRUE(Has(j.out, "[rank 1] 8 checks, 0 wrong")) << j.out;
   EXPECT_FALSE(Has(j.out, "WRONG")) << j.out;
@@ -82,7 +65,7 @@ TEST(Buffers, AreFreeAsSoonAsTheCollectiveIsDone) {
 // closing the group, still leave their peers everything they need.
 TEST(Buffers, ARankMayExitAsSoonAsItsCollectiveIsDone) {
   for (int attempt = 0; attempt < 3; ++attempt) {  // the ranks race differently each time
-    Job j = Sh(Launch(3, "quick-exit"), 60);
+    CommandResult j = RunCommand(Launch(3, "quick-exit"), 60);
     EXPECT_EQ(j.status, 0) << j.out;
     for (int r = 0; r < 3; ++r)
       EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(r) + "] 2 checks, 0 wrong")) << j.out;
@@ -90,14 +73,14 @@ TEST(Buffers, ARankMayExitAsSoonAsItsCollectiveIsDone) {
 }
 
 TEST(DataParallel, AveragedHalfBatchGradientsEqualTheFullBatchGradient) {
-  Job j = Sh(Launch(2, "linear"), 120);
+  CommandResult j = RunCommand(Launch(2, "linear"), 120);
   EXPECT_EQ(j.status, 0) << j.out;
   EXPECT_TRUE(Has(j.out, "[rank 0] max |mean of half-batch gradients - full-batch gradient| = "))
       << j.out;
 }
 
 TEST(Launcher, SetsEachRanksEnvironmentAndPrefixesItsLines) {
-  Job j = Sh(Launch(3, "hello"), 60);
+  CommandResult j = RunCommand(Launch(3, "hello"), 60);
   EXPECT_EQ(j.status, 0) << j.out;
   for (int r = 0; r < 3; ++r)
     EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(r) + "] hello from rank " + std::to_string(r) +
@@ -106,12 +89,13 @@ TEST(Launcher, SetsEachRanksEnvironmentAndPrefixesItsLines) {
 }
 
 TEST(Launcher, TwoNodesOfTwoRanksFormOneJobOfFour) {
-  const std::string node = Bin("distributed/uopc_launch") + " --nproc 2 --nnodes 2 --master-port " +
-                           std::to_string(FreePort()) + " --node-rank ";
-  const std::string worker = " -- " + Bin("tests/distributed/collective_worker") + " hello";
-  Job j = Sh("export UOPC_JOB_TOKEN=t0ken; " + node + "1" + worker + " & " + node + "0" + worker +
-                 "; a=$?; wait $!; exit $((a + $?))",
-             120);
+  const std::string node = Runfile("distributed/uopc_launch") +
+                           " --nproc 2 --nnodes 2 --master-port " + std::to_string(FreePort()) +
+                           " --node-rank ";
+  const std::string worker = " -- " + Runfile("tests/distributed/collective_worker") + " hello";
+  CommandResult j = RunCommand("export UOPC_JOB_TOKEN=t0ken; " + node + "1" + worker + " & " +
+                                   node + "0" + worker + "; a=$?; wait $!; exit $((a + $?))",
+                               120);
   EXPECT_EQ(j.status, 0) << j.out;
   for (int r = 0; r < 4; ++r)
     EXPECT_TRUE(Has(
@@ -120,7 +104,7 @@ TEST(Launcher, TwoNodesOfTwoRanksFormOneJobOfFour) {
 }
 
 TEST(Launcher, ExitsWithTheFailingRanksStatusAndStopsTheOthers) {
-  Job j = Sh(Launch(3, "exit 7"), 60);  // ranks 0 and 2 would sleep a minute
+  CommandResult j = RunCommand(Launch(3, "exit 7"), 60);  // ranks 0 and 2 would sleep a minute
   EXPECT_EQ(j.status, 7) << j.out;
   EXPECT_TRUE(Has(j.out, "uopc_launch: rank 1 exited with status 7")) << j.out;
   // ranks 0 and 2 are stopped (or one of them fails first: rank 1 left without a goodbye)
@@ -128,16 +112,18 @@ TEST(Launcher, ExitsWithTheFailingRanksStatusAndStopsTheOthers) {
 }
 
 TEST(Launcher, HelpAndBadUsage) {
-  Job help = Sh(Bin("distributed/uopc_launch") + " --help", 10);
+  CommandResult help = RunCommand(Runfile("distributed/uopc_launch") + " --help", 10);
   EXPECT_EQ(help.status, 0);
   EXPECT_TRUE(Has(help.out, "--nproc N")) << help.out;
-  Job none = Sh(Bin("distributed/uopc_launch") + " --nproc 2", 10);
+  CommandResult none = RunCommand(Runfile("distributed/uopc_launch") + " --nproc 2", 10);
   EXPECT_EQ(none.status, 2);
   EXPECT_TRUE(Has(none.out, "no program")) << none.out;
-  Job nodes = Sh(Bin("distributed/uopc_launch") + " --nproc 2 --nnodes 2 -- true", 10);
+  CommandResult nodes =
+      RunCommand(Runfile("distributed/uopc_launch") + " --nproc 2 --nnodes 2 -- true", 10);
   EXPECT_EQ(nodes.status, 2);
   EXPECT_TRUE(Has(nodes.out, "--master-port")) << nodes.out;
-  Job missing = Sh(Bin("distributed/uopc_launch") + " --nproc 1 -- /no/such/program", 10);
+  CommandResult missing =
+      RunCommand(Runfile("distributed/uopc_launch") + " --nproc 1 -- /no/such/program", 10);
   EXPECT_EQ(missing.status, 127) << missing.out;
   EXPECT_TRUE(Has(missing.out, "[rank 0] uopc_launch: cannot run /no/such/program")) << missing.out;
 }
@@ -145,7 +131,7 @@ TEST(Launcher, HelpAndBadUsage) {
 // A rank killed in the middle of a 64 MiB all-reduce: the others fail at once, naming it,
 // and the launcher exits with the killed rank's status.
 TEST(Faults, ARankKilledMidAllReduceFailsTheOthersNamingIt) {
-  Job j = Sh(Launch(3, "die", "UOPC_TIMEOUT=30"), 60);
+  CommandResult j = RunCommand(Launch(3, "die", "UOPC_TIMEOUT=30"), 60);
   EXPECT_EQ(j.status, 128 + 9) << j.out;
   EXPECT_TRUE(Has(j.out, "uopc_launch: rank 1 was killed by signal 9")) << j.out;
   EXPECT_TRUE(Has(j.out, "[rank 2] FAILED: ")) << j.out;
@@ -158,7 +144,7 @@ TEST(Faults, ARankKilledMidAllReduceFailsTheOthersNamingIt) {
 // A stopped (silent) rank: the others fail when the timeout runs out, naming it, and the
 // launcher stops the job (the stopped rank included) with a failure.
 TEST(Faults, AStalledRankTimesOutTheOthersNamingIt) {
-  Job j = Sh(Launch(3, "stall", "UOPC_TIMEOUT=3"), 60);
+  CommandResult j = RunCommand(Launch(3, "stall", "UOPC_TIMEOUT=3"), 60);
   EXPECT_EQ(j.status, 3) << j.out;
   EXPECT_TRUE(Has(j.out, "[rank 2] FAILED: DEADLINE_EXCEEDED")) << j.out;
   EXPECT_TRUE(Has(j.out, "timed out waiting for rank 1")) << j.out;
@@ -170,7 +156,7 @@ TEST(Faults, AStalledRankTimesOutTheOthersNamingIt) {
 class Mismatch : public testing::TestWithParam<const char*> {};
 
 TEST_P(Mismatch, IsReportedNotMisreduced) {
-  Job j = Sh(Launch(2, GetParam(), "UOPC_TIMEOUT=30"), 60);
+  CommandResult j = RunCommand(Launch(2, GetParam(), "UOPC_TIMEOUT=30"), 60);
   EXPECT_EQ(j.status, 3) << j.out;
   EXPECT_TRUE(Has(j.out, "mismatched collectives")) << j.out;
   EXPECT_FALSE(Has(j.out, "the mismatched collective finished")) << j.out;

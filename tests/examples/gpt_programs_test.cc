@@ -1,5 +1,4 @@
 // gpt_train and gpt_generate as a user runs them: real processes, real files.
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -7,26 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/testing/command.h"
+
 namespace {
 
-struct Proc {
-  int status;
-  std::string out;
-};
+using uopc::testing::CommandResult;
+using uopc::testing::RunCommand;
+using uopc::testing::Runfile;
 
-Proc Sh(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  Proc r{0, ""};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  r.status = WEXITSTATUS(pclose(p));
-  return r;
-}
-
-std::string Bin(const std::string& name) {
-  return std::string(std::getenv("TEST_SRCDIR")) + "/uopc/examples/gpt/" + name;
-}
+std::string Bin(const std::string& name) { return Runfile("examples/gpt/" + name); }
 std::string Tmp(const std::string& name) {
   return std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
 }
@@ -46,51 +34,51 @@ double LastLoss(const std::string& out) {
 }
 
 TEST(GptTrain, HelpListsEveryFlagWithItsDefault) {
-  Proc r = Sh(Bin("gpt_train") + " --help");
+  CommandResult r = RunCommand(Bin("gpt_train") + " --help");
   EXPECT_EQ(r.status, 0);
   for (const char* f :
        {"--data (default /usr/share/common-licenses/GPL-3)", "--steps (default 300)",
         "--lr (default 0.003)", "--resume (default false)", "--seed (default 0)"})
     EXPECT_NE(r.out.find(f), std::string::npos) << f << "\n" << r.out;
-  Proc bad = Sh(Bin("gpt_train") + " --stepz 3");
+  CommandResult bad = RunCommand(Bin("gpt_train") + " --stepz 3");
   EXPECT_EQ(bad.status, 2);
   EXPECT_EQ(bad.out, "unknown flag --stepz (see --help)\n");
-  EXPECT_EQ(Sh(Bin("gpt_train") + " --steps lots").out,
+  EXPECT_EQ(RunCommand(Bin("gpt_train") + " --steps lots").out,
             "--steps wants an integer, got 'lots' (see --help)\n");
-  EXPECT_EQ(Sh(Bin("gpt_train") + " --data /no/such/file").out,
+  EXPECT_EQ(RunCommand(Bin("gpt_train") + " --data /no/such/file").out,
             "gpt_train: corpus /no/such/file: cannot open: No such file or directory\n");
 }
 
 TEST(GptTrain, LearnsBelowTheUnigramEntropyAndResumesExactly) {
   // the unigram entropy of the default corpus is 3.17 nats per character
-  Proc full =
-      Sh(Bin("gpt_train") + kSmall + " --steps 100 --checkpoint " + Tmp("full.safetensors"));
+  CommandResult full = RunCommand(Bin("gpt_train") + kSmall + " --steps 100 --checkpoint " +
+                                  Tmp("full.safetensors"));
   ASSERT_EQ(full.status, 0) << full.out;
   EXPECT_LT(LastLoss(full.out), 2.9) << full.out;
   EXPECT_NE(full.out.find("step   100/100"), std::string::npos) << full.out;
   // interrupted after 60 steps, then resumed: the same loss at step 100 as the run in one go
-  Proc a = Sh(Bin("gpt_train") + kSmall + " --steps 100 --stop-at 60 --checkpoint " +
-              Tmp("part.safetensors"));
+  CommandResult a = RunCommand(Bin("gpt_train") + kSmall +
+                               " --steps 100 --stop-at 60 --checkpoint " + Tmp("part.safetensors"));
   ASSERT_EQ(a.status, 0) << a.out;
-  Proc b = Sh(Bin("gpt_train") + kSmall + " --steps 100 --resume --checkpoint " +
-              Tmp("part.safetensors"));
+  CommandResult b = RunCommand(Bin("gpt_train") + kSmall + " --steps 100 --resume --checkpoint " +
+                               Tmp("part.safetensors"));
   ASSERT_EQ(b.status, 0) << b.out;
   EXPECT_NE(b.out.find("resuming at step 60"), std::string::npos) << b.out;
   EXPECT_EQ(LastLoss(b.out), LastLoss(full.out)) << a.out << b.out << full.out;
   // and generation from it
-  Proc g1 = Sh(Bin("gpt_generate") + " --checkpoint " + Tmp("full.safetensors") +
-               " --prompt 'The ' --tokens 40 --seed 3");
-  Proc g2 = Sh(Bin("gpt_generate") + " --checkpoint " + Tmp("full.safetensors") +
-               " --prompt 'The ' --tokens 40 --seed 3");
+  CommandResult g1 = RunCommand(Bin("gpt_generate") + " --checkpoint " + Tmp("full.safetensors") +
+                                " --prompt 'The ' --tokens 40 --seed 3");
+  CommandResult g2 = RunCommand(Bin("gpt_generate") + " --checkpoint " + Tmp("full.safetensors") +
+                                " --prompt 'The ' --tokens 40 --seed 3");
   ASSERT_EQ(g1.status, 0) << g1.out;
   EXPECT_EQ(g1.out, g2.out);  // the same seed, the same text
   EXPECT_EQ(g1.out.size(), 4 + 40 + 1u);
   EXPECT_EQ(g1.out.rfind("The ", 0), 0u);
-  Proc topk = Sh(Bin("gpt_generate") + " --checkpoint " + Tmp("full.safetensors") +
-                 " --top-k 1 --temperature 0.5 --tokens 20");
+  CommandResult topk = RunCommand(Bin("gpt_generate") + " --checkpoint " + Tmp("full.safetensors") +
+                                  " --top-k 1 --temperature 0.5 --tokens 20");
   EXPECT_EQ(topk.status, 0) << topk.out;
-  Proc unknown = Sh(Bin("gpt_generate") + " --checkpoint " + Tmp("full.safetensors") +
-                    " --prompt '\xe2\x82\xac'");
+  CommandResult unknown = RunCommand(Bin("gpt_generate") + " --checkpoint " +
+                                     Tmp("full.safetensors") + " --prompt '\xe2\x82\xac'");
   EXPECT_EQ(unknown.status, 1);
   EXPECT_NE(unknown.out.find("is not in the model's vocabulary"), std::string::npos) << unknown.out;
 }
@@ -107,11 +95,13 @@ std::vector<double> Losses(const std::string& out) {
 // Under uopc_launch, two ranks with half a batch each follow the single-process run.
 TEST(GptTrain, DataParallelOverTwoRanksFollowsTheSingleProcessRun) {
   const std::string args = kSmall + " --steps 30";
-  Proc one = Sh(Bin("gpt_train") + args + " --checkpoint " + Tmp("one.safetensors"));
+  CommandResult one =
+      RunCommand(Bin("gpt_train") + args + " --checkpoint " + Tmp("one.safetensors"));
   ASSERT_EQ(one.status, 0) << one.out;
-  Proc two = Sh("timeout 300 " + std::string(std::getenv("TEST_SRCDIR")) +
-                "/uopc/distributed/uopc_launch --nproc 2 -- " + Bin("gpt_train") + args +
-                " --checkpoint " + Tmp("two.safetensors"));
+  CommandResult two =
+      RunCommand(Runfile("distributed/uopc_launch") + " --nproc 2 -- " + Bin("gpt_train") + args +
+                     " --checkpoint " + Tmp("two.safetensors"),
+                 300);
   ASSERT_EQ(two.status, 0) << two.out;
   EXPECT_NE(two.out.find("[rank 0] gpt_train: "), std::string::npos) << two.out;
   EXPECT_NE(two.out.find("data-parallel over 2 ranks"), std::string::npos) << two.out;
@@ -124,13 +114,13 @@ TEST(GptTrain, DataParallelOverTwoRanksFollowsTheSingleProcessRun) {
 
 TEST(GptGenerate, ACorruptCheckpointIsAClearError) {
   std::ofstream(Tmp("bad.safetensors")) << "garbage, not a checkpoint";
-  Proc r = Sh(Bin("gpt_generate") + " --checkpoint " + Tmp("bad.safetensors"));
+  CommandResult r = RunCommand(Bin("gpt_generate") + " --checkpoint " + Tmp("bad.safetensors"));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("gpt_generate: checkpoint " + Tmp("bad.safetensors") + ": a header of"),
             std::string::npos)
       << r.out;
-  EXPECT_EQ(Sh(Bin("gpt_generate") + " --help").status, 0);
-  EXPECT_EQ(Sh(Bin("gpt_generate") + " --temperature 0").out,
+  EXPECT_EQ(RunCommand(Bin("gpt_generate") + " --help").status, 0);
+  EXPECT_EQ(RunCommand(Bin("gpt_generate") + " --temperature 0").out,
             "gpt_generate: --temperature must be > 0\n");
 }
 

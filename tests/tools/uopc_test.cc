@@ -1,31 +1,23 @@
 // The `uopc` command-line tool, run as a real process.
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "tests/testing/command.h"
+
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-};
+using Result = uopc::testing::CommandResult;
+using uopc::testing::RunCommand;
+using uopc::testing::Runfile;
 
 // Runs `uopc ARGS` with `input` on stdin; stdout and stderr together.
 Result Uopc(const std::string& args, const std::string& input = "") {
-  std::string dir = std::getenv("TEST_TMPDIR");
-  std::string in = dir + "/stdin.txt";
+  std::string in = std::string(std::getenv("TEST_TMPDIR")) + "/stdin.txt";
   std::ofstream(in) << input;
-  std::string bin = std::string(std::getenv("TEST_SRCDIR")) + "/uopc/tools/uopc";
-  FILE* p = popen((bin + " " + args + " < " + in + " 2>&1").c_str(), "r");
-  Result r{0, ""};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  r.status = WEXITSTATUS(pclose(p));
-  return r;
+  return RunCommand(Runfile("tools/uopc") + " " + args + " < " + in);
 }
 
 TEST(UopcTool, SimplifyPrintsTheGraphAndItsBounds) {
@@ -66,16 +58,10 @@ TEST(UopcTool, DevicesListsTheCPluginAndSmokeTestsItsDevice) {
 }
 
 TEST(UopcTool, DevicesSaysWhyAPluginDidNotLoadAndFailsForAMissingRequiredDevice) {
-  Result r = Uopc("devices", "");
-  std::string cmd = "env UOPC_PLUGINS=/no/such/libuopc_plugin_x.so UOPC_DEVICES=TPU:0 ";
-  std::string bin = std::string(std::getenv("TEST_SRCDIR")) + "/uopc/tools/uopc";
-  FILE* p = popen((cmd + bin + " devices 2>/dev/null").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = WEXITSTATUS(pclose(p));
-  EXPECT_EQ(status, 1);
+  Result r = RunCommand("env UOPC_PLUGINS=/no/such/libuopc_plugin_x.so UOPC_DEVICES=TPU:0 " +
+                        Runfile("tools/uopc") + " devices 2>/dev/null");
+  const std::string& out = r.out;
+  EXPECT_EQ(r.status, 1);
   EXPECT_NE(out.find("not loaded: plugin /no/such/libuopc_plugin_x.so: no such file"),
             std::string::npos)
       << out;
