@@ -3,6 +3,7 @@
 #include "backends/c/compiler.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -50,18 +51,11 @@ class Compiler : public ::testing::Test {
     std::string s = Read(counter_);
     return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
   }
+  /// The cache's one compiled entry.
   std::string EntryPath(CCompiler& c) {
-    std::string only;
-    for (const auto& e : {c.cache_dir()}) {
-      std::string cmd = "ls " + e + "/*.so";
-      FILE* p = popen(cmd.c_str(), "r");
-      char buf[512] = {0};
-      size_t n = fread(buf, 1, sizeof buf - 1, p);
-      pclose(p);
-      only = std::string(buf, n);
-      while (!only.empty() && only.back() == '\n') only.pop_back();
-    }
-    return only;
+    for (const auto& e : std::filesystem::directory_iterator(c.cache_dir()))
+      if (e.path().extension() == ".so") return e.path().string();
+    return "";
   }
   std::string dir_, counter_, wrapper_;
   const std::string src_ =
