@@ -119,6 +119,15 @@ uopc_error* Initialize() {
   });
 }
 
+/// Zeroes the part of a caller's struct that both sides know, keeping its struct_size (the
+/// caller's, which may be older and smaller than this plugin's).
+template <typename T>
+void Clear(T* out) {
+  const uint64_t size = out->struct_size;
+  std::memset(out, 0, std::min<uint64_t>(size, sizeof *out));
+  out->struct_size = size;
+}
+
 // ---- backend ----
 
 uint32_t BackendCount() { return 1; }
@@ -134,9 +143,7 @@ uopc_error* BackendDescribe(const uopc_backend* b, uopc_backend_desc* out) {
   if (!b || !out) return NULL_ARG(b ? "out" : "backend");
   return Guard([&]() -> uopc_error* {
     static const std::string fingerprint = Compiler().fingerprint();
-    uint64_t size = out->struct_size;
-    std::memset(out, 0, std::min<uint64_t>(size, sizeof *out));
-    out->struct_size = size;
+    Clear(out);
     out->name = "c-gcc";
     out->target = "CPU:C:x86_64";
     out->fingerprint = fingerprint.c_str();
@@ -198,9 +205,7 @@ uopc_error* DeviceGet(uint32_t i, uopc_device** out) {
 
 uopc_error* DeviceDescribe(const uopc_device* d, uopc_device_props* out) {
   if (!d || !out) return NULL_ARG(d ? "out" : "device");
-  uint64_t size = out->struct_size;
-  std::memset(out, 0, std::min<uint64_t>(size, sizeof *out));
-  out->struct_size = size;
+  Clear(out);
   out->name = d->name.c_str();
   out->kind = d->kind.c_str();
   out->uid = d->uid.c_str();
