@@ -68,6 +68,11 @@ absl::StatusOr<JobEnv> JobEnv::FromEnvironment() {
           absl::StrCat("UOPC_TIMEOUT=", t, " is not a positive number of seconds"));
     e.timeout = std::chrono::milliseconds(static_cast<int64_t>(secs * 1000));
   }
+  if (const char* u = Env("UOPC_UNIX_SOCKETS")) {
+    if (std::string(u) != "0" && std::string(u) != "1")
+      return absl::InvalidArgumentError(absl::StrCat("UOPC_UNIX_SOCKETS=", u, " is not 0 or 1"));
+    e.unix_sockets = std::string(u) == "1";
+  }
   return e;
 }
 

@@ -4,7 +4,8 @@
 // SLURM_LOCALID, SLURM_NTASKS_PER_NODE) and Open MPI's (OMPI_COMM_WORLD_RANK, ..._SIZE,
 // ..._LOCAL_RANK, ..._LOCAL_SIZE) when torchrun's are absent, so a job starts under the
 // schedulers people already use. UOPC_JOB_TOKEN is the job's secret; UOPC_TIMEOUT the
-// seconds any call or wait may take (default 600).
+// seconds any call or wait may take (default 600); UOPC_UNIX_SOCKETS=0 makes ranks on one
+// host talk over TCP too (default 1: through unix sockets).
 #pragma once
 
 #include <chrono>
@@ -21,7 +22,8 @@ struct JobEnv {
   int master_port = 0;
   std::string token;
   std::chrono::milliseconds timeout{600000};
-  std::string source;  // "torchrun", "slurm", "openmpi": where the rank came from
+  bool unix_sockets = true;  // to ranks on the same host
+  std::string source;        // "torchrun", "slurm", "openmpi": where the rank came from
 
   /// From the environment; an error names the variable that is missing or wrong.
   static absl::StatusOr<JobEnv> FromEnvironment();

@@ -1,42 +1,18 @@
 #include "distributed/process_group.h"
 
-#include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <malloc.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 
 #include "core/status_macros.h"
+#include "distributed/peer_address.h"
 #include "distributed/peer_service.h"
 #include "distributed/rpc.h"
 #include "distributed/store.h"
 
 namespace uopc {
 namespace {
-
-// The address of this host as seen from `peer`: the source address of a route to it.
-std::string LocalAddressTowards(const std::string& peer) {
-  int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  if (fd < 0) return "127.0.0.1";
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(9);
-  std::string out = "127.0.0.1";
-  if (inet_pton(AF_INET, peer == "localhost" ? "127.0.0.1" : peer.c_str(), &to.sin_addr) == 1 &&
-      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0) {
-    sockaddr_in me{};
-    socklen_t len = sizeof me;
-    char buf[INET_ADDRSTRLEN];
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&me), &len) == 0 &&
-        inet_ntop(AF_INET, &me.sin_addr, buf, sizeof buf))
-      out = buf;
-  }
-  close(fd);
-  return out;
-}
 
 std::string Describe(const char* op, int64_t count, DType dtype) {
   return absl::StrCat(op, " of ", count, " x ", DTypeName(dtype));
@@ -93,6 +69,11 @@ absl::Status ProcessGroup::Start() {
   int port = 0;
   std::string listen = env_.rank == 0 ? absl::StrCat("0.0.0.0:", env_.master_port) : "0.0.0.0:0";
   b.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  PeerAddress me{"", env_.unix_sockets ? ThisHost() : "", ""};
+  if (!me.host.empty()) {  // peers on this host come through a unix socket
+    me.unix_name = NewUnixName();
+    b.AddListeningPort(UnixAddress(me.unix_name), grpc::InsecureServerCredentials());
+  }
   peer_service_ = std::make_unique<PeerService>(env_.token, &mailbox_);
   b.RegisterService(peer_service_.get());
   if (env_.rank == 0) {
@@ -105,8 +86,9 @@ absl::Status ProcessGroup::Start() {
                                                env_.rank == 0 ? " (is MASTER_PORT in use?)" : ""));
   std::string master = absl::StrCat(env_.master_addr, ":", env_.master_port);
   StoreClient store(master, env_.token, env_.timeout);
-  std::string me = absl::StrCat(LocalAddressTowards(env_.master_addr), ":", port);
-  RETURN_IF_ERROR(store.Set(absl::StrCat("addr/", env_.rank), me));
+  me.tcp = absl::StrCat(LocalAddressTowards(env_.master_addr), ":", port);
+  RETURN_IF_ERROR(store.Set(absl::StrCat("addr/", env_.rank), me.Encode()));
+  std::vector<std::shared_ptr<grpc::Channel>> channels(env_.world_size);
   std::vector<std::string> addresses(env_.world_size);
   for (int r = 0; r < env_.world_size; ++r) {
     absl::StatusOr<std::string> a = store.Get(absl::StrCat("addr/", r));
@@ -114,10 +96,14 @@ absl::Status ProcessGroup::Start() {
       return absl::Status(a.status().code(),
                           absl::StrCat("rendezvous: rank ", r,
                                        " did not join within the timeout: ", a.status().message()));
-    addresses[r] = *a;
+    absl::StatusOr<PeerAddress> peer = PeerAddress::Decode(*a);
+    if (!peer.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("rendezvous: rank ", r, " published ", peer.status().message()));
+    if (r != env_.rank) channels[r] = ChannelTo(*peer, me.host, &addresses[r]);
   }
-  transport_ =
-      std::make_unique<Transport>(env_.rank, addresses, env_.token, env_.timeout, &mailbox_);
+  transport_ = std::make_unique<Transport>(env_.rank, std::move(channels), addresses, env_.token,
+                                           env_.timeout, &mailbox_);
   worker_ = std::thread([this] { Loop(); });
   if (absl::Status s = Barrier()->Wait(); !s.ok())
     return absl::Status(s.code(), absl::StrCat("rendezvous: ", s.message()));

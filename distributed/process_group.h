@@ -1,7 +1,8 @@
 // ProcessGroup: the ranks of a job and the collectives between them. Created from the
 // environment (job_env.h): every rank starts a gRPC server on a free port (rank 0 also
 // hosts the rendezvous store at MASTER_ADDR:MASTER_PORT), publishes its address, learns
-// the others', and checks with a barrier that the ring is up.
+// the others' (peer_address.h: ranks on one host talk through unix sockets), and checks
+// with a barrier that the ring is up.
 //
 // Collectives run in call order on one communication thread and return a Work to wait on,
 // so communication overlaps compute; the buffers must stay valid until the Work is done
@@ -66,6 +67,8 @@ class ProcessGroup {
   int rank() const { return env_.rank; }
   int world_size() const { return env_.world_size; }
   const JobEnv& env() const { return env_; }
+  /// Where this rank reaches rank `r`: "unix-abstract:NAME" on this host, else "host:port".
+  const std::string& address_of(int r) const { return transport_->address(r); }
 
   /// In place: `data` (count elements of dtype) becomes the reduction over all ranks.
   std::shared_ptr<Work> AllReduce(void* data, int64_t count, DType dtype, ReduceOp op);

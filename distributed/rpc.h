@@ -23,6 +23,10 @@ std::unique_ptr<grpc::ClientContext> CallContext(const std::string& token,
                                                  std::chrono::milliseconds timeout);
 /// A channel to `address` ("host:port").
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
+/// A channel over a unix socket connected now to the abstract socket `name`, with a send
+/// buffer for megabyte frames; nullptr if it does not connect. It does not reconnect, and
+/// has no connectivity state (gRPC aborts if asked for it).
+std::shared_ptr<grpc::Channel> MakeUnixChannel(const std::string& name);
 /// Server options shared by every uopc server.
 void ConfigureServer(grpc::ServerBuilder& b);
 /// OK if the call carries `token`; else PERMISSION_DENIED (the caller changes nothing).

@@ -8,16 +8,17 @@
 
 namespace uopc {
 
-Transport::Transport(int rank, std::vector<std::string> addresses, std::string token,
+Transport::Transport(int rank, std::vector<std::shared_ptr<grpc::Channel>> channels,
+                     std::vector<std::string> addresses, std::string token,
                      std::chrono::milliseconds timeout, Mailbox* mailbox)
     : rank_(rank),
       addresses_(std::move(addresses)),
       token_(std::move(token)),
       timeout_(timeout),
-      mailbox_(mailbox) {
+      mailbox_(mailbox),
+      channels_(std::move(channels)) {
   const int p = static_cast<int>(addresses_.size());
   for (int r = 0; r < p; ++r) {
-    channels_.push_back(r == rank_ ? nullptr : MakeChannel(addresses_[r]));
     stubs_.push_back(r == rank_ ? nullptr : wire::Peer::NewStub(channels_[r]));
     links_.push_back(std::make_unique<Link>());
   }

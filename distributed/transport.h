@@ -25,9 +25,13 @@ namespace uopc {
 
 class Transport {
  public:
-  Transport(int rank, std::vector<std::string> addresses, std::string token,
+  /// `channels[r]` reaches rank r (null for this rank); `addresses[r]` names it in messages.
+  Transport(int rank, std::vector<std::shared_ptr<grpc::Channel>> channels,
+            std::vector<std::string> addresses, std::string token,
             std::chrono::milliseconds timeout, Mailbox* mailbox);
   ~Transport();
+
+  const std::string& address(int r) const { return addresses_[r]; }
 
   /// Queues `header` and `size` bytes of payload for rank `to`; the header's from and
   /// stream_seq are filled in here. The payload is copied, unless `borrow`: then gRPC sends

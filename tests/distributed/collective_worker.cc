@@ -14,7 +14,7 @@
 //                      done (the transport sends from it without copying until then)
 //   quick-exit         every rank leaves with _Exit right after its last all-reduce, without
 //                      closing the group: the peers still get every frame they need
-//   hello              prints its environment and passes a barrier
+//   hello              prints its environment and its peers' addresses, passes a barrier
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -369,6 +369,8 @@ int main(int argc, char** argv) {
   if (scenario == "hello") {
     std::printf("hello from rank %d of %d (local %d of %d, via %s)\n", group.rank(),
                 group.world_size(), env->local_rank, env->local_world_size, env->source.c_str());
+    for (int r = 0; r < group.world_size(); ++r)
+      if (r != group.rank()) std::printf("reaches rank %d at %s\n", r, group.address_of(r).c_str());
     Must(group.Barrier()->Wait());
     return 0;
   }

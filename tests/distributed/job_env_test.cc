@@ -12,8 +12,8 @@ class JobEnvTest : public testing::Test {
   void SetUp() override {
     for (const char* v :
          {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-          "UOPC_JOB_TOKEN", "UOPC_TIMEOUT", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
-          "SLURM_NTASKS_PER_NODE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+          "UOPC_JOB_TOKEN", "UOPC_TIMEOUT", "UOPC_UNIX_SOCKETS", "SLURM_PROCID", "SLURM_NTASKS",
+          "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
           "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"})
       unsetenv(v);
   }
@@ -35,6 +35,8 @@ TEST_F(JobEnvTest, TorchrunsContract) {
   EXPECT_EQ(e->master_port, 29500);
   EXPECT_EQ(e->token, "s3cret");
   EXPECT_EQ(e->timeout.count(), 2500);
+  Set("UOPC_UNIX_SOCKETS", "0");
+  EXPECT_FALSE(JobEnv::FromEnvironment()->unix_sockets);
 }
 
 TEST_F(JobEnvTest, SlurmAndOpenMpiWhenTorchrunsIsAbsent) {
@@ -54,6 +56,7 @@ TEST_F(JobEnvTest, SlurmAndOpenMpiWhenTorchrunsIsAbsent) {
   EXPECT_EQ(e->rank, 1);
   EXPECT_EQ(e->world_size, 2);
   EXPECT_EQ(e->timeout.count(), 600000);  // the default
+  EXPECT_TRUE(e->unix_sockets);           // the default
 }
 
 TEST_F(JobEnvTest, ErrorsNameTheVariable) {
@@ -70,6 +73,9 @@ TEST_F(JobEnvTest, ErrorsNameTheVariable) {
             std::string::npos);
   Set("MASTER_PORT", "80"), Set("UOPC_TIMEOUT", "soon");
   EXPECT_NE(JobEnv::FromEnvironment().status().message().find("UOPC_TIMEOUT=soon"),
+            std::string::npos);
+  unsetenv("UOPC_TIMEOUT"), Set("UOPC_UNIX_SOCKETS", "no");
+  EXPECT_NE(JobEnv::FromEnvironment().status().message().find("UOPC_UNIX_SOCKETS=no is not 0 or 1"),
             std::string::npos);
 }
 

@@ -51,6 +51,30 @@ TEST_P(Collectives, EqualLocalArithmetic) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Collectives, testing::Values(1, 2, 3, 4));
 
+// The same over TCP, which ranks on different hosts use (here the ring forwards too).
+TEST(CollectivesOverTcp, EqualLocalArithmetic) {
+  CommandResult j = RunCommand(Launch(3, "collectives big", "UOPC_UNIX_SOCKETS=0"), 600);
+  EXPECT_EQ(j.status, 0) << j.out;
+  EXPECT_TRUE(Has(j.out, " 0 wrong")) << j.out;
+  EXPECT_FALSE(Has(j.out, "WRONG")) << j.out;
+}
+
+// Ranks on one host reach each other through unix sockets, unless UOPC_UNIX_SOCKETS=0.
+TEST(Transport, RanksOnOneHostTalkThroughUnixSocketsUnlessToldNot) {
+  for (const char* env : {"", "UOPC_UNIX_SOCKETS=0"}) {
+    CommandResult j = RunCommand(Launch(3, "hello", env), 60);
+    EXPECT_EQ(j.status, 0) << j.out;
+    for (int r = 0; r < 3; ++r)
+      for (int peer = 0; peer < 3; ++peer)
+        if (peer != r)
+          EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(r) + "] reaches rank " +
+                                     std::to_string(peer) +
+                                     (*env ? " at 127.0.0.1:" : " at unix-abstract:uopc-")))
+              << env << "\n"
+              << j.out;
+  }
+}
+
 // The transport sends from the caller's buffers; once a collective is done they are the
 // caller's again: overwritten and freed at once, what the peers got is still right. Rank 2
 // takes no part in the send/recv between the all-reduces (p2p must not shift its numbering).
