@@ -1,16 +1,20 @@
 // All-reduce speed of ProcessGroup (the gRPC ring) next to the same ring over raw loopback
-// TCP sockets, and next to raw TCP streaming (every rank streaming to its successor at
-// once: the ring's ceiling), all measured in the same run by the same processes. Reports
+// TCP sockets, and next to raw streaming over TCP and over unix sockets (every rank
+// streaming to its successor at once: the ring's ceiling), all measured in the same run by
+// the same processes, interleaved iteration by iteration. Reports
 // algbw = bytes / time and busbw = algbw * 2(p-1)/p as nccl-tests define them, for 1 KiB
 // to 64 MiB, and the latency of an 8-byte all-reduce.
 //   bazel run -c opt //bench:allreduce_bench              # p = 2, then p = 4
 //   bazel run -c opt //bench:allreduce_bench -- --nproc 3
 // Run without RANK in the environment, it starts itself under uopc_launch.
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -22,6 +26,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
@@ -56,35 +61,49 @@ bool ReadAll(int fd, char* p, size_t n) {
 }
 
 /// A socket to the next rank and one from the previous, with a sender thread, so that a
-/// segment is on the wire while the next one is reduced (as in the gRPC ring).
-class TcpRing {
+/// segment is on the wire while the next one is reduced (as in the gRPC ring): over
+/// loopback TCP (AF_INET), or over abstract unix sockets (AF_UNIX) with the send buffer the
+/// gRPC transport asks for.
+class SocketRing {
  public:
-  TcpRing(ProcessGroup& g) : p_(g.world_size()), r_(g.rank()) {
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(lfd, 1) != 0 ||
-        getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+  SocketRing(ProcessGroup& g, int family) : p_(g.world_size()), r_(g.rank()) {
+    sockaddr_storage a{};
+    socklen_t len;
+    int lfd = socket(family, SOCK_STREAM, 0);
+    if (family == AF_INET) {
+      auto* in = reinterpret_cast<sockaddr_in*>(&a);
+      in->sin_family = AF_INET;
+      in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      len = sizeof *in;
+    } else {
+      a.ss_family = AF_UNIX;
+      len = sizeof(sa_family_t);  // the kernel picks an abstract name
+    }
+    if (bind(lfd, reinterpret_cast<sockaddr*>(&a), len) != 0 || listen(lfd, 1) != 0 ||
+        (len = sizeof a, getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len)) != 0)
       Die("listen");
     const JobEnv& e = g.env();
     StoreClient store(absl::StrCat(e.master_addr, ":", e.master_port), e.token, e.timeout);
-    if (!store.Set(absl::StrCat("tcp/", r_), std::to_string(ntohs(a.sin_port))).ok())
+    const std::string key = family == AF_INET ? "tcp/" : "unix/";
+    if (!store.Set(absl::StrCat(key, r_), std::string(reinterpret_cast<char*>(&a), len)).ok())
       Die("store set");
-    absl::StatusOr<std::string> next = store.Get(absl::StrCat("tcp/", (r_ + 1) % p_));
+    absl::StatusOr<std::string> next = store.Get(absl::StrCat(key, (r_ + 1) % p_));
     if (!next.ok()) Die("store get");
-    out_ = socket(AF_INET, SOCK_STREAM, 0);
-    a.sin_port = htons(static_cast<uint16_t>(std::stoi(*next)));
-    if (connect(out_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) Die("connect");
+    out_ = socket(family, SOCK_STREAM, 0);
+    const int one = 1, send_buffer = 4 << 20;
+    if (family == AF_INET)
+      setsockopt(out_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    else
+      setsockopt(out_, SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer);
+    if (connect(out_, reinterpret_cast<const sockaddr*>(next->data()),
+                static_cast<socklen_t>(next->size())) != 0)
+      Die("connect");
     in_ = accept(lfd, nullptr, nullptr);
     close(lfd);
-    int one = 1;
-    setsockopt(out_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    setsockopt(in_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (family == AF_INET) setsockopt(in_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     sender_ = std::thread([this] { Send(); });
   }
-  ~TcpRing() {
+  ~SocketRing() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
@@ -128,7 +147,7 @@ class TcpRing {
 
  private:
   static void Die(const char* what) {
-    std::fprintf(stderr, "tcp ring: %s: %s\n", what, std::strerror(errno));
+    std::fprintf(stderr, "socket ring: %s: %s\n", what, std::strerror(errno));
     std::exit(1);
   }
   void Queue(const float* p, int64_t n) {
@@ -168,102 +187,115 @@ class TcpRing {
   std::thread sender_;
 };
 
-TcpRing* g_tcp = nullptr;
+SocketRing *g_tcp = nullptr, *g_unix = nullptr;
 
-void SetRates(benchmark::State& state, int64_t bytes) {
-  const int p = g_group->world_size();
-  state.counters["algbw"] =
-      benchmark::Counter(static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["busbw"] = benchmark::Counter(static_cast<double>(bytes) * 2 * (p - 1) / p,
-                                               benchmark::Counter::kIsIterationInvariantRate);
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty()      ? 0
+         : v.size() % 2 ? v[v.size() / 2]
+                        : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-void BM_AllReduce_gRPC(benchmark::State& state) {
-  const int64_t n = state.range(0) / 4;
-  std::vector<float> x(n, 1.0f);
+/// One iteration runs, in a rotating order and on the same bytes: the gRPC ring, the same
+/// ring over raw TCP, and raw streams over TCP and over unix sockets (every rank streaming
+/// the 2(p-1)/p of the tensor that a ring sends per rank to its successor, all at once:
+/// the ring's ceiling). This machine's speed drifts by tens of percent within seconds, so
+/// each ratio is taken within one iteration; the medians over the iterations are reported.
+/// The time reported is gRPC's.
+void BM_AllReduce(benchmark::State& state) {
+  const int p = g_group->world_size();
+  const int64_t bytes = state.range(0), n = bytes / 4, streamed = bytes * 2 * (p - 1) / p / 4 * 4;
+  std::vector<float> x(n, 1.0f), y(n, 1.0f);
+  std::vector<char> out(streamed, 1), in(streamed);
+  const double bus = static_cast<double>(bytes) * 2 * (p - 1) / p;
+  constexpr int kRuns = 4;
+  const std::function<void()> run[kRuns] = {
+      [&] {
+        absl::Status s = g_group->AllReduce(x.data(), n, DType::kF32, ReduceOp::kSum)->Wait();
+        if (!s.ok()) state.SkipWithError(std::string(s.message()).c_str());
+      },
+      [&] { g_tcp->AllReduce(y.data(), n); },
+      [&] { g_tcp->Stream(out.data(), in.data(), streamed); },
+      [&] { g_unix->Stream(out.data(), in.data(), streamed); }};
+  std::vector<double> busbw[kRuns], fraction[kRuns];
+  int i = 0;
   for (auto _ : state) {
-    absl::Status s = g_group->AllReduce(x.data(), n, DType::kF32, ReduceOp::kSum)->Wait();
-    if (!s.ok()) state.SkipWithError(std::string(s.message()).c_str());
+    double t[kRuns];
+    for (int k = 0; k < kRuns; ++k) {
+      const int j = (i + k) % kRuns;
+      auto start = std::chrono::steady_clock::now();
+      run[j]();
+      t[j] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    ++i;
+    state.SetIterationTime(t[0]);
+    for (int j = 0; j < kRuns; ++j)
+      busbw[j].push_back(bus / t[j]), fraction[j].push_back(t[j] / t[0]);
   }
-  SetRates(state, n * 4);
+  const char* names[kRuns] = {"busbw", "tcp_ring", "tcp_streams", "unix_streams"};
+  for (int j = 0; j < kRuns; ++j) {
+    state.counters[names[j]] = Median(busbw[j]);
+    if (j) state.counters[absl::StrCat("of_", names[j])] = Median(fraction[j]);
+  }
+  state.counters["algbw"] = Median(busbw[0]) * p / (2 * (p - 1));
 }
 
-void BM_AllReduce_TCP(benchmark::State& state) {
-  const int64_t n = state.range(0) / 4;
-  std::vector<float> x(n, 1.0f);
-  for (auto _ : state) g_tcp->AllReduce(x.data(), n);
-  SetRates(state, n * 4);
+void BM_Latency(benchmark::State& state) {
+  float x = 1.0f;
+  for (auto _ : state)
+    if (absl::Status s = g_group->AllReduce(&x, 2, DType::kF32, ReduceOp::kSum)->Wait(); !s.ok())
+      state.SkipWithError(std::string(s.message()).c_str());
 }
 
-/// Raw TCP: every rank streams the bytes a ring all-reduce sends per rank (2(p-1)/p of the
-/// tensor) to its successor at once; reported as the busbw such a stream would allow.
-void BM_Stream_TCP(benchmark::State& state) {
-  const int p = g_group->world_size();
-  const int64_t bytes = state.range(0), sent = bytes * 2 * (p - 1) / p / 4 * 4;
-  std::vector<char> out(sent, 1), in(sent);
-  for (auto _ : state) g_tcp->Stream(out.data(), in.data(), sent);
-  SetRates(state, bytes);
+void BM_Latency_TCP(benchmark::State& state) {
+  float x[2] = {1.0f, 1.0f};
+  for (auto _ : state) g_tcp->AllReduce(x, 2);
 }
 
 /// Fixed iterations: every rank must run each benchmark the same number of times.
-void Register(const char* name, void (*f)(benchmark::State&), int64_t bytes) {
-  benchmark::RegisterBenchmark(name, f)
-      ->Arg(bytes)
-      ->Iterations(bytes >= (64 << 20)  ? 10
-                   : bytes >= (4 << 20) ? 50
-                                        : 500)
-      ->UseRealTime()
-      ->Unit(benchmark::kMillisecond);
-}
-
 void RegisterAll() {
-  // size by size, the three side by side: the machine's load drifts less between them
   for (int64_t bytes : {int64_t{1} << 10, int64_t{16} << 10, int64_t{256} << 10, int64_t{4} << 20,
-                        int64_t{64} << 20}) {
-    Register("AllReduce_gRPC", BM_AllReduce_gRPC, bytes);
-    Register("AllReduce_TCP", BM_AllReduce_TCP, bytes);
-    Register("Stream_TCP", BM_Stream_TCP, bytes);
-  }
-  benchmark::RegisterBenchmark("Latency_gRPC", BM_AllReduce_gRPC)
-      ->Arg(8)
-      ->Iterations(2000)
-      ->UseRealTime()
-      ->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("Latency_TCP", BM_AllReduce_TCP)
-      ->Arg(8)
-      ->Iterations(2000)
-      ->UseRealTime()
-      ->Unit(benchmark::kMicrosecond);
+                        int64_t{64} << 20})
+    benchmark::RegisterBenchmark("AllReduce", BM_AllReduce)
+        ->Arg(bytes)
+        ->Iterations(bytes >= (64 << 20)  ? 30
+                     : bytes >= (4 << 20) ? 100
+                                          : 1000)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  for (auto f : {BM_Latency, BM_Latency_TCP})
+    benchmark::RegisterBenchmark(f == BM_Latency ? "Latency_gRPC/8" : "Latency_TCP/8", f)
+        ->Iterations(2000)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
 }
 
-/// Rank 0 prints the usual table, then gRPC's busbw as a fraction of each TCP baseline.
+/// Rank 0 prints the usual table, then a summary of the busbw figures and ratios.
 class Reporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
-    for (const Run& r : runs) {
-      std::vector<std::string> parts = absl::StrSplit(r.benchmark_name(), '/');
-      const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
-      if ((median || r.run_type == Run::RT_Iteration) && parts.size() > 1 &&
-          parts[0].rfind("Latency", 0) != 0 && r.counters.count("busbw"))
-        busbw_[parts[1]][parts[0]] = r.counters.at("busbw");  // the median, when repeated
-    }
+    for (const Run& r : runs)
+      if (r.run_type == Run::RT_Iteration && r.counters.count("of_tcp_streams")) rows_.push_back(r);
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
     std::printf(
-        "\nbusbw, GB/s, p = %d: gRPC ring / TCP ring / TCP streams; gRPC as a fraction of each\n",
-        g_group->world_size());
-    for (auto& [size, by] : busbw_) {
-      double g = by["AllReduce_gRPC"] / 1e9, t = by["AllReduce_TCP"] / 1e9,
-             s = by["Stream_TCP"] / 1e9;
-      std::printf("%10s bytes: %6.3f / %6.3f / %6.3f   %.2f of TCP ring, %.2f of TCP streams\n",
-                  size.c_str(), g, t, s, g / t, g / s);
+        "\nbusbw, GB/s, p = %d, medians: gRPC ring (%s) / TCP ring / TCP streams / unix streams;"
+        "\ngRPC's as a fraction of each (the median of the per-iteration ratios)\n",
+        g_group->world_size(), g_group->env().unix_sockets ? "unix sockets on one host" : "TCP");
+    for (const Run& r : rows_) {
+      auto c = [&](const char* k) { return r.counters.at(k).value; };
+      std::vector<std::string> name = absl::StrSplit(r.benchmark_name(), '/');
+      std::printf("%10s bytes: %6.3f / %6.3f / %6.3f / %6.3f   %.2f / %.2f / %.2f\n",
+                  name[1].c_str(), c("busbw") / 1e9, c("tcp_ring") / 1e9, c("tcp_streams") / 1e9,
+                  c("unix_streams") / 1e9, c("of_tcp_ring"), c("of_tcp_streams"),
+                  c("of_unix_streams"));
     }
   }
 
  private:
-  std::map<std::string, std::map<std::string, double>> busbw_;
+  std::vector<Run> rows_;
 };
 
 class Quiet : public benchmark::BenchmarkReporter {
@@ -306,11 +338,10 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--help") {
       std::printf(
           "usage: allreduce_bench [--nproc N]... [benchmark flags]\n"
-          "All-reduce algbw/busbw of the gRPC ring next to a raw-TCP ring and raw TCP streams, 1 "
-          "KiB to "
-          "64 MiB,\nand 8-byte latency; with no --nproc, for 2 and then 4 ranks. Each is repeated "
-          "5 "
-          "times\n(--benchmark_repetitions=N to change) and the medians are compared.\n");
+          "All-reduce busbw of the gRPC ring next to the same ring over raw TCP, and raw TCP and\n"
+          "unix-socket streams, 1 KiB to 64 MiB, interleaved iteration by iteration, and the\n"
+          "latency of an 8-byte all-reduce; with no --nproc, for 2 and then 4 ranks.\n"
+          "UOPC_UNIX_SOCKETS=0 makes the gRPC ring use TCP between ranks on one host too.\n");
       return 0;
     }
   if (!std::getenv("RANK")) return Launch(argc, argv);
@@ -323,17 +354,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   g_group = group->get();
-  TcpRing tcp(**group);
-  g_tcp = &tcp;
+  SocketRing tcp(**group, AF_INET), unix_sockets(**group, AF_UNIX);
+  g_tcp = &tcp, g_unix = &unix_sockets;
   RegisterAll();
-  // repeated (the machine is noisy), medians reported, unless the flags say otherwise
   std::vector<char*> args(argv, argv + argc);
-  std::string reps = "--benchmark_repetitions=5",
-              aggregates = "--benchmark_report_aggregates_only=true";
-  bool repeated = false;
-  for (int i = 1; i < argc; ++i)
-    repeated |= std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0;
-  if (!repeated) args.insert(args.begin() + 1, {reps.data(), aggregates.data()});
   int n = static_cast<int>(args.size());
   benchmark::Initialize(&n, args.data());
   if (g_group->rank() == 0) {
