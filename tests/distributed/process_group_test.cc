@@ -112,19 +112,27 @@ TEST(Launcher, SetsEachRanksEnvironmentAndPrefixesItsLines) {
         << j.out;
 }
 
+// Node 0 keeps to TCP (as if on another host): its ranks reach everyone over TCP, and
+// node 1's ranks reach each other through unix sockets and node 0 over TCP.
 TEST(Launcher, TwoNodesOfTwoRanksFormOneJobOfFour) {
   const std::string node = Runfile("distributed/uopc_launch") +
                            " --nproc 2 --nnodes 2 --master-port " + std::to_string(FreePort()) +
                            " --node-rank ";
   const std::string worker = " -- " + Runfile("tests/distributed/collective_worker") + " hello";
-  CommandResult j = RunCommand("export UOPC_JOB_TOKEN=t0ken; " + node + "1" + worker + " & " +
-                                   node + "0" + worker + "; a=$?; wait $!; exit $((a + $?))",
-                               120);
+  CommandResult j =
+      RunCommand("export UOPC_JOB_TOKEN=t0ken; " + node + "1" + worker + " & UOPC_UNIX_SOCKETS=0 " +
+                     node + "0" + worker + "; a=$?; wait $!; exit $((a + $?))",
+                 120);
   EXPECT_EQ(j.status, 0) << j.out;
   for (int r = 0; r < 4; ++r)
     EXPECT_TRUE(Has(
         j.out, "[rank " + std::to_string(r) + "] hello from rank " + std::to_string(r) + " of 4"))
         << j.out;
+  for (const char* line :
+       {"[rank 0] reaches rank 1 at 127.0.0.1:", "[rank 1] reaches rank 2 at 127.0.0.1:",
+        "[rank 2] reaches rank 0 at 127.0.0.1:", "[rank 2] reaches rank 3 at unix-abstract:",
+        "[rank 3] reaches rank 2 at unix-abstract:"})
+    EXPECT_TRUE(Has(j.out, line)) << line << "\n" << j.out;
 }
 
 TEST(Launcher, ExitsWithTheFailingRanksStatusAndStopsTheOthers) {
