@@ -82,8 +82,10 @@ absl::Status ProcessGroup::Start() {
   }
   server_ = b.BuildAndStart();
   if (!server_ || port == 0)
-    return absl::UnavailableError(absl::StrCat("rank ", env_.rank, ": cannot listen on ", listen,
-                                               env_.rank == 0 ? " (is MASTER_PORT in use?)" : ""));
+    return absl::UnavailableError(
+        absl::StrCat("rank ", env_.rank, ": cannot listen on ", listen,
+                     me.unix_name.empty() ? "" : absl::StrCat(" and ", UnixAddress(me.unix_name)),
+                     env_.rank == 0 ? " (is MASTER_PORT in use?)" : ""));
   std::string master = absl::StrCat(env_.master_addr, ":", env_.master_port);
   StoreClient store(master, env_.token, env_.timeout);
   me.tcp = absl::StrCat(LocalAddressTowards(env_.master_addr), ":", port);
