@@ -270,6 +270,13 @@ void RegisterAll() {
         ->Unit(benchmark::kMicrosecond);
 }
 
+/// How rank 0 reaches its successor: "unix sockets" or "TCP".
+std::string Via() {
+  const int p = g_group->world_size();
+  if (p == 1) return "no peers";
+  return g_group->address_of(1 % p).rfind("unix-abstract:", 0) == 0 ? "unix sockets" : "TCP";
+}
+
 /// Rank 0 prints the usual table, then a summary of the busbw figures and ratios.
 class Reporter : public benchmark::ConsoleReporter {
  public:
@@ -283,7 +290,7 @@ class Reporter : public benchmark::ConsoleReporter {
     std::printf(
         "\nbusbw, GB/s, p = %d, medians: gRPC ring (%s) / TCP ring / TCP streams / unix streams;"
         "\ngRPC's as a fraction of each (the median of the per-iteration ratios)\n",
-        g_group->world_size(), g_group->env().unix_sockets ? "unix sockets on one host" : "TCP");
+        g_group->world_size(), Via().c_str());
     for (const Run& r : rows_) {
       auto c = [&](const char* k) { return r.counters.at(k).value; };
       std::vector<std::string> name = absl::StrSplit(r.benchmark_name(), '/');
