@@ -1,19 +1,14 @@
 #include "frontend/safetensors.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
-#include <unistd.h>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 #include "core/alu.h"
 #include "core/element.h"
+#include "core/file.h"
 #include "frontend/json.h"
 
 namespace uopc {
@@ -77,28 +72,12 @@ absl::Status SaveSafetensors(const std::string& path, const Checkpoint& ckpt) {
   std::string header = "{" + absl::StrJoin(entries, ",") + "}";
   header.resize((header.size() + 7) / 8 * 8, ' ');
   uint64_t n = header.size();
-  std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    char len[8];
-    for (int k = 0; k < 8; ++k) len[k] = static_cast<char>((n >> (8 * k)) & 0xff);
-    out.write(len, 8);
-    out.write(header.data(), static_cast<std::streamsize>(n));
-    for (const auto& [name, t] : ckpt.tensors)
-      out.write(t.bytes.data(), static_cast<std::streamsize>(t.bytes.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return absl::UnavailableError(
-          absl::StrCat("checkpoint ", path, ": cannot write ", tmp, ": ", std::strerror(errno)));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string err = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return absl::UnavailableError(
-        absl::StrCat("checkpoint ", path, ": cannot rename ", tmp, ": ", err));
-  }
+  char len[8];
+  for (int k = 0; k < 8; ++k) len[k] = static_cast<char>((n >> (8 * k)) & 0xff);
+  std::vector<absl::string_view> pieces = {absl::string_view(len, 8), header};
+  for (const auto& [name, t] : ckpt.tensors) pieces.push_back(t.bytes);
+  if (absl::Status s = WriteFileAtomic(path, pieces); !s.ok())
+    return absl::Status(s.code(), absl::StrCat("checkpoint ", path, ": ", s.message()));
   return absl::OkStatus();
 }
 
@@ -106,13 +85,10 @@ absl::StatusOr<Checkpoint> LoadSafetensors(const std::string& path) {
   auto bad = [&](const std::string& why) {
     return absl::DataLossError(absl::StrCat("checkpoint ", path, ": ", why));
   };
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::NotFoundError(
-        absl::StrCat("checkpoint ", path, ": cannot open: ", std::strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string file = ss.str();
+  absl::StatusOr<std::string> read = ReadFile(path);
+  if (!read.ok())
+    return absl::Status(read.status().code(), absl::StrCat("checkpoint ", read.status().message()));
+  const std::string& file = *read;
   if (file.size() < 8)
     return bad(absl::StrCat(file.size(), " bytes; a safetensors file has at least 8 (truncated?)"));
   uint64_t n = 0;

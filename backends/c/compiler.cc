@@ -6,7 +6,6 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -19,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
+#include "core/file.h"
 #include "core/fnv.h"
 #include "core/status_macros.h"
 
@@ -36,38 +36,9 @@ std::string KeyOf(absl::string_view a, absl::string_view b) {
   return Hex64(Fnv1a(all)) + Hex64(Fnv1a(all, 0x9e3779b97f4a7c15ull));
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string UniqueStem(absl::string_view base) {
   static std::atomic<uint64_t> counter{0};
   return absl::StrCat(base, ".", getpid(), ".", counter.fetch_add(1), ".tmp");
-}
-
-// Writes `bytes` to `path` through a temporary file and a rename: readers see all or nothing.
-absl::Status WriteAtomic(const std::string& path, absl::string_view bytes) {
-  std::string tmp = UniqueStem(path);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return absl::UnavailableError(absl::StrCat("cannot write ", tmp, ": ", std::strerror(errno)));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string err = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return absl::UnavailableError(absl::StrCat("cannot rename ", tmp, " to ", path, ": ", err));
-  }
-  return absl::OkStatus();
 }
 
 bool MakeDirs(const std::string& path) {
@@ -224,7 +195,7 @@ absl::StatusOr<std::string> CCompiler::Compile(absl::string_view source) {
   }
   ASSIGN_OR_RETURN(std::string object, RunCompiler(source, dir, key));
   std::string sealed = SealObject(object, key);
-  if (absl::Status s = WriteAtomic(path, sealed); !s.ok()) {
+  if (absl::Status s = WriteFileAtomic(path, {sealed}); !s.ok()) {
     if (options_.warn)
       options_.warn(absl::StrCat("uopc: warning: cannot cache a kernel: ", s.message()));
   }
@@ -236,7 +207,7 @@ absl::StatusOr<std::string> CCompiler::Materialize(absl::string_view sealed) {
   ASSIGN_OR_RETURN(std::string dir, Folder());
   std::string path = absl::StrCat(dir, "/", key, ".so");
   if (absl::StatusOr<std::string> have = ReadFile(path); have.ok() && *have == sealed) return path;
-  RETURN_IF_ERROR(WriteAtomic(path, sealed));
+  RETURN_IF_ERROR(WriteFileAtomic(path, {sealed}));
   return path;
 }
 

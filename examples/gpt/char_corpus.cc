@@ -1,12 +1,10 @@
 #include "examples/gpt/char_corpus.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
+
+#include "core/file.h"
 
 namespace uopc {
 
@@ -16,13 +14,10 @@ int32_t CharCorpus::Encode(char c) const {
 }
 
 absl::StatusOr<CharCorpus> LoadCorpus(const std::string& path, int64_t context) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::NotFoundError(
-        absl::StrCat("corpus ", path, ": cannot open: ", std::strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  absl::StatusOr<std::string> read = ReadFile(path);
+  if (!read.ok())
+    return absl::Status(read.status().code(), absl::StrCat("corpus ", read.status().message()));
+  const std::string& text = *read;
   if (static_cast<int64_t>(text.size()) < context + 2)
     return absl::InvalidArgumentError(absl::StrCat("corpus ", path, ": ", text.size(),
                                                    " characters; need more than the context (",

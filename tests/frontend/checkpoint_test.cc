@@ -2,10 +2,10 @@
 // (never a crash) for every way a file can be broken.
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "core/file.h"
 #include "frontend/safetensors.h"
 
 namespace uopc {
@@ -13,13 +13,6 @@ namespace {
 
 std::string Tmp(const std::string& name) {
   return std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
-}
-
-std::string Read(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 void Write(const std::string& p, const std::string& bytes) {
@@ -71,7 +64,7 @@ TEST(Checkpoint, EveryDTypeRoundTrips) {
     EXPECT_EQ(back->tensors[i].second.shape, c.tensors[i].second.shape);
     EXPECT_EQ(back->tensors[i].second.bytes, c.tensors[i].second.bytes);
   }
-  EXPECT_EQ(static_cast<unsigned char>(Read(Tmp("all.safetensors"))[0]) % 8,
+  EXPECT_EQ(static_cast<unsigned char>(ReadFile(Tmp("all.safetensors")).value_or("")[0]) % 8,
             0);  // the header is padded to 8 bytes
 }
 
@@ -82,11 +75,11 @@ TEST(Checkpoint, AFailedWriteLeavesTheOldFileAndNoTemporary) {
             absl::StatusCode::kUnavailable);
   std::string path = Tmp("keep.safetensors");
   ASSERT_TRUE(SaveSafetensors(path, c).ok());
-  std::string before = Read(path);
+  std::string before = ReadFile(path).value_or("");
   Checkpoint bad = c;
   bad.tensors[0].second.bytes = "123";  // wrong size: refused before anything is written
   EXPECT_FALSE(SaveSafetensors(path, bad).ok());
-  EXPECT_EQ(Read(path), before);
+  EXPECT_EQ(ReadFile(path).value_or(""), before);
 }
 
 struct Broken {
@@ -139,7 +132,7 @@ TEST(Checkpoint, TruncatingAValidFileAnywhereIsAnError) {
   Gpt model(GptConfig{5, 4, 8, 2, 1, 0.0});
   std::string path = Tmp("t.safetensors");
   ASSERT_TRUE(SaveModel(path, model, {}).ok());
-  std::string full = Read(path);
+  std::string full = ReadFile(path).value_or("");
   for (size_t cut = 0; cut < full.size(); cut += 97) {
     Write(Tmp("cut"), full.substr(0, cut));
     EXPECT_FALSE(LoadSafetensors(Tmp("cut")).ok()) << "cut at " << cut;

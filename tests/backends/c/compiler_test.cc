@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -14,17 +13,12 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "core/file.h"
+
 namespace uopc {
 namespace {
 
 std::string Tmp() { return std::getenv("TEST_TMPDIR"); }
-
-std::string Read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class Compiler : public ::testing::Test {
  protected:
@@ -48,7 +42,7 @@ class Compiler : public ::testing::Test {
     return CCompiler(o);
   }
   int Runs() {
-    std::string s = Read(counter_);
+    std::string s = ReadFile(counter_).value_or("");
     return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
   }
   /// The cache's one compiled entry.
@@ -81,12 +75,12 @@ TEST_F(Compiler, ATruncatedEntryIsRebuilt) {
   std::string good = *c.Compile(src_);
   std::string path = EntryPath(c);
   ASSERT_EQ(truncate(path.c_str(), 100), 0);
-  EXPECT_EQ(CheckSealed(Read(path)).status().message(),
+  EXPECT_EQ(CheckSealed(ReadFile(path).value_or("")).status().message(),
             "compiled object of 100 bytes has no uopc trailer (truncated?)");
   std::string rebuilt = *c.Compile(src_);
   EXPECT_EQ(Runs(), 2);
   EXPECT_TRUE(CheckSealed(rebuilt).ok());
-  EXPECT_TRUE(Read(path) == rebuilt);
+  EXPECT_TRUE(ReadFile(path).value_or("") == rebuilt);
 }
 
 TEST_F(Compiler, ACorruptEntryIsRebuilt) {
@@ -99,7 +93,7 @@ TEST_F(Compiler, ACorruptEntryIsRebuilt) {
             absl::StrCat("compiled object of ", bad.size(), " bytes fails its checksum (corrupt)"));
   EXPECT_TRUE(CheckSealed(*c.Compile(src_)).ok());
   EXPECT_EQ(Runs(), 2);
-  EXPECT_TRUE(CheckSealed(Read(path)).ok());
+  EXPECT_TRUE(CheckSealed(ReadFile(path).value_or("")).ok());
 }
 
 TEST_F(Compiler, TwoProcessesCompilingTheSameKernelBothSucceed) {
@@ -119,7 +113,7 @@ TEST_F(Compiler, TwoProcessesCompilingTheSameKernelBothSucceed) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
   CCompiler c = Make();
-  EXPECT_TRUE(CheckSealed(Read(EntryPath(c))).ok());
+  EXPECT_TRUE(CheckSealed(ReadFile(EntryPath(c)).value_or("")).ok());
   int before = Runs();
   EXPECT_TRUE(c.Compile(src).ok());
   EXPECT_EQ(Runs(), before);  // the entry one of them wrote is used
@@ -154,9 +148,9 @@ TEST_F(Compiler, MaterializeWritesWhatIsMissingAndRefusesBadBytes) {
   CCompiler c = Make();
   std::string sealed = *c.Compile(src_);
   std::string path = *c.Materialize(sealed);
-  EXPECT_TRUE(Read(path) == sealed);
+  EXPECT_TRUE(ReadFile(path).value_or("") == sealed);
   unlink(path.c_str());
-  EXPECT_TRUE(Read(*c.Materialize(sealed)) == sealed);
+  EXPECT_TRUE(ReadFile(*c.Materialize(sealed)).value_or("") == sealed);
   EXPECT_EQ(c.Materialize(sealed.substr(0, 10)).status().code(), absl::StatusCode::kDataLoss);
 }
 
