@@ -157,14 +157,39 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
       return;
     }
     case Ops::STAGE: Add(u.src(0), g); return;
+    case Ops::TRUNC: return;  // piecewise constant: its derivative is 0 almost everywhere
+    case Ops::CONST:
+    case Ops::VAR:
+    case Ops::BUFFER: return;  // leaves: their gradients are read from grads_
+    // results that are never float (comparisons, integer and bitwise ops) get no gradient
+    // to pass on: Add() drops it before a rule would be asked
+    case Ops::CMPLT:
+    case Ops::CMPNE:
+    case Ops::CMPEQ:
+    case Ops::FLOORDIV:
+    case Ops::MOD:
+    case Ops::AND:
+    case Ops::OR:
+    case Ops::XOR:
+    case Ops::SHL:
+    case Ops::SHR: return;
     case Ops::INDEX:
     case Ops::LOAD:
       ThrowInvalid(
           "backward: the value depends on a data-dependent index (a gather); autodiff cannot "
-          "differentiate "
-          "through it (use a one-hot matmul)");
-    default: return;  // leaves, comparisons, integer ops: no gradient flows
+          "differentiate through it (use a one-hot matmul)");
+    case Ops::BITCAST:
+    case Ops::ASSIGN:
+    case Ops::COPY:
+    case Ops::SINK:
+    case Ops::ALLOC:
+    case Ops::RANGE:
+    case Ops::STORE:
+    case Ops::END:
+    case Ops::AFTER: break;
   }
+  ThrowInvalid(absl::StrCat("backward: no gradient rule for ", OpName(u.op()), " (dtype ",
+                            DTypeName(u.dtype()), "); expected a differentiable tensor op"));
 }
 
 std::vector<Tensor> Backprop::Run() {

@@ -90,7 +90,7 @@ class Renderer {
  private:
   void Line(const std::string& s) { body_ += std::string(2 * depth_, ' ') + s + "\n"; }
   std::string R(const UOp& u) const { return expr_.at(u.get()); }  // a copy: expr_ may rehash
-  std::string Alu(const UOp& u) const;
+  absl::StatusOr<std::string> Alu(const UOp& u) const;
   std::string Div(const UOp& u) const;
   std::string Round(DType t, const std::string& e) const;
   absl::Status Emit(const UOp& u, size_t pos);
@@ -121,7 +121,7 @@ std::string Renderer::Div(const UOp& u) const {
                       R(a), ", ", R(b), ")");
 }
 
-std::string Renderer::Alu(const UOp& u) const {
+absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
   DType t = u.dtype(), in = u.src(0).dtype();
   auto bin = [&](const char* op) { return absl::StrCat("(", R(u.src(0)), op, R(u.src(1)), ")"); };
   // float math on f16/bf16 goes through float; f64 has its own functions
@@ -183,8 +183,30 @@ std::string Renderer::Alu(const UOp& u) const {
           absl::StrCat("(((union { ", MemType(in), " a; ", MemType(t), " b; }){.a = ", x, "}).b)");
       return t == DType::kBF16 ? absl::StrCat("uopc_bf16_to_f32(", bits, ")") : bits;
     }
-    default: return "?";
+    case Ops::SINK:
+    case Ops::CONST:
+    case Ops::VAR:
+    case Ops::BUFFER:
+    case Ops::ALLOC:
+    case Ops::RANGE:
+    case Ops::INDEX:
+    case Ops::LOAD:
+    case Ops::STORE:
+    case Ops::END:
+    case Ops::AFTER:
+    case Ops::RESHAPE:
+    case Ops::EXPAND:
+    case Ops::PERMUTE:
+    case Ops::PAD:
+    case Ops::SHRINK:
+    case Ops::FLIP:
+    case Ops::REDUCE:
+    case Ops::STAGE:
+    case Ops::COPY:
+    case Ops::ASSIGN: break;
   }
+  return absl::InternalError(
+      absl::StrCat("render C: ", OpName(u.op()), " is not an ALU op, and has no C expression"));
 }
 
 absl::Status Renderer::Emit(const UOp& u, size_t pos) {
@@ -249,7 +271,7 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
   if (!IsAlu(u.op()))
     return absl::InvalidArgumentError(
         absl::StrCat("render C: ", OpName(u.op()), " is not a loop-level op; lower it first"));
-  std::string e = Alu(u);
+  ASSIGN_OR_RETURN(std::string e, Alu(u));
   // a value used once, at the depth where it is computed, is inlined into its use
   if (uses_[u.get()] == 1 && use_depth_[u.get()] == depth_at_.at(u.get())) {
     expr_[u.get()] = e;

@@ -173,6 +173,18 @@ TEST(Autograd, ErrorsAreClear) {
     EXPECT_STREQ(e.what(),
                  "requires_grad: a tensor of dtype i32; only float tensors have gradients");
   }
+  // an op without a gradient rule is an error naming it, never a silent zero gradient
+  Tensor x = Tensor::FromVector<float>({1, 2}, {2}).RequiresGrad();
+  Tensor bits(x.uop().Bitcast(DType::kI32).Bitcast(DType::kF32), {2}, DType::kF32, x.device(),
+              {x.data()});
+  try {
+    Gradients((bits * x).Sum(), {x});
+    FAIL() << "a gradient through a bitcast";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "backward: no gradient rule for bitcast (dtype f32); expected a differentiable "
+                 "tensor op");
+  }
 }
 
 }  // namespace
