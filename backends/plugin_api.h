@@ -17,7 +17,12 @@
  * and structs are append-only: a minor version only adds members at the end; enums have
  * explicit values. The host accepts a plugin of the same major and any minor; a member a
  * plugin's struct_size does not cover is treated as absent (UOPC_HAS_MEMBER). Another
- * major is refused with a message naming both versions.
+ * major is refused with a message naming both versions. Every call added by a minor takes
+ * one argument struct (struct_size first, as PJRT's), so that it can grow without a new
+ * slot.
+ *
+ * Minor versions: 1.0 the first; 1.1 adds copy (between any two buffers of the plugin,
+ * of one device or two) and memory_info (a device's own memory accounting).
  *
  * Full tables. No slot is ever NULL: plugin_sdk.h fills what a plugin does not implement
  * with stubs that return UOPC_UNIMPLEMENTED; optional features are capability bits.
@@ -43,7 +48,7 @@ extern "C" {
 #endif
 
 #define UOPC_ABI_MAJOR 1
-#define UOPC_ABI_MINOR 0
+#define UOPC_ABI_MINOR 1
 #define UOPC_ENTRY_SYMBOL "uopc_plugin_entry_v1"
 #define UOPC_EXPORT __attribute__((visibility("default")))
 
@@ -217,6 +222,7 @@ typedef enum uopc_device_type {
 /* Device capability bits */
 #define UOPC_DEVICE_CAP_ASYNC (1ull << 0)    /* queue work may complete after the call */
 #define UOPC_DEVICE_CAP_COPY_D2D (1ull << 1) /* copy_d2d between buffers of one plugin */
+#define UOPC_DEVICE_CAP_COPY_PEER (1ull << 2) /* copy (1.1) between two devices of the plugin */
 
 typedef struct uopc_device_props {
   UOPC_STRUCT_HEADER;
@@ -243,6 +249,30 @@ typedef struct uopc_launch_args {
   uint32_t grid[3]; /* launch dims; {1,1,1} for a CPU */
   uint32_t block[3];
 } uopc_launch_args;
+
+/* ABI 1.1: a copy of `size` bytes between two buffers of this plugin, of one device or of
+   two (a peer copy, where the device has UOPC_DEVICE_CAP_COPY_PEER). It runs on `queue`
+   (of either device) after the work queued there before it; work on another queue that it
+   must follow is ordered first with queue_wait_event. `done`, when not NULL, receives an
+   event that completes with the copy. */
+typedef struct uopc_copy_args {
+  UOPC_STRUCT_HEADER;
+  uopc_queue* queue;
+  uopc_buffer* dst;
+  uint64_t dst_offset;
+  const uopc_buffer* src;
+  uint64_t src_offset;
+  uint64_t size;
+  uopc_event** done;
+} uopc_copy_args;
+
+/* ABI 1.1: a device's memory as its plugin accounts for it. In: device. Out: the rest. */
+typedef struct uopc_memory_args {
+  UOPC_STRUCT_HEADER;
+  const uopc_device* device;
+  uint64_t bytes_in_use; /* allocated and not yet freed */
+  uint64_t bytes_limit;  /* an allocation past it is RESOURCE_EXHAUSTED */
+} uopc_memory_args;
 
 typedef struct uopc_device_api {
   UOPC_STRUCT_HEADER;
@@ -280,6 +310,10 @@ typedef struct uopc_device_api {
   uopc_error* (*event_query)(uopc_event* event, int32_t* done);
   void (*event_destroy)(uopc_event* event);
   uopc_error* (*queue_synchronize)(uopc_queue* queue);
+
+  /* ---- ABI 1.1 ---- */
+  uopc_error* (*copy)(const uopc_copy_args* args);
+  uopc_error* (*memory_info)(uopc_memory_args* args);
 } uopc_device_api;
 
 /* ---- the plugin ---- */

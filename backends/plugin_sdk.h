@@ -70,6 +70,19 @@ static inline void uopc_sdk_error_message(const uopc_error* e, const char** msg,
   *len = e ? e->len : 0;
 }
 
+/* ---- output structs ---- */
+
+/* Zeroes the part of a caller's output struct that both sides know, keeping the caller's
+   struct_size (which may be older and smaller than the plugin's): what a describe call does
+   first. Every ABI struct begins with its uint64_t struct_size. */
+static inline void uopc_sdk_clear(void* out, uint64_t own_size) {
+  uint64_t size;
+  memcpy(&size, out, sizeof size);
+  memset(out, 0, size < own_size ? size : own_size);
+  memcpy(out, &size, sizeof size);
+}
+#define UOPC_SDK_CLEAR(out) uopc_sdk_clear((out), sizeof *(out))
+
 /* ---- blobs ---- */
 
 struct uopc_blob {
@@ -242,6 +255,15 @@ static inline uopc_error* uopc_sdk_queue_synchronize(uopc_queue* q) {
   return UOPC_SDK_UNIMPL("queue_synchronize");
 }
 
+static inline uopc_error* uopc_sdk_copy(const uopc_copy_args* a) {
+  (void)a;
+  return UOPC_SDK_UNIMPL("copy");
+}
+static inline uopc_error* uopc_sdk_memory_info(uopc_memory_args* a) {
+  (void)a;
+  return UOPC_SDK_UNIMPL("memory_info");
+}
+
 #define UOPC_SDK_DEFAULT(table, slot, stub) \
   if (!(table)->slot) (table)->slot = stub
 
@@ -284,6 +306,8 @@ static inline void uopc_sdk_fill(uopc_plugin_api* api, uopc_backend_api* be, uop
   UOPC_SDK_DEFAULT(dev, event_query, uopc_sdk_event_query);
   UOPC_SDK_DEFAULT(dev, event_destroy, uopc_sdk_event_destroy);
   UOPC_SDK_DEFAULT(dev, queue_synchronize, uopc_sdk_queue_synchronize);
+  UOPC_SDK_DEFAULT(dev, copy, uopc_sdk_copy);
+  UOPC_SDK_DEFAULT(dev, memory_info, uopc_sdk_memory_info);
   api->backend = be;
   api->device = dev;
 }

@@ -4,6 +4,7 @@
 // derive it the same way from the kernel graph, so nothing else needs to travel.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -21,6 +22,14 @@ struct KernelSignature {
   };
   std::vector<Buffer> buffers;  // index: slot
   std::vector<VarArg> vars;     // sorted by name
+};
+
+/// How many instances of a kernel run: a grid of `global` blocks of `local` threads each
+/// (CUDA's grid and block). A kernel whose loops are all inside runs once: {1,1,1}, {1,1,1}.
+struct LaunchDims {
+  std::array<uint32_t, 3> global{1, 1, 1};
+  std::array<uint32_t, 3> local{1, 1, 1};
+  bool operator==(const LaunchDims&) const = default;
 };
 
 /// The signature of the kernel rooted at `sink`. An error if one slot is declared twice

@@ -40,6 +40,7 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(const Plugin& plugin, uint3
   d->kind_ = Str(props.kind);
   d->uid_ = Str(props.uid);
   d->mem_total_ = props.mem_total;
+  d->caps_ = props.caps;
   if (d->name_.empty())
     return absl::FailedPreconditionError(
         absl::StrCat("plugin ", plugin.name(), ": device ", index, " has no name"));
@@ -82,46 +83,95 @@ absl::StatusOr<Buffer> Device::Allocate(DType dtype, int64_t count) {
   return Buffer(this, &allocator_, block, size_class, dtype, count);
 }
 
+absl::Status Device::CheckRange(const char* what, const Buffer& b, uint64_t bytes,
+                                uint64_t offset) const {
+  if (b.device() != this)
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", name_, ": the buffer lives on ",
+                                                   b ? b.device()->name() : "no device"));
+  if (offset > b.bytes() || bytes > b.bytes() - offset)
+    return absl::OutOfRangeError(absl::StrCat(what, " ", name_, ": ", bytes, " bytes at offset ",
+                                              offset, " of a ", b.bytes(), "-byte buffer"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Event> Device::EnqueueCopyIn(const Buffer& dst, const void* src, uint64_t bytes,
+                                            uint64_t offset) {
+  RETURN_IF_ERROR(CheckRange("copy to", dst, bytes, offset));
+  uopc_event* done = nullptr;
+  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::copy_h2d, "copy_h2d", queue_, dst.handle(),
+                                 offset, src, bytes, &done));
+  return Event(&plugin_, done);
+}
+
+absl::StatusOr<Event> Device::EnqueueCopyOut(void* dst, const Buffer& src, uint64_t bytes,
+                                             uint64_t offset) {
+  RETURN_IF_ERROR(CheckRange("copy from", src, bytes, offset));
+  uopc_event* done = nullptr;
+  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::copy_d2h, "copy_d2h", queue_, dst,
+                                 src.handle(), offset, bytes, &done));
+  return Event(&plugin_, done);
+}
+
 absl::Status Device::CopyIn(const Buffer& dst, const void* src, uint64_t bytes, uint64_t offset) {
-  if (dst.device() != this)
-    return absl::InvalidArgumentError(
-        absl::StrCat("copy to ", name_, ": the buffer lives on another device"));
-  if (offset + bytes > dst.bytes())
-    return absl::OutOfRangeError(absl::StrCat("copy to ", name_, ": ", bytes, " bytes at offset ",
-                                              offset, " of a ", dst.bytes(), "-byte buffer"));
-  return plugin_.Device(&uopc_device_api::copy_h2d, "copy_h2d", queue_, dst.handle(), offset, src,
-                        bytes, nullptr);
+  ASSIGN_OR_RETURN(Event done, EnqueueCopyIn(dst, src, bytes, offset));
+  return done.Wait();
 }
 
 absl::Status Device::CopyOut(void* dst, const Buffer& src, uint64_t bytes, uint64_t offset) {
-  if (src.device() != this)
-    return absl::InvalidArgumentError(
-        absl::StrCat("copy from ", name_, ": the buffer lives on another device"));
-  if (offset + bytes > src.bytes())
-    return absl::OutOfRangeError(absl::StrCat("copy from ", name_, ": ", bytes, " bytes at offset ",
-                                              offset, " of a ", src.bytes(), "-byte buffer"));
-  uopc_event* done = nullptr;
-  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::copy_d2h, "copy_d2h", queue_, dst, src.handle(),
-                                 offset, bytes, &done));
-  absl::Status s = plugin_.Device(&uopc_device_api::event_wait, "event_wait", done, ~uint64_t{0});
-  if (done) plugin_.api().device->event_destroy(done);
-  return s;
+  ASSIGN_OR_RETURN(Event done, EnqueueCopyOut(dst, src, bytes, offset));
+  return done.Wait();
 }
 
-absl::Status Device::CopyWithin(const Buffer& dst, const Buffer& src, uint64_t bytes) {
-  if (dst.device() != this || src.device() != this)
-    return absl::InvalidArgumentError(
-        absl::StrCat("copy within ", name_, ": a buffer lives on another device"));
-  if (bytes > dst.bytes() || bytes > src.bytes())
-    return absl::OutOfRangeError(absl::StrCat("copy within ", name_, ": ", bytes,
-                                              " bytes between buffers of ", src.bytes(), " and ",
-                                              dst.bytes()));
-  return plugin_.Device(&uopc_device_api::copy_d2d, "copy_d2d", queue_, dst.handle(), uint64_t{0},
-                        src.handle(), uint64_t{0}, bytes, nullptr);
+absl::StatusOr<Event> Device::EnqueueCopy(const Buffer& dst, uint64_t dst_offset,
+                                          const Buffer& src, uint64_t src_offset, uint64_t bytes) {
+  RETURN_IF_ERROR(dst.device() ? dst.device()->CheckRange("copy to", dst, bytes, dst_offset)
+                               : absl::InvalidArgumentError("copy: no destination buffer"));
+  RETURN_IF_ERROR(src.device() ? src.device()->CheckRange("copy from", src, bytes, src_offset)
+                               : absl::InvalidArgumentError("copy: no source buffer"));
+  for (const Buffer* b : {&dst, &src})
+    if (&b->device()->plugin() != &plugin_)
+      return absl::InvalidArgumentError(
+          absl::StrCat("copy on ", name_, ": ", b->device()->name(), " belongs to plugin ",
+                       b->device()->plugin().name(), ", not ", plugin_.name(),
+                       "; stage it through host memory"));
+  uopc_event* done = nullptr;
+  if (Plugin::Has(plugin_.api().device, &uopc_device_api::copy)) {
+    uopc_copy_args a{};
+    a.struct_size = sizeof a;
+    a.queue = queue_;
+    a.dst = dst.handle();
+    a.dst_offset = dst_offset;
+    a.src = src.handle();
+    a.src_offset = src_offset;
+    a.size = bytes;
+    a.done = &done;
+    RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::copy, "copy", &a));
+  } else {  // an ABI 1.0 plugin
+    RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::copy_d2d, "copy_d2d", queue_, dst.handle(),
+                                   dst_offset, src.handle(), src_offset, bytes, &done));
+  }
+  return Event(&plugin_, done);
+}
+
+absl::Status Device::Wait(const Event& event) {
+  if (!event.handle()) return absl::OkStatus();
+  if (event.plugin() != &plugin_)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "wait on ", name_, ": an event of plugin ", event.plugin()->name(), "; wait on the host"));
+  return plugin_.Device(&uopc_device_api::queue_wait_event, "queue_wait_event", queue_,
+                        event.handle());
 }
 
 absl::Status Device::Synchronize() {
   return plugin_.Device(&uopc_device_api::queue_synchronize, "queue_synchronize", queue_);
+}
+
+absl::StatusOr<Device::MemoryInfo> Device::Memory() const {
+  uopc_memory_args a{};
+  a.struct_size = sizeof a;
+  a.device = handle_;
+  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::memory_info, "memory_info", &a));
+  return MemoryInfo{a.bytes_in_use, a.bytes_limit};
 }
 
 absl::StatusOr<std::string> Device::Render(const std::string& kernel, const std::string& name) {
@@ -168,9 +218,10 @@ absl::StatusOr<std::shared_ptr<Program>> Device::Build(const std::vector<std::st
   return std::make_shared<Program>(plugin_, prog, entries);
 }
 
-absl::Status Device::Launch(const Program& program, uint32_t entry,
-                            absl::Span<uopc_buffer* const> buffers, absl::Span<const int64_t> vars,
-                            absl::Span<const uint64_t> offsets) {
+absl::StatusOr<Event> Device::Launch(const Program& program, uint32_t entry,
+                                     absl::Span<uopc_buffer* const> buffers,
+                                     absl::Span<const int64_t> vars,
+                                     absl::Span<const uint64_t> offsets, const LaunchDims& dims) {
   if (!offsets.empty() && offsets.size() != buffers.size())
     return absl::InvalidArgumentError(absl::StrCat("launch on ", name_, ": ", offsets.size(),
                                                    " offsets for ", buffers.size(), " buffers"));
@@ -183,8 +234,13 @@ absl::Status Device::Launch(const Program& program, uint32_t entry,
   args.offsets = offsets.empty() ? nullptr : offsets.data();
   args.vars = vars.data();
   args.num_vars = static_cast<uint32_t>(vars.size());
-  for (int i = 0; i < 3; ++i) args.grid[i] = args.block[i] = 1;
-  return plugin_.Device(&uopc_device_api::launch, "launch", queue_, &args, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    args.grid[i] = dims.global[i];
+    args.block[i] = dims.local[i];
+  }
+  uopc_event* done = nullptr;
+  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::launch, "launch", queue_, &args, &done));
+  return Event(&plugin_, done);
 }
 
 }  // namespace uopc

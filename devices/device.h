@@ -1,6 +1,11 @@
 // Device: one device of a loaded plugin, with its default queue, its caching allocator
 // and the backend that compiles for it. Everything returns absl::Status; the plugin's
 // errors come back with their codes and messages.
+//
+// Work is queued: Launch and the Enqueue* copies return an Event and may complete after the
+// call (on devices with UOPC_DEVICE_CAP_ASYNC); work on one device runs in the order it was
+// queued, and Wait orders this device's later work after an event of another device of the
+// same plugin. CopyIn and CopyOut are the host's synchronous copies: they return once done.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +17,10 @@
 #include "absl/types/span.h"
 
 #include "core/dtype.h"
+#include "core/kernel_signature.h"
 #include "devices/allocator.h"
 #include "devices/buffer.h"
+#include "devices/event.h"
 #include "devices/plugin.h"
 
 namespace uopc {
@@ -43,6 +50,8 @@ class Device {
   const std::string& kind() const { return kind_; }
   const std::string& uid() const { return uid_; }
   uint64_t mem_total() const { return mem_total_; }
+  /// UOPC_DEVICE_CAP_* bits.
+  uint64_t caps() const { return caps_; }
   const Plugin& plugin() const { return plugin_; }
   /// "c-gcc"; empty if the plugin compiles nothing for this device.
   const std::string& backend_name() const { return backend_name_; }
@@ -56,36 +65,54 @@ class Device {
 
   /// `count` elements of `dtype` (contents undefined).
   absl::StatusOr<Buffer> Allocate(DType dtype, int64_t count);
-  /// Host -> device, `bytes` bytes at byte `offset` of `dst`.
+  /// Host -> device, `bytes` bytes at byte `offset` of `dst`; returns once done.
   absl::Status CopyIn(const Buffer& dst, const void* src, uint64_t bytes, uint64_t offset = 0);
-  /// Device -> host.
+  /// Device -> host; returns once done.
   absl::Status CopyOut(void* dst, const Buffer& src, uint64_t bytes, uint64_t offset = 0);
-  /// Device -> device within this device's plugin.
-  absl::Status CopyWithin(const Buffer& dst, const Buffer& src, uint64_t bytes);
-  /// Waits for all work queued on this device.
+  /// Queues host -> device; `src` must stay valid until the event completes.
+  absl::StatusOr<Event> EnqueueCopyIn(const Buffer& dst, const void* src, uint64_t bytes,
+                                      uint64_t offset = 0);
+  /// Queues device -> host; `dst` holds the bytes once the event completes.
+  absl::StatusOr<Event> EnqueueCopyOut(void* dst, const Buffer& src, uint64_t bytes,
+                                       uint64_t offset = 0);
+  /// Queues a copy between two buffers of this device's plugin (this device or a peer of
+  /// it) on this device's queue.
+  absl::StatusOr<Event> EnqueueCopy(const Buffer& dst, uint64_t dst_offset, const Buffer& src,
+                                    uint64_t src_offset, uint64_t bytes);
+  /// Later work on this device waits for `event` (of this device's plugin).
+  absl::Status Wait(const Event& event);
+  /// Waits for all work queued on this device; the first failure of that work, if any.
   absl::Status Synchronize();
+  /// Bytes in use and the limit, as the plugin accounts them (ABI 1.1).
+  struct MemoryInfo {
+    uint64_t bytes_in_use = 0, bytes_limit = 0;
+  };
+  absl::StatusOr<MemoryInfo> Memory() const;
 
   /// The source of `kernel` (serialized core/uop.proto) as function `name`.
   absl::StatusOr<std::string> Render(const std::string& kernel, const std::string& name);
   /// One program from several rendered sources (one backend compile call), loaded here.
   absl::StatusOr<std::shared_ptr<Program>> Build(const std::vector<std::string>& sources,
                                                  const std::vector<std::string>& entries);
-  /// Runs entry `entry` of `program` with buffers by slot (null: unused), optional byte
-  /// offsets into them (empty: all 0) and VAR values.
-  absl::Status Launch(const Program& program, uint32_t entry,
-                      absl::Span<uopc_buffer* const> buffers, absl::Span<const int64_t> vars,
-                      absl::Span<const uint64_t> offsets = {});
+  /// Queues entry `entry` of `program` with buffers by slot (null: unused), optional byte
+  /// offsets into them (empty: all 0), VAR values and launch dims.
+  absl::StatusOr<Event> Launch(const Program& program, uint32_t entry,
+                               absl::Span<uopc_buffer* const> buffers,
+                               absl::Span<const int64_t> vars,
+                               absl::Span<const uint64_t> offsets = {}, const LaunchDims& dims = {});
 
  private:
   Device(const Plugin& plugin, uopc_device* handle)
       : plugin_(plugin), handle_(handle), allocator_(plugin, handle) {}
+  absl::Status CheckRange(const char* what, const Buffer& b, uint64_t bytes,
+                          uint64_t offset) const;
 
   const Plugin& plugin_;
   uopc_device* handle_;
   uopc_queue* queue_ = nullptr;
   uopc_backend* backend_ = nullptr;
   std::string name_, kind_, uid_, backend_name_, fingerprint_;
-  uint64_t mem_total_ = 0;
+  uint64_t mem_total_ = 0, caps_ = 0;
   CachingAllocator allocator_;
 };
 

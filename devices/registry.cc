@@ -165,7 +165,7 @@ absl::StatusOr<Device*> DeviceRegistry::GetDevice(absl::string_view name) const 
   std::string want(name);
   if (want.find(':') == std::string::npos) want += ":0";
   for (const auto& d : devices_)
-    if (d->name() == want) return d.get();
+    if (absl::EqualsIgnoreCase(d->name(), want)) return d.get();
   return absl::NotFoundError(absl::StrCat("no device ", want, " (", WhatIsMissing(), ")"));
 }
 

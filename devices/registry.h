@@ -45,8 +45,8 @@ class DeviceRegistry {
   std::vector<Device*> devices() const;
   /// The devices of one plugin.
   std::vector<Device*> DevicesOf(const Plugin& plugin) const;
-  /// A device by name ("CPU:0"; "CPU" means "CPU:0"). The error lists the devices there
-  /// are and every plugin that did not load, with why.
+  /// A device by name ("CPU:0"; "CPU" means "CPU:0"; any case: "cpu:1"). The error lists
+  /// the devices there are and every plugin that did not load, with why.
   absl::StatusOr<Device*> GetDevice(absl::string_view name) const;
   /// The first device of UOPC_DEVICES, else the first device found.
   absl::StatusOr<Device*> Default() const;

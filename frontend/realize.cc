@@ -82,9 +82,9 @@ int Runtime::NewBufferId() {
   return next.fetch_add(1);
 }
 
-Executor& Runtime::ExecutorFor(Device* device) {
+KernelCache& Runtime::KernelsFor(Device* device) {
   auto& e = executors_[device];
-  if (!e) e = std::make_unique<Executor>(*device);
+  if (!e) e = std::make_unique<KernelCache>(*device);
   return *e;
 }
 
@@ -131,7 +131,7 @@ absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targ
     if (s.dtype == DType::kVoid) continue;
     ASSIGN_OR_RETURN(bufs[i], device->Allocate(s.dtype, s.count));
   }
-  Executor& ex = ExecutorFor(device);
+  KernelCache& ex = KernelsFor(device);
   std::vector<KernelLaunch> launches;
   for (const Plan::Kernel& k : plan->kernels) {
     KernelLaunch l{k.ast, {}, {}};

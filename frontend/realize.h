@@ -11,7 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 
-#include "devices/executor.h"
+#include "devices/kernel_cache.h"
 #include "frontend/tensor.h"
 #include "passes/plan_cache.h"
 
@@ -28,13 +28,13 @@ class Runtime {
       const std::vector<std::shared_ptr<LazyData>>& targets);
 
   PlanCache& plans() { return plans_; }
-  Executor& ExecutorFor(Device* device);
+  KernelCache& KernelsFor(Device* device);
   /// A fresh id for a BUFFER node.
   static int NewBufferId();
 
  private:
   PlanCache plans_;
-  absl::flat_hash_map<Device*, std::unique_ptr<Executor>> executors_;
+  absl::flat_hash_map<Device*, std::unique_ptr<KernelCache>> executors_;
   absl::flat_hash_map<UOp, bool> shown_;  // kernels whose source was printed
   int debug_ = 0;
   Runtime();

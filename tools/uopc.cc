@@ -15,7 +15,7 @@
 #include "core/symbolic/simplify.h"
 #include "core/uir.h"
 #include "core/verify.h"
-#include "devices/executor.h"
+#include "devices/kernel_cache.h"
 #include "devices/registry.h"
 
 namespace uopc {
@@ -96,7 +96,7 @@ std::string Smoke(Device& d) {
       if (!s->ok()) return s->status();
     if (absl::Status s = d.CopyIn(*ab, av, 12); !s.ok()) return s;
     if (absl::Status s = d.CopyIn(*bb, bv, 12); !s.ok()) return s;
-    Executor ex(d);
+    KernelCache ex(d);
     if (absl::Status s = ex.Run({KernelLaunch{k, {*ab, *bb, *ob}, {}}}); !s.ok()) return s;
     return d.CopyOut(ov, *ob, 12);
   };

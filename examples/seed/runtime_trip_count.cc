@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/uop.h"
-#include "devices/executor.h"
+#include "devices/kernel_cache.h"
 #include "devices/registry.h"
 
 using namespace uopc;
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   }
   absl::StatusOr<Device*> dev = DeviceRegistry::Get().Default();
   if (!dev.ok()) return Fail(dev.status());
-  Executor ex(**dev);
+  KernelCache ex(**dev);
   UOp k = Kernel();
   absl::StatusOr<std::string> src = ex.Source(k);
   if (!src.ok()) return Fail(src.status());

@@ -131,8 +131,9 @@ UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v1(const uopc_host_api* hos
   api.abi_minor = 3;
 #endif
 #ifdef FAKE_OLD_MINOR
-  /* as if built against a minor that ended the device table before queue_synchronize */
-  dev.struct_size = offsetof(uopc_device_api, queue_synchronize);
+  /* as if built against ABI 1.0, whose device table ended before copy */
+  api.abi_minor = 0;
+  dev.struct_size = offsetof(uopc_device_api, copy);
 #endif
   return &api;
 }

@@ -26,7 +26,7 @@ TEST(Plugin, LoadsAMinimalPluginWrittenInC) {
   absl::StatusOr<std::unique_ptr<Plugin>> p = Plugin::Load(Fake("minimal"));
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ((*p)->name(), "fake");
-  EXPECT_EQ((*p)->Version(), "0.1 (ABI 1.0, uop format 1)");
+  EXPECT_EQ((*p)->Version(), "0.1 (ABI 1.1, uop format 1)");
 }
 
 TEST(Plugin, MissingFile) {
@@ -52,19 +52,19 @@ TEST(Plugin, MissingEntrySymbol) {
 TEST(Plugin, BuiltForAnotherMajor) {
   EXPECT_EQ(
       LoadError(Fake("entryv2")),
-      "plugin " + Fake("entryv2") + ": built for plugin ABI major 2; this host speaks ABI 1.0");
+      "plugin " + Fake("entryv2") + ": built for plugin ABI major 2; this host speaks ABI 1.1");
 }
 
 TEST(Plugin, TableOfAnotherMajor) {
   EXPECT_EQ(LoadError(Fake("badmajor")),
             "plugin " + Fake("badmajor") +
-                ": plugin ABI 2.3; this host speaks ABI 1.0 (the major must match)");
+                ": plugin ABI 2.3; this host speaks ABI 1.1 (the major must match)");
 }
 
 TEST(Plugin, EntryRefusesTheHost) {
   EXPECT_EQ(LoadError(Fake("nulltable")),
             "plugin " + Fake("nulltable") +
-                ": its entry returned no table: it refuses this host (ABI 1.0)");
+                ": its entry returned no table: it refuses this host (ABI 1.1)");
 }
 
 TEST(Plugin, FailedInitialize) {
@@ -88,12 +88,27 @@ TEST(Plugin, UnimplementedSlotsAreStubsNotNull) {
 }
 
 TEST(Plugin, AnOlderMinorsMissingMembersAreSkippedNotCalled) {
-  std::unique_ptr<Plugin> p = *Plugin::Load(Fake("oldminor"));
-  EXPECT_FALSE(Plugin::Has(p->api().device, &uopc_device_api::queue_synchronize));
-  EXPECT_TRUE(Plugin::Has(p->api().device, &uopc_device_api::event_destroy));
-  absl::Status s = p->Device(&uopc_device_api::queue_synchronize, "queue_synchronize", nullptr);
+  std::unique_ptr<Plugin> p = *Plugin::Load(Fake("oldminor"));  // built against ABI 1.0
+  EXPECT_EQ(p->Version(), "0.1 (ABI 1.0, uop format 1)");
+  EXPECT_FALSE(Plugin::Has(p->api().device, &uopc_device_api::copy));
+  EXPECT_FALSE(Plugin::Has(p->api().device, &uopc_device_api::memory_info));
+  EXPECT_TRUE(Plugin::Has(p->api().device, &uopc_device_api::queue_synchronize));
+  absl::Status s = p->Device(&uopc_device_api::copy, "copy", nullptr);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(s.message(), "plugin fake (ABI 1.0) has no queue_synchronize");
+  EXPECT_EQ(s.message(), "plugin fake (ABI 1.0) has no copy");
+}
+
+TEST(Device, AnABI10PluginStillWorks) {
+  DiscoveryOptions o;
+  o.paths = {Fake("oldminor")};
+  auto r = DeviceRegistry::Discover(o);
+  Device* d = *r->GetDevice("FAKE:0");
+  Buffer b = *d->Allocate(DType::kI32, 2);
+  int32_t in[2] = {7, 8}, out[2] = {0, 0};
+  ASSERT_TRUE(d->CopyIn(b, in, 8).ok());
+  ASSERT_TRUE(d->CopyOut(out, b, 8).ok());
+  EXPECT_EQ(out[1], 8);
+  EXPECT_EQ(d->Memory().status().message(), "plugin fake (ABI 1.0) has no memory_info");
 }
 
 TEST(Registry, RepeatsWhyAPluginDidNotLoadWhenItsDeviceIsAskedFor) {

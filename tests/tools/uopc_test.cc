@@ -52,7 +52,7 @@ TEST(UopcTool, InvalidGraphsAreRefusedBeforeSimplifying) {
 TEST(UopcTool, DevicesListsTheCPluginAndSmokeTestsItsDevice) {
   Result r = Uopc("devices");
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("plugin c 1.0 (ABI 1.0, uop format 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin c 1.0 (ABI 1.1, uop format 1)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("device CPU:0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("smoke kernel: PASS"), std::string::npos) << r.out;
 }
@@ -68,6 +68,26 @@ TEST(UopcTool, DevicesSaysWhyAPluginDidNotLoadAndFailsForAMissingRequiredDevice)
   EXPECT_NE(out.find("UOPC_DEVICES asks for TPU:0, which is not available: no device TPU:0"),
             std::string::npos)
       << out;
+}
+
+TEST(UopcTool, DevicesListsSeveralCpuDevicesAndRefusesABadCount) {
+  Result r = RunCommand("env UOPC_CPU_DEVICES=2 " + Runfile("tools/uopc") + " devices");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("device CPU:1"), std::string::npos) << r.out;
+  for (const char* bad : {"0", "abc", "65"}) {
+    Result b = RunCommand(std::string("env UOPC_CPU_DEVICES=") + bad + " " +
+                          Runfile("tools/uopc") + " devices");
+    EXPECT_NE(b.out.find(std::string("initialize failed: c plugin: UOPC_CPU_DEVICES=") + bad +
+                         "; expected a number of devices from 1 to 64"),
+              std::string::npos)
+        << b.out;
+  }
+  Result m = RunCommand("env UOPC_CPU_MEMORY=lots " + Runfile("tools/uopc") + " devices");
+  EXPECT_NE(m.out.find("UOPC_CPU_MEMORY=lots; expected bytes per device (4096, 64k, 512M, 2G)"),
+            std::string::npos)
+      << m.out;
+  Result f = RunCommand("env UOPC_CPU_FAULT=CPU:7@1 " + Runfile("tools/uopc") + " devices");
+  EXPECT_NE(f.out.find("UOPC_CPU_FAULT=CPU:7@1; expected DEVICE@N"), std::string::npos) << f.out;
 }
 
 TEST(UopcTool, HelpEverywhere) {

@@ -462,7 +462,8 @@ std::string Suite::RunOne(const KernelCase& c, const Program& prog, uint32_t ent
   if (absl::Status st = d_.CopyIn(*ob, got.data(), got.size()); !st.ok()) return st.ToString();
   bufs[3] = ob->handle();
   offsets[3] = kGuard * size;
-  if (absl::Status st = d_.Launch(prog, entry, bufs, {}, offsets); !st.ok()) return st.ToString();
+  if (absl::Status st = d_.Launch(prog, entry, bufs, {}, offsets).status(); !st.ok())
+    return st.ToString();
   if (absl::Status st = d_.CopyOut(got.data(), *ob, got.size()); !st.ok()) return st.ToString();
   for (int64_t k = 0; k < kGuard * size; ++k)
     if (got[k] != kSentinel || got[got.size() - 1 - k] != kSentinel)

@@ -1,9 +1,10 @@
-// Executor: runs kernels on one device. A kernel (a SINK of loop IR) is rendered and
-// compiled by the device's backend the first time it is seen; the kernels missing from the
-// cache are compiled together, in one backend compile call (for the C backend: one gcc
-// run, one shared object). Every launch checks its bindings first: a buffer per used
-// slot, on this device, of the right dtype and size, and every VAR within its declared
-// bounds (the guard that makes one compiled kernel safe for every bound value).
+// KernelCache: the kernels compiled for one device, and their launches. A kernel (a SINK of
+// loop IR) is rendered and compiled by the device's backend the first time it is seen; the
+// kernels missing from the cache are compiled together, in one backend compile call (for
+// the C backend: one gcc run, one shared object). Every launch checks its bindings first:
+// a buffer per used slot, on this device, of the right dtype and size, and every VAR
+// within its declared bounds (the guard that makes one compiled kernel safe for every
+// bound value).
 #pragma once
 
 #include <cstdint>
@@ -23,20 +24,27 @@
 
 namespace uopc {
 
-/// One launch: a kernel, a Buffer per BUFFER slot (index = slot), and VAR values by name.
+/// VAR values by name.
+using VarValues = absl::flat_hash_map<std::string, int64_t>;
+
+/// One launch: a kernel, a Buffer per BUFFER slot (index = slot), VAR values by name, and
+/// how many instances run.
 struct KernelLaunch {
   UOp kernel;
   std::vector<Buffer> buffers;
-  absl::flat_hash_map<std::string, int64_t> vars;
+  VarValues vars;
+  LaunchDims dims;
 };
 
-class Executor {
+class KernelCache {
  public:
-  explicit Executor(Device& device) : device_(device) {}
+  explicit KernelCache(Device& device) : device_(device) {}
 
   /// Compiles the kernels not compiled yet, all in one backend compile call.
   absl::Status Prepare(absl::Span<const UOp> kernels);
-  /// Prepares, then runs the launches in order.
+  /// Checks and queues one launch (preparing its kernel if needed).
+  absl::StatusOr<Event> Launch(const KernelLaunch& launch);
+  /// Prepares, then queues the launches in order, and waits for them.
   absl::Status Run(absl::Span<const KernelLaunch> launches);
   /// The C (or other) source of a kernel, as the backend renders it.
   absl::StatusOr<std::string> Source(const UOp& kernel);

@@ -1,6 +1,6 @@
 // The executor on the C backend plugin, loaded from runfiles like any plugin: kernels
 // compile once, several kernels in one compiler call, launches are checked first.
-#include "devices/executor.h"
+#include "devices/kernel_cache.h"
 
 #include <numeric>
 
@@ -32,9 +32,9 @@ std::vector<T> Read(Device& d, const Buffer& b) {
   return v;
 }
 
-TEST(Executor, SeedProgramCompilesOnceForEveryTripCount) {
+TEST(KernelCache, SeedProgramCompilesOnceForEveryTripCount) {
   Device& d = Cpu();
-  Executor ex(d);
+  KernelCache ex(d);
   std::vector<float> x(32);
   std::iota(x.begin(), x.end(), 0.0f);
   Buffer xb = *d.Allocate(DType::kF32, 32), lb = *d.Allocate(DType::kI32, 1),
@@ -51,9 +51,9 @@ TEST(Executor, SeedProgramCompilesOnceForEveryTripCount) {
   EXPECT_EQ(ex.stats().launches, 3);
 }
 
-TEST(Executor, SeveralKernelsCompileInOneCall) {
+TEST(KernelCache, SeveralKernelsCompileInOneCall) {
   Device& d = Cpu();
-  Executor ex(d);
+  KernelCache ex(d);
   std::vector<UOp> ks = {VarKernel(1), VarKernel(2), VarKernel(3), VarKernel(2)};
   ASSERT_TRUE(ex.Prepare(ks).ok());
   EXPECT_EQ(ex.stats().compile_calls, 1);
@@ -66,9 +66,9 @@ TEST(Executor, SeveralKernelsCompileInOneCall) {
   EXPECT_EQ(ex.stats().compile_calls, 1);
 }
 
-TEST(Executor, LaunchesAreCheckedBeforeTheyRun) {
+TEST(KernelCache, LaunchesAreCheckedBeforeTheyRun) {
   Device& d = Cpu();
-  Executor ex(d);
+  KernelCache ex(d);
   Buffer ob = *d.Allocate(DType::kI32, 8), small = *d.Allocate(DType::kI32, 4),
          fl = *d.Allocate(DType::kF32, 8);
   auto run = [&](std::vector<Buffer> bufs, absl::flat_hash_map<std::string, int64_t> vars) {
@@ -85,9 +85,9 @@ TEST(Executor, LaunchesAreCheckedBeforeTheyRun) {
   EXPECT_EQ(run({ob}, {{"n", 8}}), "");
 }
 
-TEST(Executor, InvalidKernelsAreRefusedByTheBackend) {
+TEST(KernelCache, InvalidKernelsAreRefusedByTheBackend) {
   Device& d = Cpu();
-  Executor ex(d);
+  KernelCache ex(d);
   UOp bad = UOp::Sink({UOp::Buffer(DType::kF32, 0, 4).Index(0).Store(UOp::Int(1))});
   EXPECT_EQ(ex.Prepare({bad}).message(),
             "store (void, operands f32 (), i32 ()): storing a value of another dtype; expected a "

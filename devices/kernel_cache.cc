@@ -1,4 +1,4 @@
-#include "devices/executor.h"
+#include "devices/kernel_cache.h"
 
 #include <algorithm>
 
@@ -15,7 +15,7 @@ std::string KernelName(const std::string& serialized) { return "k_" + Hex64(Fnv1
 
 }  // namespace
 
-absl::Status Executor::Prepare(absl::Span<const UOp> kernels) {
+absl::Status KernelCache::Prepare(absl::Span<const UOp> kernels) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<UOp> todo;
   std::vector<std::string> sources, names;
@@ -40,12 +40,12 @@ absl::Status Executor::Prepare(absl::Span<const UOp> kernels) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> Executor::Source(const UOp& kernel) {
+absl::StatusOr<std::string> KernelCache::Source(const UOp& kernel) {
   std::string key = SerializeGraph(kernel);
   return device_.Render(key, KernelName(key));
 }
 
-absl::Status Executor::Check(const KernelLaunch& l, const KernelSignature& sig,
+absl::Status KernelCache::Check(const KernelLaunch& l, const KernelSignature& sig,
                              std::vector<uopc_buffer*>* bufs, std::vector<int64_t>* vars) const {
   bufs->assign(sig.buffers.size(), nullptr);
   for (size_t slot = 0; slot < sig.buffers.size(); ++slot) {
@@ -79,26 +79,37 @@ absl::Status Executor::Check(const KernelLaunch& l, const KernelSignature& sig,
   return absl::OkStatus();
 }
 
-absl::Status Executor::Run(absl::Span<const KernelLaunch> launches) {
+absl::StatusOr<Event> KernelCache::Launch(const KernelLaunch& l) {
+  std::shared_ptr<const Compiled> c;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = compiled_.find(l.kernel);
+    if (it != compiled_.end()) c = it->second;
+  }
+  if (!c) {
+    RETURN_IF_ERROR(Prepare({l.kernel}));
+    std::lock_guard<std::mutex> lock(mu_);
+    c = compiled_.at(l.kernel);
+  }
+  std::vector<uopc_buffer*> bufs;
+  std::vector<int64_t> vars;
+  RETURN_IF_ERROR(Check(l, c->signature, &bufs, &vars));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.launches;
+  }
+  return device_.Launch(*c->program, c->entry, bufs, vars, {}, l.dims);
+}
+
+absl::Status KernelCache::Run(absl::Span<const KernelLaunch> launches) {
   std::vector<UOp> kernels;
   for (const KernelLaunch& l : launches) kernels.push_back(l.kernel);
   RETURN_IF_ERROR(Prepare(kernels));
-  std::vector<uopc_buffer*> bufs;
-  std::vector<int64_t> vars;
-  for (const KernelLaunch& l : launches) {
-    std::shared_ptr<const Compiled> c;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      c = compiled_.at(l.kernel);
-      ++stats_.launches;
-    }
-    RETURN_IF_ERROR(Check(l, c->signature, &bufs, &vars));
-    RETURN_IF_ERROR(device_.Launch(*c->program, c->entry, bufs, vars));
-  }
-  return absl::OkStatus();
+  for (const KernelLaunch& l : launches) RETURN_IF_ERROR(Launch(l).status());
+  return device_.Synchronize();
 }
 
-Executor::Stats Executor::stats() {
+KernelCache::Stats KernelCache::stats() {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;
 }

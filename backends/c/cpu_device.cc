@@ -1,0 +1,453 @@
+#include "backends/c/cpu_device.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+#include "backends/plugin_sdk.h"
+
+namespace uopc::cpu {
+namespace {
+
+using EntryFn = void (*)(void* const*, const long long*);
+
+constexpr int kMaxDevices = 64;
+
+std::once_flag g_once;
+uopc_error* g_init_error = nullptr;  // the first Initialize's outcome, repeated after
+std::vector<std::unique_ptr<uopc_device>> g_devices;
+Materializer g_materialize;
+
+#define NULL_ARG(name) uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: %s is NULL", name)
+
+uopc_error* Error(const WorkStatus& s) {
+  return s.ok() ? nullptr : uopc_sdk_error(s.code, "%s", s.message.c_str());
+}
+
+std::string Env(const std::string& suffix) {
+  const char* v = std::getenv(absl::StrCat("UOPC_", kPrefix, "_", suffix).c_str());
+  return v ? v : "";
+}
+
+std::string ReadLine(const char* path, const char* key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) return line.substr(line.find(':') + 2);
+  return "";
+}
+
+uint64_t PhysicalMemory() {
+  return static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+}
+
+// "4096", "64k", "512M", "2g" (powers of 1024); false if it is none of these.
+bool ParseBytes(std::string text, uint64_t* out) {
+  uint64_t unit = 1;
+  if (!text.empty()) {
+    switch (absl::ascii_tolower(text.back())) {
+      case 'k': unit = 1ull << 10; break;
+      case 'm': unit = 1ull << 20; break;
+      case 'g': unit = 1ull << 30; break;
+      default: break;
+    }
+    if (unit != 1) text.pop_back();
+  }
+  uint64_t n = 0;
+  if (!absl::SimpleAtoi(text, &n) || n > ~uint64_t{0} / unit) return false;
+  *out = n * unit;
+  return true;
+}
+
+uopc_error* Configure() {
+  const std::string var = absl::StrCat("UOPC_", kPrefix, "_");
+  int n = 1;
+  if (std::string v = Env("DEVICES"); !v.empty() && (!absl::SimpleAtoi(v, &n) || n < 1 ||
+                                                       n > kMaxDevices))
+    return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                          "c plugin: %sDEVICES=%s; expected a number of devices from 1 to %d",
+                          var.c_str(), v.c_str(), kMaxDevices);
+  uint64_t limit = PhysicalMemory();
+  if (std::string v = Env("MEMORY"); !v.empty() && !ParseBytes(v, &limit))
+    return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                          "c plugin: %sMEMORY=%s; expected bytes per device (4096, 64k, 512M, 2G)",
+                          var.c_str(), v.c_str());
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  std::string model = ReadLine("/proc/cpuinfo", "model name");
+  for (int i = 0; i < n; ++i) {
+    auto d = std::make_unique<uopc_device>();
+    d->name = absl::StrCat(kPrefix, ":", i);
+    d->kind =
+        absl::StrCat(model.empty() ? "cpu" : model, ", ", sysconf(_SC_NPROCESSORS_ONLN), " cores");
+    d->uid = absl::StrCat(absl::AsciiStrToLower(kPrefix), "://", host, "/", i);
+    d->limit = limit;
+    g_devices.push_back(std::move(d));
+  }
+  if (std::string v = Env("FAULT"); !v.empty()) {
+    size_t at = v.find('@');
+    int64_t launch = 0;
+    uopc_device* hit = nullptr;
+    for (auto& d : g_devices)
+      if (at != std::string::npos && v.substr(0, at) == d->name) hit = d.get();
+    if (!hit || !absl::SimpleAtoi(v.substr(at + 1), &launch) || launch < 1)
+      return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                            "c plugin: %sFAULT=%s; expected DEVICE@N (the device is lost at its "
+                            "N-th launch, N >= 1), e.g. %s:0@3",
+                            var.c_str(), v.c_str(), kPrefix);
+    hit->fail_at = launch;
+  }
+  return nullptr;
+}
+
+// ---- references that keep buffers alive while work uses them ----
+
+void Unref(uopc_buffer* b) {
+  if (b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  {
+    std::lock_guard<std::mutex> lock(b->device->mu);
+    b->device->in_use -= b->size;
+  }
+  std::free(b->data);
+  delete b;
+}
+
+struct Ref {
+  explicit Ref(const uopc_buffer* b) : b(const_cast<uopc_buffer*>(b)) {
+    this->b->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  Ref(const Ref& o) : Ref(o.b) {}
+  Ref& operator=(const Ref&) = delete;
+  ~Ref() { Unref(b); }
+  uopc_buffer* b;
+};
+
+uopc_error* Lost(const uopc_device* d) {
+  return uopc_sdk_error(UOPC_DEVICE_LOST, "c plugin: %s is lost (%sFAULT)", d->name.c_str(),
+                        absl::StrCat("UOPC_", kPrefix, "_").c_str());
+}
+
+uopc_error* CheckRange(const uopc_buffer* b, uint64_t offset, uint64_t size, const char* what) {
+  if (offset > b->size || size > b->size - offset)
+    return uopc_sdk_error(
+        UOPC_OUT_OF_RANGE, "c plugin: %s of %llu bytes at offset %llu of a %llu-byte buffer", what,
+        (unsigned long long)size, (unsigned long long)offset, (unsigned long long)b->size);
+  return nullptr;
+}
+
+// Queues `work` on `q`; `done`, when not NULL, receives its event.
+uopc_error* Enqueue(uopc_queue* q, std::function<WorkStatus()> work, uopc_event** done) {
+  std::shared_ptr<Completion> c;
+  if (done) {
+    c = std::make_shared<Completion>();
+    *done = new (std::nothrow) uopc_event{c};
+    if (!*done) return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory");
+  }
+  q->work.Push(std::move(work), std::move(c));
+  return nullptr;
+}
+
+// ---- the device table ----
+
+uint32_t DeviceCount() { return static_cast<uint32_t>(g_devices.size()); }
+
+uopc_error* DeviceGet(uint32_t i, uopc_device** out) {
+  if (!out) return NULL_ARG("out");
+  if (i >= g_devices.size())
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "c plugin: device %u of %zu", i, g_devices.size());
+  *out = g_devices[i].get();
+  return nullptr;
+}
+
+uopc_error* DeviceDescribe(const uopc_device* d, uopc_device_props* out) {
+  if (!d || !out) return NULL_ARG(d ? "out" : "device");
+  UOPC_SDK_CLEAR(out);
+  out->name = d->name.c_str();
+  out->kind = d->kind.c_str();
+  out->uid = d->uid.c_str();
+  out->backend = "c-gcc";
+  out->type = UOPC_DEVICE_CPU;
+  out->mem_total = d->limit;
+  out->caps = UOPC_DEVICE_CAP_ASYNC | UOPC_DEVICE_CAP_COPY_D2D | UOPC_DEVICE_CAP_COPY_PEER;
+  return nullptr;
+}
+
+uopc_error* MemoryInfo(uopc_memory_args* a) {
+  if (!a || !a->device) return NULL_ARG(a ? "device" : "args");
+  uopc_device* d = const_cast<uopc_device*>(a->device);
+  std::lock_guard<std::mutex> lock(d->mu);
+  a->bytes_in_use = d->in_use;
+  a->bytes_limit = d->limit;
+  return nullptr;
+}
+
+uopc_error* BufferAlloc(uopc_device* d, uint64_t size, uint64_t align, uopc_buffer** out) {
+  if (!d || !out) return NULL_ARG(d ? "out" : "device");
+  if (d->lost) return Lost(d);
+  if (align & (align - 1))
+    return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: alignment %llu is not a power of two",
+                          (unsigned long long)align);
+  {
+    std::lock_guard<std::mutex> lock(d->mu);
+    if (size > d->limit - d->in_use)
+      return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED,
+                            "c plugin: cannot allocate %llu bytes on %s: %llu of its %llu bytes "
+                            "are in use",
+                            (unsigned long long)size, d->name.c_str(),
+                            (unsigned long long)d->in_use, (unsigned long long)d->limit);
+    d->in_use += size;
+  }
+  align = std::max<uint64_t>(align, 64);
+  uint64_t rounded = (std::max<uint64_t>(size, 1) + align - 1) / align * align;
+  void* p = rounded >= size ? std::aligned_alloc(align, rounded) : nullptr;
+  uopc_buffer* b = p ? new (std::nothrow) uopc_buffer{p, size, d} : nullptr;
+  if (!b) {
+    std::free(p);
+    std::lock_guard<std::mutex> lock(d->mu);
+    d->in_use -= size;
+    return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory allocating %llu bytes",
+                          (unsigned long long)size);
+  }
+  *out = b;
+  return nullptr;
+}
+
+uopc_error* BufferFree(uopc_buffer* b) {
+  if (!b) return NULL_ARG("buffer");
+  Unref(b);  // the owner's reference: freed now, or when the last queued use is done
+  return nullptr;
+}
+
+uopc_error* QueueCreate(uopc_device* d, uopc_queue** out) {
+  if (!d || !out) return NULL_ARG(d ? "out" : "device");
+  if (d->lost) return Lost(d);
+  *out = new (std::nothrow) uopc_queue{d};
+  return *out ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory");
+}
+
+uopc_error* QueueDestroy(uopc_queue* q) {
+  if (!q) return NULL_ARG("queue");
+  delete q;  // runs what is queued first
+  return nullptr;
+}
+
+uopc_error* CopyH2D(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* src, uint64_t size,
+                    uopc_event** done) {
+  if (!q || !dst || (!src && size)) return NULL_ARG("an argument");
+  if (q->device->lost) return Lost(q->device);
+  if (uopc_error* e = CheckRange(dst, off, size, "copy in")) return e;
+  return Enqueue(
+      q,
+      [r = Ref(dst), off, src, size] {
+        if (size) std::memcpy(static_cast<char*>(r.b->data) + off, src, size);
+        return WorkStatus{};
+      },
+      done);
+}
+
+uopc_error* CopyD2H(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t off, uint64_t size,
+                    uopc_event** done) {
+  if (!q || !src || (!dst && size)) return NULL_ARG("an argument");
+  if (q->device->lost) return Lost(q->device);
+  if (uopc_error* e = CheckRange(src, off, size, "copy out")) return e;
+  return Enqueue(
+      q,
+      [r = Ref(src), off, dst, size] {
+        if (size) std::memcpy(dst, static_cast<const char*>(r.b->data) + off, size);
+        return WorkStatus{};
+      },
+      done);
+}
+
+uopc_error* Copy(const uopc_copy_args* a) {
+  if (!a || !a->queue || !a->dst || !a->src) return NULL_ARG("an argument");
+  for (const uopc_device* d : {a->queue->device, a->dst->device, a->src->device})
+    if (d->lost) return Lost(d);
+  if (uopc_error* e = CheckRange(a->dst, a->dst_offset, a->size, "copy to")) return e;
+  if (uopc_error* e = CheckRange(a->src, a->src_offset, a->size, "copy from")) return e;
+  return Enqueue(
+      a->queue,
+      [d = Ref(a->dst), s = Ref(a->src), doff = a->dst_offset, soff = a->src_offset,
+       size = a->size] {
+        if (size)
+          std::memmove(static_cast<char*>(d.b->data) + doff,
+                       static_cast<const char*>(s.b->data) + soff, size);
+        return WorkStatus{};
+      },
+      a->done);
+}
+
+uopc_error* CopyD2D(uopc_queue* q, uopc_buffer* dst, uint64_t doff, const uopc_buffer* src,
+                    uint64_t soff, uint64_t size, uopc_event** done) {
+  uopc_copy_args a{};
+  a.struct_size = sizeof a;
+  a.queue = q;
+  a.dst = dst;
+  a.dst_offset = doff;
+  a.src = src;
+  a.src_offset = soff;
+  a.size = size;
+  a.done = done;
+  return Copy(&a);
+}
+
+uopc_error* ProgramLoad(uopc_device* d, const void* binary, uint64_t size,
+                        const char* const* entries, uint32_t n, uopc_program** out) {
+  if (!d || !binary || !out || (!entries && n)) return NULL_ARG("an argument");
+  if (d->lost) return Lost(d);
+  absl::StatusOr<std::string> path = absl::InternalError("c plugin: out of memory");
+  try {
+    path = g_materialize(absl::string_view(static_cast<const char*>(binary), size));
+  } catch (const std::exception& e) {
+    path = absl::InternalError(absl::StrCat("c plugin: ", e.what()));
+  }
+  if (!path.ok())
+    return uopc_sdk_error(static_cast<uopc_code>(path.status().code()), "%s",
+                          std::string(path.status().message()).c_str());
+  void* h = dlopen(path->c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) return uopc_sdk_error(UOPC_INTERNAL, "c plugin: dlopen %s: %s", path->c_str(), dlerror());
+  auto prog = std::make_unique<uopc_program>(uopc_program{h, {}});
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string sym = absl::StrCat(entries[i], "_entry");
+    auto fn = reinterpret_cast<EntryFn>(dlsym(h, sym.c_str()));
+    if (!fn) {
+      dlclose(h);
+      return uopc_sdk_error(UOPC_NOT_FOUND, "c plugin: the program has no kernel '%s'", entries[i]);
+    }
+    prog->entries.push_back(fn);
+  }
+  *out = prog.release();
+  return nullptr;
+}
+
+uopc_error* ProgramUnload(uopc_program* p) {
+  if (!p) return NULL_ARG("program");
+  dlclose(p->handle);
+  delete p;
+  return nullptr;
+}
+
+uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) {
+  if (!q || !a || !a->program) return NULL_ARG("an argument");
+  uopc_device* dev = q->device;
+  if (dev->lost) return Lost(dev);
+  if (a->entry >= a->program->entries.size())
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "c plugin: entry %u of a program with %zu", a->entry,
+                          a->program->entries.size());
+  if ((a->num_buffers && !a->buffers) || (a->num_vars && !a->vars))
+    return NULL_ARG("buffers or vars");
+  std::vector<void*> ptrs(a->num_buffers);
+  std::vector<Ref> refs;
+  refs.reserve(a->num_buffers);
+  for (uint32_t i = 0; i < a->num_buffers; ++i) {
+    const uopc_buffer* b = a->buffers[i];
+    if (!b) continue;
+    uint64_t off = a->offsets ? a->offsets[i] : 0;
+    if (off > b->size)
+      return uopc_sdk_error(UOPC_OUT_OF_RANGE, "c plugin: offset %llu past buffer %u",
+                            (unsigned long long)off, i);
+    if (b->device != dev)
+      return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                            "c plugin: launch on %s with buffer %u of %s; copy it there first",
+                            dev->name.c_str(), i, b->device->name.c_str());
+    ptrs[i] = static_cast<char*>(b->data) + off;
+    refs.emplace_back(b);
+  }
+  std::vector<long long> vars(a->vars, a->vars + a->num_vars);
+  EntryFn fn = a->program->entries[a->entry];
+  return Enqueue(
+      q,
+      [dev, fn, ptrs = std::move(ptrs), vars = std::move(vars), refs = std::move(refs)] {
+        if (dev->fail_at && dev->launches.fetch_add(1) + 1 >= dev->fail_at) dev->lost = true;
+        if (dev->lost)
+          return WorkStatus{UOPC_DEVICE_LOST,
+                            absl::StrCat("c plugin: ", dev->name, " was lost during a launch (",
+                                         "UOPC_", kPrefix, "_FAULT)")};
+        fn(ptrs.data(), vars.data());
+        return WorkStatus{};
+      },
+      done);
+}
+
+uopc_error* QueueWaitEvent(uopc_queue* q, uopc_event* e) {
+  if (!q || !e) return NULL_ARG("an argument");
+  return Enqueue(
+      q,
+      [c = e->completion] {
+        WorkStatus s;
+        c->Wait(~uint64_t{0}, &s);
+        if (!s.ok()) s.message = "c plugin: the work this queue waited for failed: " + s.message;
+        return s;
+      },
+      nullptr);
+}
+
+uopc_error* EventWait(uopc_event* e, uint64_t timeout_ns) {
+  if (!e) return NULL_ARG("event");
+  WorkStatus s;
+  if (!e->completion->Wait(timeout_ns, &s))
+    return uopc_sdk_error(UOPC_DEADLINE_EXCEEDED, "c plugin: event not done after %llu ns",
+                          (unsigned long long)timeout_ns);
+  return Error(s);
+}
+
+uopc_error* EventQuery(uopc_event* e, int32_t* done) {
+  if (!e || !done) return NULL_ARG("an argument");
+  *done = e->completion->Done();
+  return nullptr;
+}
+
+void EventDestroy(uopc_event* e) { delete e; }
+
+uopc_error* QueueSynchronize(uopc_queue* q) {
+  if (!q) return NULL_ARG("queue");
+  return Error(q->work.Synchronize());
+}
+
+}  // namespace
+
+uopc_error* Initialize(Materializer materialize) {
+  std::call_once(g_once, [&] {
+    g_materialize = std::move(materialize);
+    g_init_error = Configure();
+    if (g_init_error) g_devices.clear();
+  });
+  if (!g_init_error) return nullptr;
+  const char* msg = nullptr;
+  uint64_t len = 0;
+  uopc_sdk_error_message(g_init_error, &msg, &len);
+  return uopc_sdk_error(uopc_sdk_error_code(g_init_error), "%s", msg);
+}
+
+void FillDeviceApi(uopc_device_api* api) {
+  api->device_count = DeviceCount;
+  api->device_get = DeviceGet;
+  api->device_describe = DeviceDescribe;
+  api->buffer_alloc = BufferAlloc;
+  api->buffer_free = BufferFree;
+  api->queue_create = QueueCreate;
+  api->queue_destroy = QueueDestroy;
+  api->copy_h2d = CopyH2D;
+  api->copy_d2h = CopyD2H;
+  api->copy_d2d = CopyD2D;
+  api->program_load = ProgramLoad;
+  api->program_unload = ProgramUnload;
+  api->launch = Launch;
+  api->queue_wait_event = QueueWaitEvent;
+  api->event_wait = EventWait;
+  api->event_query = EventQuery;
+  api->event_destroy = EventDestroy;
+  api->queue_synchronize = QueueSynchronize;
+  api->copy = Copy;
+  api->memory_info = MemoryInfo;
+}
+
+}  // namespace uopc::cpu

@@ -1,0 +1,82 @@
+// The devices of the C plugin: N CPU devices in one process ("CPU:0" ... "CPU:N-1",
+// UOPC_CPU_DEVICES=N, default 1), each with its own memory accounting (a limit of
+// UOPC_CPU_MEMORY bytes, default the machine's memory) and its own queues. A queue is a
+// worker thread (backends/c/work_queue.h): kernels and copies run there in order, while
+// the host goes on, so that two devices run at once. Programs are the backend's shared
+// objects, loaded with dlopen. Copies between two CPU devices of the plugin are peer
+// copies (a memmove on the queue they are given).
+//
+// Every call validates its arguments before anything is queued, and a buffer is freed
+// only once the work queued on it is done (each piece of work holds a reference).
+//
+// A testing hook, UOPC_CPU_FAULT=CPU:1@N, makes a device fail as hardware does: its N-th
+// launch fails with DEVICE_LOST, and so does every later call on that device.
+//
+// The names' prefix ("CPU") and the plugin's name are compile-time settings, so that a
+// second copy of the plugin can be built under other names (tests of copies between
+// plugins use one, with devices "HOST:n" and variables UOPC_HOST_*).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+#include "backends/c/work_queue.h"
+#include "backends/plugin_api.h"
+
+#ifndef UOPC_C_DEVICE_PREFIX
+#define UOPC_C_DEVICE_PREFIX "CPU"
+#endif
+
+struct uopc_device {
+  std::string name, kind, uid;
+  uint64_t limit = 0;  // bytes
+  int64_t fail_at = 0;  // the launch that loses the device (UOPC_CPU_FAULT); 0: none
+  std::mutex mu;
+  uint64_t in_use = 0;  // bytes, under mu
+  std::atomic<int64_t> launches{0};
+  std::atomic<bool> lost{false};
+};
+
+struct uopc_buffer {
+  void* data;
+  uint64_t size;
+  uopc_device* device;
+  std::atomic<int> refs{1};  // the owner's, and one per piece of queued work using it
+};
+
+struct uopc_program {
+  void* handle;
+  std::vector<void (*)(void* const*, const long long*)> entries;
+};
+
+struct uopc_queue {
+  uopc_device* device;
+  uopc::WorkQueue work;
+};
+
+struct uopc_event {
+  std::shared_ptr<uopc::Completion> completion;
+};
+
+namespace uopc::cpu {
+
+/// The path of a loadable shared object holding a sealed binary (the backend's compiler).
+using Materializer = std::function<absl::StatusOr<std::string>(absl::string_view sealed)>;
+
+/// Reads the configuration (UOPC_CPU_DEVICES, UOPC_CPU_MEMORY, UOPC_CPU_FAULT) and creates
+/// the devices; an error names the variable and what it accepts. Only the first call
+/// configures; later calls repeat its outcome.
+uopc_error* Initialize(Materializer materialize);
+/// The device table of the plugin (every slot set).
+void FillDeviceApi(uopc_device_api* api);
+/// "CPU": the prefix of the device names.
+constexpr const char* kPrefix = UOPC_C_DEVICE_PREFIX;
+
+}  // namespace uopc::cpu

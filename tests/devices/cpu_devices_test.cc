@@ -1,0 +1,128 @@
+// The C plugin's several CPU devices (UOPC_CPU_DEVICES=3 here, UOPC_CPU_MEMORY=4M each,
+// and CPU:2 lost at its second launch by UOPC_CPU_FAULT, all set by the BUILD rule): each has
+// its own memory and queue, peer copies between them, events that order one queue after
+// another, and a device that fails leaves the others working.
+#include <numeric>
+
+#include <gtest/gtest.h>
+
+#include "devices/kernel_cache.h"
+#include "devices/registry.h"
+
+namespace uopc {
+namespace {
+
+Device& Get(const char* name) {
+  absl::StatusOr<Device*> d = DeviceRegistry::Get().GetDevice(name);
+  EXPECT_TRUE(d.ok()) << d.status();
+  return **d;
+}
+
+template <typename T>
+std::vector<T> Read(const Buffer& b) {
+  std::vector<T> v(b.count());
+  EXPECT_TRUE(b.device()->CopyOut(v.data(), b, b.bytes()).ok());
+  return v;
+}
+
+// out[i] = in[i] * 2 + 1 over n elements, looped `rounds` times (a kernel that takes a while)
+UOp Scale(int64_t n, int rounds) {
+  UOp out = UOp::Buffer(DType::kI32, 0, n), in = UOp::Buffer(DType::kI32, 1, n);
+  UOp r = UOp::Range(rounds, 0), i = UOp::Range(n, 1);
+  return UOp::Sink({out.Index(i).Store(in.Index(i).Load() * 2 + 1).End({i, r})});
+}
+
+TEST(CpuDevices, SeveralDevicesEachWithItsOwnName) {
+  std::vector<std::string> names, uids;
+  for (Device* d : DeviceRegistry::Get().DevicesOf(Get("CPU").plugin())) {
+    names.push_back(d->name());
+    uids.push_back(d->uid());
+    EXPECT_EQ(d->caps() & UOPC_DEVICE_CAP_COPY_PEER, UOPC_DEVICE_CAP_COPY_PEER);
+    EXPECT_EQ(d->mem_total(), 4u << 20);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"CPU:0", "CPU:1", "CPU:2"}));
+  EXPECT_NE(uids[0], uids[1]);
+  EXPECT_EQ(&Get("cpu"), &Get("CPU:0"));  // a bare type is device 0, in either case
+  EXPECT_EQ(&Get("cpu:1"), &Get("CPU:1"));
+}
+
+TEST(CpuDevices, EachAccountsForItsOwnMemory) {
+  Device &a = Get("CPU:0"), &b = Get("CPU:1");
+  a.allocator().EmptyCache();
+  b.allocator().EmptyCache();
+  uint64_t before = a.Memory()->bytes_in_use;
+  {
+    Buffer big = *b.Allocate(DType::kU8, 3 << 20);
+    EXPECT_EQ(b.Memory()->bytes_in_use, 3u << 20);
+    absl::StatusOr<Buffer> more = b.Allocate(DType::kU8, 2 << 20);
+    EXPECT_EQ(more.status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_EQ(more.status().message(),
+              "c plugin: cannot allocate 2097152 bytes on CPU:1: 3145728 of its 4194304 bytes are "
+              "in use");
+    Buffer other = *a.Allocate(DType::kU8, 2 << 20);  // CPU:0 has its own 4 MiB
+    EXPECT_EQ(a.Memory()->bytes_in_use, before + (2u << 20));
+  }
+  b.allocator().EmptyCache();
+  EXPECT_EQ(b.Memory()->bytes_in_use, 0u);
+}
+
+TEST(CpuDevices, PeerCopyOrderedAfterTheOtherDevicesKernel) {
+  Device &a = Get("CPU:0"), &b = Get("CPU:1");
+  const int64_t n = 1 << 16;
+  std::vector<int32_t> x(n);
+  std::iota(x.begin(), x.end(), 0);
+  Buffer in = *a.Allocate(DType::kI32, n), out = *a.Allocate(DType::kI32, n),
+         there = *b.Allocate(DType::kI32, n);
+  ASSERT_TRUE(a.CopyIn(in, x.data(), in.bytes()).ok());
+  KernelCache kernels(a);
+  // a's kernel is still running (or queued) when b is told to copy its result
+  absl::StatusOr<Event> computed = kernels.Launch({Scale(n, 50), {out, in}, {}, {}});
+  ASSERT_TRUE(computed.ok()) << computed.status();
+  ASSERT_TRUE(b.Wait(*computed).ok());
+  absl::StatusOr<Event> copied = b.EnqueueCopy(there, 0, out, 0, out.bytes());
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  ASSERT_TRUE(copied->Wait().ok());
+  std::vector<int32_t> got = Read<int32_t>(there);
+  for (int64_t i = 0; i < n; i += 4099) EXPECT_EQ(got[i], 2 * i + 1) << i;
+  // offsets and ranges are checked on both sides
+  EXPECT_EQ(b.EnqueueCopy(there, 8, out, 0, out.bytes()).status().message(),
+            "copy to CPU:1: 262144 bytes at offset 8 of a 262144-byte buffer");
+  EXPECT_EQ(b.EnqueueCopy(there, 0, Buffer(), 0, 4).status().message(),
+            "copy: no source buffer");
+}
+
+TEST(CpuDevices, AKernelLaunchOnAnotherDevicesBufferIsRefused) {
+  Device &a = Get("CPU:0"), &b = Get("CPU:1");
+  Buffer mine = *a.Allocate(DType::kI32, 8), theirs = *b.Allocate(DType::kI32, 8);
+  absl::StatusOr<Event> e = KernelCache(a).Launch({Scale(8, 1), {mine, theirs}, {}, {}});
+  EXPECT_EQ(e.status().message(),
+            "launch on CPU:0: buffer slot 1 wants 8 x i32; the buffer lives on CPU:1");
+}
+
+TEST(CpuDevices, ALostDeviceFailsCleanlyAndTheOthersGoOn) {
+  Device &lost = Get("CPU:2"), &fine = Get("CPU:0");
+  const int64_t n = 64;
+  std::vector<int32_t> x(n, 3);
+  Buffer in = *lost.Allocate(DType::kI32, n), out = *lost.Allocate(DType::kI32, n);
+  ASSERT_TRUE(lost.CopyIn(in, x.data(), in.bytes()).ok());
+  KernelCache kernels(lost);
+  ASSERT_TRUE(kernels.Launch({Scale(n, 1), {out, in}, {}, {}})->Wait().ok());  // launch 1
+  absl::StatusOr<Event> second = kernels.Launch({Scale(n, 1), {in, out}, {}, {}});
+  ASSERT_TRUE(second.ok());  // queued; it fails when it runs
+  absl::Status s = second->Wait();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(s.message(), "DEVICE_LOST: c plugin: CPU:2 was lost during a launch (UOPC_CPU_FAULT)");
+  EXPECT_EQ(lost.Synchronize().message(), s.message());
+  // every later call on it fails at once
+  EXPECT_EQ(lost.Allocate(DType::kI32, 4).status().message(),
+            "DEVICE_LOST: c plugin: CPU:2 is lost (UOPC_CPU_FAULT)");
+  EXPECT_EQ(lost.CopyIn(in, x.data(), 4).code(), absl::StatusCode::kUnavailable);
+  // and the other devices are untouched
+  Buffer a = *fine.Allocate(DType::kI32, n), b = *fine.Allocate(DType::kI32, n);
+  ASSERT_TRUE(fine.CopyIn(a, x.data(), a.bytes()).ok());
+  ASSERT_TRUE(KernelCache(fine).Run({{Scale(n, 1), {b, a}, {}, {}}}).ok());
+  EXPECT_EQ(Read<int32_t>(b)[5], 7);
+}
+
+}  // namespace
+}  // namespace uopc
