@@ -129,7 +129,7 @@ void BM_PlanBuildGpt2LayerCold(benchmark::State& state) {
   size_t kernels = 0;
   for (auto _ : state) {
     Runtime::Get().plans().Clear();
-    kernels = (*Runtime::Get().PlanFor({logits.data()}))->kernels.size();
+    kernels = (*Runtime::Get().PlanFor({logits.data()}))->kernels().size();
   }
   state.counters["kernels"] = static_cast<double>(kernels);
 }

@@ -41,7 +41,7 @@ struct Hasher {
   size_t operator()(bool b) const { return absl::HashOf(1, b); }
   size_t operator()(int64_t i) const { return absl::HashOf(2, i); }
   size_t operator()(double d) const { return absl::HashOf(3, DoubleBits(d)); }
-  size_t operator()(const ParamArg& p) const { return absl::HashOf(4, p.slot, p.size); }
+  size_t operator()(const ParamArg& p) const { return absl::HashOf(4, p.slot, p.size, p.device); }
   size_t operator()(const VarArg& v) const { return absl::HashOf(5, v.name, v.lo, v.hi); }
   size_t operator()(const RangeArg& r) const { return absl::HashOf(6, r.idx, r.kind); }
   size_t operator()(const Axes& a) const { return absl::HashOf(7, a.v); }

@@ -15,10 +15,13 @@
 
 namespace uopc {
 
-/// BUFFER and ALLOC: which kernel parameter (or local slot) and how many elements.
+/// BUFFER and ALLOC: which kernel parameter (or local slot) and how many elements. A
+/// tensor-level BUFFER also names the device whose memory holds it ("CPU:1"); a kernel's
+/// buffers name none (a kernel is the same on every device).
 struct ParamArg {
   int slot = 0;
   int64_t size = 0;
+  std::string device;
   bool operator==(const ParamArg&) const = default;
 };
 
@@ -62,7 +65,8 @@ struct ReduceArg {
   bool operator==(const ReduceArg&) const = default;
 };
 
-/// COPY: the target device ("CPU", "CUDA:0").
+/// COPY: the target device ("CPU:0", "CUDA:0"). STAGE: the device whose memory holds the
+/// materialized result (empty: not placed yet).
 struct DeviceArg {
   std::string name;
   bool operator==(const DeviceArg&) const = default;

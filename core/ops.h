@@ -44,7 +44,7 @@ inline constexpr uint32_t kGroupCompare = 1u << 3;      // result is bool
   X(SHRINK, "shrink", -1, kGroupMovement, None)   /* src: x, (begin, end)... */         \
   X(FLIP, "flip", 1, kGroupMovement, Axes)        /* arg: Axes */                       \
   X(REDUCE, "reduce", 1, 0, Reduce)               /* arg: ReduceArg; keeps dims as 1 */ \
-  X(STAGE, "stage", 1, 0, None)                   /* materialize into a buffer */       \
+  X(STAGE, "stage", 1, 0, Device)                 /* materialize on arg's device */     \
   X(COPY, "copy", 1, 0, Device)                   /* arg: DeviceArg (target) */         \
   X(ASSIGN, "assign", 2, 0, None)                 /* src: target buffer, value */       \
   /* unary ALU */                                                                       \

@@ -21,6 +21,7 @@ void WriteArg(const Arg& a, proto::Node* n) {
   else if (const auto* p = a.TryGet<ParamArg>()) {
     n->mutable_param()->set_slot(p->slot);
     n->mutable_param()->set_size(p->size);
+    if (!p->device.empty()) n->mutable_param()->set_device(p->device);
   } else if (const auto* v = a.TryGet<VarArg>()) {
     n->mutable_var()->set_name(v->name);
     n->mutable_var()->set_lo(v->lo);
@@ -47,7 +48,8 @@ absl::StatusOr<Arg> ReadArg(const proto::Node& n, int index) {
     case proto::Node::kB: return Arg(n.b());
     case proto::Node::kI: return Arg(static_cast<int64_t>(n.i()));
     case proto::Node::kF: return Arg(n.f());
-    case proto::Node::kParam: return Arg(ParamArg{n.param().slot(), n.param().size()});
+    case proto::Node::kParam:
+      return Arg(ParamArg{n.param().slot(), n.param().size(), n.param().device()});
     case proto::Node::kVar: return Arg(VarArg{n.var().name(), n.var().lo(), n.var().hi()});
     case proto::Node::kRange: {
       RangeKind kind;

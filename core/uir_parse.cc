@@ -146,13 +146,23 @@ bool IsName(absl::string_view s, bool device) {
   return true;
 }
 
+// The optional `device=` attribute (empty when absent).
+absl::StatusOr<std::string> ParseDevice(Attrs& a, const LineParser& p) {
+  if (!a.kv.contains("device")) return std::string();
+  size_t col = a.Col("device");
+  ASSIGN_OR_RETURN(std::string d, a.Take("device"));
+  if (!IsName(d, true)) return p.ErrorAt(col, absl::StrCat("device name '", d, "' is not valid"));
+  return d;
+}
+
 absl::StatusOr<Arg> ParseArg(Ops op, Attrs& a, const LineParser& p, std::optional<int64_t> size) {
   switch (OpArgKind(op)) {
     case ArgKind::None:
     case ArgKind::Const: return Arg();
     case ArgKind::Param: {
       ASSIGN_OR_RETURN(int slot, a.TakeInt<int>("slot"));
-      return Arg(ParamArg{slot, *size});
+      ASSIGN_OR_RETURN(std::string device, ParseDevice(a, p));
+      return Arg(ParamArg{slot, *size, std::move(device)});
     }
     case ArgKind::Var: {
       size_t col = a.Col("name");
@@ -189,10 +199,7 @@ absl::StatusOr<Arg> ParseArg(Ops op, Attrs& a, const LineParser& p, std::optiona
       return Arg(ReduceArg{*rop, std::move(axes)});
     }
     case ArgKind::Device: {
-      size_t col = a.Col("device");
-      ASSIGN_OR_RETURN(std::string d, a.Take("device"));
-      if (!IsName(d, true))
-        return p.ErrorAt(col, absl::StrCat("device name '", d, "' is not valid"));
+      ASSIGN_OR_RETURN(std::string d, ParseDevice(a, p));
       return Arg(DeviceArg{std::move(d)});
     }
   }

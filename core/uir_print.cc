@@ -31,7 +31,8 @@ std::string Ints(const std::vector<int>& v) { return absl::StrJoin(v, ","); }
 
 // The argument's `key=value` fields.
 std::string ArgAttrs(const Arg& arg) {
-  if (const auto* p = arg.TryGet<ParamArg>()) return absl::StrCat("slot=", p->slot);
+  if (const auto* p = arg.TryGet<ParamArg>())
+    return absl::StrCat("slot=", p->slot, p->device.empty() ? "" : " device=", p->device);
   if (const auto* v = arg.TryGet<VarArg>())
     return absl::StrCat("name=", v->name, " lo=", v->lo, " hi=", v->hi);
   if (const auto* r = arg.TryGet<RangeArg>())
@@ -39,7 +40,8 @@ std::string ArgAttrs(const Arg& arg) {
   if (const auto* a = arg.TryGet<Axes>()) return absl::StrCat("axes=", Ints(a->v));
   if (const auto* r = arg.TryGet<ReduceArg>())
     return absl::StrCat("op=", OpName(r->op), " axes=", Ints(r->axes));
-  if (const auto* d = arg.TryGet<DeviceArg>()) return absl::StrCat("device=", d->name);
+  if (const auto* d = arg.TryGet<DeviceArg>())
+    return d->name.empty() ? "" : absl::StrCat("device=", d->name);
   return "";
 }
 

@@ -260,11 +260,11 @@ UOp UOp::ConstBool(DType dtype, bool v) { return ConstFromArg(dtype, Arg(v)); }
 UOp UOp::Var(std::string name, int64_t lo, int64_t hi) {
   return Make(Ops::VAR, DType::kI32, {}, VarArg{std::move(name), lo, hi});
 }
-UOp UOp::Buffer(DType dtype, int slot, int64_t size) {
-  return Make(Ops::BUFFER, dtype, {}, ParamArg{slot, size});
+UOp UOp::Buffer(DType dtype, int slot, int64_t size, std::string device) {
+  return Make(Ops::BUFFER, dtype, {}, ParamArg{slot, size, std::move(device)});
 }
 UOp UOp::Alloc(DType dtype, int slot, int64_t size) {
-  return Make(Ops::ALLOC, dtype, {}, ParamArg{slot, size});
+  return Make(Ops::ALLOC, dtype, {}, ParamArg{slot, size, ""});
 }
 UOp UOp::Range(UOp end, int idx, RangeKind kind) {
   return Derived(Ops::RANGE, {std::move(end)}, RangeArg{idx, kind});

@@ -78,8 +78,9 @@ class UOp {
 
   /// A named i32 scalar declared to lie in [lo, hi], bound at launch.
   static UOp Var(std::string name, int64_t lo, int64_t hi);
-  /// Kernel parameter `slot`: a buffer of `size` elements of `dtype`.
-  static UOp Buffer(DType dtype, int slot, int64_t size);
+  /// Kernel parameter `slot`: a buffer of `size` elements of `dtype`; at the tensor level,
+  /// on `device`.
+  static UOp Buffer(DType dtype, int slot, int64_t size, std::string device = "");
   /// Local storage (an accumulator) of `size` elements.
   static UOp Alloc(DType dtype, int slot, int64_t size);
   /// A loop `for (r = 0; r < end; r++)` with identity `idx`.

@@ -146,6 +146,10 @@ absl::Status NodeCheck::CheckDTypes() const {
     case Ops::ASSIGN:
       if (T(0) != T(1)) return Fail("assigning a value of another dtype", "one dtype");
       return absl::OkStatus();
+    case Ops::COPY:
+      if (u_.arg().Get<DeviceArg>().name.empty())
+        return Fail("a COPY to no device", "the name of its target device");
+      return absl::OkStatus();
     case Ops::CAST: return absl::OkStatus();
     case Ops::BITCAST:
       if (DTypeSize(t) != DTypeSize(T(0)))
@@ -200,8 +204,7 @@ absl::Status NodeCheck::CheckDTypes() const {
     case Ops::PAD:
     case Ops::SHRINK:
     case Ops::FLIP:
-    case Ops::STAGE:
-    case Ops::COPY: return absl::OkStatus();
+    case Ops::STAGE: return absl::OkStatus();
   }
   return absl::OkStatus();
 }

@@ -163,6 +163,8 @@ absl::Status Device::Wait(const Event& event) {
 }
 
 absl::Status Device::Synchronize() {
+  // without UOPC_DEVICE_CAP_ASYNC, work is done when its call returns: nothing to wait for
+  if (!(caps_ & UOPC_DEVICE_CAP_ASYNC)) return absl::OkStatus();
   return plugin_.Device(&uopc_device_api::queue_synchronize, "queue_synchronize", queue_);
 }
 

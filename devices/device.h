@@ -81,7 +81,8 @@ class Device {
                                     uint64_t src_offset, uint64_t bytes);
   /// Later work on this device waits for `event` (of this device's plugin).
   absl::Status Wait(const Event& event);
-  /// Waits for all work queued on this device; the first failure of that work, if any.
+  /// Waits for all work queued on this device; the first failure of that work, if any (a
+  /// device without UOPC_DEVICE_CAP_ASYNC has nothing to wait for).
   absl::Status Synchronize();
   /// Bytes in use and the limit, as the plugin accounts them (ABI 1.1).
   struct MemoryInfo {

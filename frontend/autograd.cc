@@ -3,15 +3,17 @@
 #include <cmath>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
+#include "core/placement.h"
 #include "core/substitute.h"
 #include "core/verify.h"
 
 namespace uopc {
 namespace {
 
-Tensor Zero(const Tensor& like) { return Tensor::Full({}, 0, like.dtype()); }
+Tensor Zero(const Tensor& like) { return Tensor::Scalar(0, like.dtype(), like.device()); }
 
 class Backprop {
  public:
@@ -22,7 +24,8 @@ class Backprop {
   // The loss's expression with every realized intermediate that has history replaced by
   // the expression it was computed by: a graph over parameters and data only.
   UOp Expand();
-  Tensor Wrap(const UOp& u) const;
+  /// `u` as a tensor on `device` (where the gradient that reaches it is).
+  Tensor Wrap(const UOp& u, Device* device) const;
   void Add(const UOp& u, const Tensor& g);
   void Rule(const UOp& u, const Tensor& g);
 
@@ -31,6 +34,8 @@ class Backprop {
   std::shared_ptr<LazyData> holder_;                    // keeps every buffer the graphs read alive
   absl::flat_hash_map<const UOp::Node*, UOp> history_;  // realized view -> its expression
   ShapeMap shapes_;
+  Placement placement_;
+  absl::flat_hash_set<const UOp::Node*> needed_;  // nodes a wrt tensor is reached from
   absl::flat_hash_map<const UOp::Node*, Tensor> grads_;
 };
 
@@ -64,14 +69,14 @@ UOp Backprop::Expand() {
   return g;
 }
 
-Tensor Backprop::Wrap(const UOp& u) const {
+Tensor Backprop::Wrap(const UOp& u, Device* device) const {
   TensorShape s;
   for (const Dim& d : shapes_.at(u.get())) s.push_back(d.value());
-  return Tensor(u, s, u.dtype(), loss_.device(), {holder_});
+  return Tensor(u, s, u.dtype(), device, {holder_});
 }
 
 void Backprop::Add(const UOp& u, const Tensor& g) {
-  if (!IsFloat(u.dtype())) return;
+  if (!IsFloat(u.dtype()) || !needed_.contains(u.get())) return;
   auto it = grads_.find(u.get());
   if (it == grads_.end())
     grads_.emplace(u.get(), g);
@@ -81,7 +86,8 @@ void Backprop::Add(const UOp& u, const Tensor& g) {
 
 // g is d(loss)/d(u); adds d(loss)/d(src) for each source of u.
 void Backprop::Rule(const UOp& u, const Tensor& g) {
-  auto src = [&](size_t i) { return Wrap(u.src(i)); };
+  auto src = [&](size_t i) { return Wrap(u.src(i), g.device()); };
+  auto self = [&] { return Wrap(u, g.device()); };
   const double ln2 = std::log(2.0);
   switch (u.op()) {
     case Ops::ADD: Add(u.src(0), g), Add(u.src(1), g); return;
@@ -95,11 +101,11 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
       Add(u.src(1), b.Gt(a).Where(g, a.Eq(b).Where(half, Zero(g))));
       return;
     }
-    case Ops::EXP2: Add(u.src(0), g * Wrap(u) * ln2); return;
+    case Ops::EXP2: Add(u.src(0), g * self() * ln2); return;
     case Ops::LOG2: Add(u.src(0), g / (src(0) * ln2)); return;
     case Ops::SIN: Add(u.src(0), g * src(0).Cos()); return;
-    case Ops::SQRT: Add(u.src(0), g / (Wrap(u) * 2.0)); return;
-    case Ops::RECIP: Add(u.src(0), -(g * Wrap(u) * Wrap(u))); return;
+    case Ops::SQRT: Add(u.src(0), g / (self() * 2.0)); return;
+    case Ops::RECIP: Add(u.src(0), -(g * self() * self())); return;
     case Ops::CAST: Add(u.src(0), g.Cast(u.src(0).dtype())); return;
     case Ops::WHERE: {
       Tensor c = src(0);
@@ -148,7 +154,7 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
       if (ra.op == Ops::ADD) {
         Add(u.src(0), g.Expand(x.shape()));
       } else if (ra.op == Ops::MAX) {  // to the maxima, shared among ties
-        Tensor hit = x.Eq(Wrap(u).Expand(x.shape())).Float().Cast(x.dtype());
+        Tensor hit = x.Eq(self().Expand(x.shape())).Float().Cast(x.dtype());
         Tensor count = hit.Sum(ra.axes, true);
         Add(u.src(0), hit * (g / count).Expand(x.shape()));
       } else {
@@ -157,6 +163,12 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
       return;
     }
     case Ops::STAGE: Add(u.src(0), g); return;
+    case Ops::COPY: {  // the gradient goes back to where the value came from
+      absl::StatusOr<std::string> from = placement_.Of(u.src(0));
+      ThrowIfError(from.status());
+      if (!from->empty()) Add(u.src(0), g.To(*from));
+      return;
+    }
     case Ops::TRUNC: return;  // piecewise constant: its derivative is 0 almost everywhere
     case Ops::CONST:
     case Ops::VAR:
@@ -180,7 +192,6 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
           "differentiate through it (use a one-hot matmul)");
     case Ops::BITCAST:
     case Ops::ASSIGN:
-    case Ops::COPY:
     case Ops::SINK:
     case Ops::ALLOC:
     case Ops::RANGE:
@@ -201,7 +212,18 @@ std::vector<Tensor> Backprop::Run() {
   ThrowIfError(shapes.status());
   shapes_ = *std::move(shapes);
   std::vector<UOp> order = g.Toposort();
-  grads_.emplace(g.get(), Tensor::Full(Wrap(g).shape(), 1, g.dtype()));
+  absl::flat_hash_set<const UOp::Node*> wrt;
+  for (const Tensor& w : wrt_) {
+    const LazyData& d = *w.data();
+    wrt.insert((d.buffer && d.srcs.empty() ? d.uop : d.forward).get());
+  }
+  for (const UOp& u : order) {
+    bool reaches = wrt.contains(u.get());
+    for (const UOp& s : u.src()) reaches = reaches || needed_.contains(s.get());
+    if (reaches) needed_.insert(u.get());
+  }
+  grads_.emplace(g.get(), Tensor::Full(Wrap(g, loss_.device()).shape(), 1, g.dtype(),
+                                       loss_.device()));
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     auto gi = grads_.find(it->get());
     if (gi == grads_.end()) continue;
@@ -214,7 +236,7 @@ std::vector<Tensor> Backprop::Run() {
     auto gi =
         grads_.find((d.buffer && d.srcs.empty() ? d.uop : d.forward).get());  // leaves: their view
     out.push_back(gi != grads_.end() ? gi->second.Cast(w.dtype())
-                                     : Tensor::Zeros(w.shape(), w.dtype()));
+                                     : Tensor::Zeros(w.shape(), w.dtype(), w.device()));
   }
   return out;
 }

@@ -27,6 +27,22 @@ std::vector<Tensor*> Module::Parameters() {
   return out;
 }
 
+void Module::To(DeviceRef device) {
+  Device* d = device.get();
+  for (Tensor* p : Parameters()) {
+    if (p->device() == d) continue;
+    Tensor moved = p->Detach().To(d);
+    moved.Realize();
+    if (p->requires_grad()) moved.RequiresGrad();
+    *p = moved;
+  }
+}
+
+Device* Module::device() {
+  std::vector<Tensor*> params = Parameters();
+  return params.empty() ? nullptr : params.front()->device();
+}
+
 Linear::Linear(int64_t in, int64_t out, bool has_bias, double init_std)
     : weight(Param(Tensor::Randn({in, out}) * init_std)) {
   if (has_bias) bias = Param(Tensor::Zeros({out}));
@@ -69,7 +85,7 @@ void LayerNorm::Params(const std::string& prefix, NamedParams& out) {
 
 Tensor Dropout::Forward(const Tensor& x) const {
   if (!training_ || p == 0) return x;
-  Tensor keep = Tensor::Rand(x.shape()).Ge(Tensor::Scalar(p));
+  Tensor keep = Tensor::Rand(x.shape(), DType::kF32, x.device()).Ge(Tensor::Scalar(p));
   return keep.Where(x * (1.0 / (1.0 - p)), x * 0.0);
 }
 
@@ -89,9 +105,8 @@ Tensor CausalSelfAttention::Forward(const Tensor& x) const {
         .Transpose(1, 2);  // (B, H, T, D)
   };
   Tensor q = split(0), k = split(1), v = split(2);
-  Tensor future = Tensor::Arange(static_cast<double>(T))
-                      .Unsqueeze(1)
-                      .Lt(Tensor::Arange(static_cast<double>(T)));
+  Tensor t = Tensor::Arange(0, static_cast<double>(T), 1, x.device());
+  Tensor future = t.Unsqueeze(1).Lt(t);
   Tensor att = q.Matmul(k.Transpose()) * (1.0 / std::sqrt(static_cast<double>(D)));
   att = future.Where(-INFINITY, att).Softmax(-1);
   Tensor y = attn_dropout.Forward(att).Matmul(v).Transpose(1, 2).Reshape({B, T, C});
@@ -164,10 +179,23 @@ Tensor Gpt::Forward(const Tensor& idx) const {
     ThrowInvalid(absl::StrCat("gpt: token indices of shape ", ShapeString(idx.shape()),
                               "; expected (batch, T) with T <= ", config.context));
   int64_t T = idx.shape(1);
-  Tensor pos = Tensor::Arange(static_cast<double>(T));
-  Tensor x = wte.Forward(idx) + wpe.Forward(pos);
-  for (const auto& b : h) x = b->Forward(x);
-  return ln_f.Forward(x).Matmul(lm_head.Transpose());
+  Tensor pos = Tensor::Arange(0, static_cast<double>(T), 1, wpe.weight.device());
+  Tensor x = wte.Forward(idx.To(wte.weight.device())) + wpe.Forward(pos).To(wte.weight.device());
+  for (const auto& b : h) x = b->Forward(x.To(b->ln_1.weight.device()));
+  x = ln_f.Forward(x.To(ln_f.weight.device()));
+  return x.To(lm_head.device()).Matmul(lm_head.Transpose());
+}
+
+void Gpt::Split(const std::vector<DeviceRef>& devices) {
+  if (devices.empty()) ThrowInvalid("gpt split: no devices");
+  const size_t n = devices.size(), layers = h.size();
+  wte.To(devices.front());
+  wpe.To(devices.front());
+  for (size_t l = 0; l < layers; ++l) h[l]->To(devices[l * n / std::max<size_t>(layers, 1)]);
+  ln_f.To(devices.back());
+  Tensor moved = lm_head.Detach().To(devices.back());
+  moved.Realize().RequiresGrad();
+  lm_head = moved;
 }
 
 void Gpt::Params(const std::string& prefix, NamedParams& out) {

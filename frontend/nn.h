@@ -22,6 +22,11 @@ class Module {
   virtual void Params(const std::string& prefix, NamedParams& out) = 0;
   NamedParams NamedParameters();
   std::vector<Tensor*> Parameters();
+  /// Moves every parameter to `device` (realized there, still a leaf that requires grad;
+  /// gradients are dropped). Create optimizers after moving, as in PyTorch.
+  void To(DeviceRef device);
+  /// The device of its first parameter (null without parameters).
+  Device* device();
   /// Training mode (dropout on) or evaluation mode.
   virtual void Train(bool on) { training_ = on; }
   bool training() const { return training_; }
@@ -109,12 +114,17 @@ class Block : public Module {
   Mlp mlp;
 };
 
-/// GPT-2: wte, wpe, blocks h.N, ln_f, and lm_head (vocab, dim) as GPT-2 stores it.
+/// GPT-2: wte, wpe, blocks h.N, ln_f, and lm_head (vocab, dim) as GPT-2 stores it. Its parts
+/// may live on different devices (a pipeline: `model.h[2]->To("CPU:1")`): Forward moves the
+/// activations to each part's device as it goes, and the logits are on lm_head's.
 class Gpt : public Module {
  public:
   explicit Gpt(const GptConfig& c);
-  /// Token indices (B, T), T <= context, to logits (B, T, vocab).
+  /// Token indices (B, T), T <= context, to logits (B, T, vocab), on lm_head's device.
   Tensor Forward(const Tensor& idx) const;
+  /// Spreads the model over `devices` as a pipeline: the blocks in contiguous groups, as
+  /// even as possible, the embeddings with the first group, ln_f and lm_head with the last.
+  void Split(const std::vector<DeviceRef>& devices);
   void Params(const std::string& prefix, NamedParams& out) override;
   void Train(bool on) override;
   GptConfig config;

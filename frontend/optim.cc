@@ -4,7 +4,13 @@
 
 namespace uopc {
 
-Tensor Optimizer::Data(double v) { return Tensor::FromVector<float>({static_cast<float>(v)}, {}); }
+const Tensor& Optimizer::Data::On(Device* device) {
+  for (const auto& [d, t] : on_)
+    if (d == device) return t;
+  on_.push_back({device, Tensor::FromVector<float>({static_cast<float>(v_)}, {}, DType::kF32,
+                                                   device)});
+  return on_.back().second;
+}
 
 void Optimizer::ZeroGrad() {
   for (Tensor* p : params_) p->ZeroGrad();
@@ -20,11 +26,12 @@ void Optimizer::Commit(std::vector<std::pair<Tensor*, Tensor>> updates,
 
 SGD::SGD(std::vector<Tensor*> params, double lr, double momentum, double weight_decay)
     : Optimizer(std::move(params), lr), momentum_(momentum), weight_decay_(weight_decay) {
-  for (Tensor* p : params_) velocity_.push_back(Tensor::Zeros(p->shape(), p->dtype()).Realize());
+  for (Tensor* p : params_)
+    velocity_.push_back(Tensor::Zeros(p->shape(), p->dtype(), p->device()).Realize());
 }
 
 void SGD::Step(const std::vector<Tensor*>& also) {
-  Tensor lr = Data(lr_);
+  Data lr(lr_);
   std::vector<std::pair<Tensor*, Tensor>> updates;
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor* p = params_[i];
@@ -36,7 +43,7 @@ void SGD::Step(const std::vector<Tensor*>& also) {
       updates.push_back({&velocity_[i], v});
       g = v;
     }
-    updates.push_back({p, (w - g * lr.Cast(w.dtype())).Cast(w.dtype())});
+    updates.push_back({p, (w - g * lr.On(p->device()).Cast(w.dtype())).Cast(w.dtype())});
   }
   Commit(std::move(updates), also);
 }
@@ -49,8 +56,8 @@ AdamW::AdamW(std::vector<Tensor*> params, double lr, double beta1, double beta2,
       eps_(eps),
       weight_decay_(weight_decay) {
   for (Tensor* p : params_) {
-    m_.push_back(Tensor::Zeros(p->shape(), DType::kF32).Realize());
-    v_.push_back(Tensor::Zeros(p->shape(), DType::kF32).Realize());
+    m_.push_back(Tensor::Zeros(p->shape(), DType::kF32, p->device()).Realize());
+    v_.push_back(Tensor::Zeros(p->shape(), DType::kF32, p->device()).Realize());
   }
 }
 
@@ -63,8 +70,8 @@ std::vector<Tensor*> AdamW::State() {
 
 void AdamW::Step(const std::vector<Tensor*>& also) {
   ++t_;
-  Tensor lr = Data(lr_), bc1 = Data(1.0 - std::pow(beta1_, static_cast<double>(t_))),
-         bc2 = Data(1.0 - std::pow(beta2_, static_cast<double>(t_)));
+  Data lr(lr_), bc1(1.0 - std::pow(beta1_, static_cast<double>(t_))),
+      bc2(1.0 - std::pow(beta2_, static_cast<double>(t_)));
   std::vector<std::pair<Tensor*, Tensor>> updates;
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor* p = params_[i];
@@ -72,27 +79,28 @@ void AdamW::Step(const std::vector<Tensor*>& also) {
     Tensor w = p->Detach().Float(), g = p->grad().Detach().Float();
     Tensor m = m_[i] * beta1_ + g * (1.0 - beta1_);
     Tensor v = v_[i] * beta2_ + g * g * (1.0 - beta2_);
-    Tensor step = (m / bc1) / ((v / bc2).Sqrt() + eps_) + w * weight_decay_;
+    Device* d = p->device();
+    Tensor step = (m / bc1.On(d)) / ((v / bc2.On(d)).Sqrt() + eps_) + w * weight_decay_;
     updates.push_back({&m_[i], m});
     updates.push_back({&v_[i], v});
-    updates.push_back({p, (w - step * lr).Cast(p->dtype())});
+    updates.push_back({p, (w - step * lr.On(d)).Cast(p->dtype())});
   }
   Commit(std::move(updates), also);
 }
 
 Tensor ClipGradNorm(const std::vector<Tensor*>& params, double max_norm) {
-  Tensor sq;
+  Tensor sq;  // on the first gradient's device
   for (Tensor* p : params)
     if (p->grad()) {
       Tensor s = p->grad().Float().Square().Sum();
-      sq = sq ? sq + s : s;
+      sq = sq ? sq + s.To(sq.device()) : s;
     }
   if (!sq) return Tensor::Scalar(0);
   Tensor norm = sq.Sqrt();
   Tensor scale = (Tensor::Scalar(max_norm) / (norm + 1e-6)).Minimum(Tensor::Scalar(1.0));
   for (Tensor* p : params)
     if (p->grad()) {
-      p->SetGrad(p->grad() * scale.Cast(p->grad().dtype()));
+      p->SetGrad(p->grad() * scale.To(p->grad().device()).Cast(p->grad().dtype()));
     }
   return norm;
 }

@@ -2,6 +2,7 @@
 // any tensors the caller adds, such as the loss) as one plan. Values that change every
 // step (the learning rate, Adam's bias corrections) enter as data, never as constants, so
 // the step's graph is the same every time and compiles once (the seed's NOTES 17 lesson).
+// Parameters may live on several devices: each one's state lives where it does.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +24,16 @@ class Optimizer {
   double lr() const { return lr_; }
 
  protected:
-  /// A 0-d f32 tensor holding `v` as data.
-  static Tensor Data(double v);
+  /// A value that enters a step as data: a 0-d f32 tensor on each device that asks for it.
+  class Data {
+   public:
+    explicit Data(double v) : v_(v) {}
+    const Tensor& On(Device* device);
+
+   private:
+    double v_;
+    std::vector<std::pair<Device*, Tensor>> on_;
+  };
   /// Realizes the new values and assigns them (all in one plan).
   static void Commit(std::vector<std::pair<Tensor*, Tensor>> updates,
                      const std::vector<Tensor*>& also);
@@ -63,7 +72,7 @@ class AdamW : public Optimizer {
 };
 
 /// Scales every gradient (lazily) so that their global L2 norm is at most `max_norm`;
-/// returns the norm before scaling (lazy).
+/// returns the norm before scaling (lazy, on the first gradient's device).
 Tensor ClipGradNorm(const std::vector<Tensor*>& params, double max_norm);
 
 /// Linear warmup to `max_lr` over `warmup` steps, then cosine decay to `min_lr` at `total`.

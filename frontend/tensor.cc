@@ -26,6 +26,14 @@ Device* DefaultDevice() {
   return d;
 }
 
+Device* DeviceRef::get() const {
+  if (device_) return device_;
+  if (name_.empty()) return DefaultDevice();
+  absl::StatusOr<Device*> d = DeviceRegistry::Get().GetDevice(name_);
+  ThrowIfError(d.status());
+  return *d;
+}
+
 Tensor::Tensor(UOp uop, TensorShape shape, DType dtype, Device* device,
                std::vector<std::shared_ptr<LazyData>> srcs)
     : data_(std::make_shared<LazyData>()) {
@@ -59,7 +67,6 @@ int Tensor::Axis(int axis, const char* op) const {
 // ---- creation ----
 
 Tensor Tensor::FromBytes(const void* bytes, DType dtype, TensorShape shape, Device* device) {
-  if (!device) device = DefaultDevice();
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) ThrowInvalid("tensor: negative dimension in shape " + ShapeString(shape));
@@ -68,7 +75,7 @@ Tensor Tensor::FromBytes(const void* bytes, DType dtype, TensorShape shape, Devi
   absl::StatusOr<Buffer> buf = device->Allocate(dtype, n);
   ThrowIfError(buf.status());
   ThrowIfError(device->CopyIn(*buf, bytes, buf->bytes()));
-  UOp b = UOp::Buffer(dtype, Runtime::NewBufferId(), n);
+  UOp b = UOp::Buffer(dtype, Runtime::NewBufferId(), n, device->name());
   std::vector<UOp> dims{b};
   for (int64_t d : shape) dims.push_back(UOp::Int(d));
   Tensor t(shape.size() == 1 ? b : UOp::Derived(Ops::RESHAPE, dims), shape, dtype, device, {});
@@ -105,7 +112,7 @@ void Tensor::Assign(const Tensor& value) {
     ThrowInvalid("assign: a value of shape " + ShapeString(value.shape()) + " and dtype " +
                  std::string(DTypeName(value.dtype())) + " to a tensor of shape " +
                  ShapeString(shape()) + " and dtype " + std::string(DTypeName(dtype())));
-  Tensor v = value;
+  Tensor v = value.To(device());  // the tensor stays where it is
   v.Realize();
   LazyData& d = *data_;
   d.buffer = v.data_->buffer;
@@ -114,53 +121,63 @@ void Tensor::Assign(const Tensor& value) {
   d.grad.reset();
 }
 
-Tensor Tensor::Scalar(double value, DType dtype) {
+Tensor Tensor::Scalar(double value, DType dtype, DeviceRef device) {
   UOp c = IsFloat(dtype)  ? UOp::ConstFloat(dtype, value)
           : IsBool(dtype) ? UOp::ConstBool(dtype, value != 0)
                           : UOp::ConstInt(dtype, static_cast<int64_t>(value));
-  return Tensor(c, {}, dtype, DefaultDevice(), {});
+  return Tensor(c, {}, dtype, device.get(), {});
 }
 
-Tensor Tensor::Full(TensorShape shape, double value, DType dtype) {
-  Tensor s = Scalar(value, dtype);
+Tensor Tensor::Full(TensorShape shape, double value, DType dtype, DeviceRef device) {
+  Tensor s = Scalar(value, dtype, std::move(device));
   if (shape.empty()) return s;
   return s.Reshape(TensorShape(shape.size(), 1)).Expand(shape);
 }
 
-Tensor Tensor::Arange(double start, double stop, double step) {
+Tensor Tensor::Arange(double start, double stop, double step, DeviceRef device) {
   if (step == 0) ThrowInvalid("arange: step 0");
   int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
   bool integral =
       start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
   std::vector<double> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = start + static_cast<double>(i) * step;
-  return FromVector(v, {n}, integral ? DType::kI32 : DType::kF32);
+  return FromVector(v, {n}, integral ? DType::kI32 : DType::kF32, std::move(device));
 }
 
-Tensor Tensor::Eye(int64_t n, DType dtype) {
-  Tensor a = Arange(static_cast<double>(n));
+Tensor Tensor::Eye(int64_t n, DType dtype, DeviceRef device) {
+  Tensor a = Arange(0, static_cast<double>(n), 1, std::move(device));
   return a.Unsqueeze(1).Eq(a).Cast(dtype);
 }
 
 void Tensor::ManualSeed(uint64_t seed) { RandomStream::Global().Seed(seed); }
 
-Tensor Tensor::Rand(TensorShape shape, DType dtype) {
+Tensor Tensor::Rand(TensorShape shape, DType dtype, DeviceRef device) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  return FromVector(RandomStream::Global().Uniform(n), std::move(shape), dtype);
+  return FromVector(RandomStream::Global().Uniform(n), std::move(shape), dtype, std::move(device));
 }
 
-Tensor Tensor::Randn(TensorShape shape, DType dtype) {
+Tensor Tensor::Randn(TensorShape shape, DType dtype, DeviceRef device) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  return FromVector(RandomStream::Global().Normal(n), std::move(shape), dtype);
+  return FromVector(RandomStream::Global().Normal(n), std::move(shape), dtype, std::move(device));
 }
 
-Tensor Tensor::Randint(int64_t lo, int64_t hi, TensorShape shape) {
+Tensor Tensor::Randint(int64_t lo, int64_t hi, TensorShape shape, DeviceRef device) {
   if (hi <= lo) ThrowInvalid(absl::StrCat("randint: empty range [", lo, ", ", hi, ")"));
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  return FromVector(RandomStream::Global().Integers(n, lo, hi), std::move(shape), DType::kI32);
+  return FromVector(RandomStream::Global().Integers(n, lo, hi), std::move(shape), DType::kI32,
+                    std::move(device));
+}
+
+// ---- devices ----
+
+Tensor Tensor::To(DeviceRef device) const {
+  Device* d = device.get();
+  if (d == this->device()) return *this;
+  return Tensor(UOp::Derived(Ops::COPY, {uop()}, DeviceArg{d->name()}), shape(), dtype(), d,
+                {data_});
 }
 
 // ---- movement ----
@@ -265,7 +282,7 @@ Tensor Tensor::Pad(std::vector<std::pair<int64_t, int64_t>> pads, double value) 
   if (!any) return *this;
   Tensor padded = View(Ops::PAD, dims, {}, out);
   if (value == 0) return padded;
-  Tensor inside = Tensor::Ones(shape(), DType::kBool);
+  Tensor inside = Tensor::Ones(shape(), DType::kBool, device());
   Tensor mask(UOp::Derived(Ops::PAD,
                            [&] {
                              std::vector<UOp> s{inside.uop()};

@@ -10,6 +10,14 @@
 // Broadcasting and dtype promotion follow numpy/PyTorch: shapes align on the right, a dim
 // of 1 stretches; bool < ints < floats, and a C++ number joins a tensor's dtype (1.5 with
 // an int tensor gives f32). A graph is built by one thread at a time.
+//
+// Devices, as PyTorch has them: every tensor lives on a device ("CPU", "CPU:1", ...), given
+// when it is created (DefaultDevice() otherwise); To() moves it (a COPY in the graph), and
+// an op on tensors of two devices is an error that says so, never a silent copy. A 0-d
+// constant (a C++ number, Tensor::Scalar) joins any device.
+//
+//   Tensor a = Tensor::Randn({4, 8}, DType::kF32, "CPU:1");
+//   Tensor b = (a * 2).To("CPU:0") + Tensor::Ones({4, 8});
 #pragma once
 
 #include <cstdint>
@@ -28,6 +36,23 @@
 namespace uopc {
 
 using TensorShape = std::vector<int64_t>;
+
+/// A device as Tensor calls take it: by name ("CPU", "CPU:1", "cpu:1") or as a Device*;
+/// none (the default) is DefaultDevice(). An unknown name throws, listing the devices.
+class DeviceRef {
+ public:
+  DeviceRef() = default;
+  DeviceRef(std::nullptr_t) {}                                  // NOLINT: implicit by design
+  DeviceRef(Device* device) : device_(device) {}                // NOLINT
+  DeviceRef(const char* name) : name_(name) {}                  // NOLINT
+  DeviceRef(std::string name) : name_(std::move(name)) {}       // NOLINT
+  /// The device (looked up by name if need be).
+  Device* get() const;
+
+ private:
+  Device* device_ = nullptr;
+  std::string name_;
+};
 
 /// The tensor's lazy state, shared by its copies: its graph node, and once realized its
 /// buffer (the graph node is then a view of that buffer).
@@ -51,25 +76,26 @@ class Tensor {
   /// A tensor of `shape` holding `data` (row-major), converted to `dtype`.
   template <typename T>
   static Tensor FromVector(const std::vector<T>& data, TensorShape shape,
-                           DType dtype = DefaultDType<T>(), Device* device = nullptr);
-  /// A 0-d tensor.
-  static Tensor Scalar(double value, DType dtype = DType::kF32);
-  static Tensor Full(TensorShape shape, double value, DType dtype = DType::kF32);
-  static Tensor Zeros(TensorShape shape, DType dtype = DType::kF32) {
-    return Full(std::move(shape), 0, dtype);
+                           DType dtype = DefaultDType<T>(), DeviceRef device = {});
+  /// A 0-d tensor (a constant: it joins tensors of any device).
+  static Tensor Scalar(double value, DType dtype = DType::kF32, DeviceRef device = {});
+  static Tensor Full(TensorShape shape, double value, DType dtype = DType::kF32,
+                     DeviceRef device = {});
+  static Tensor Zeros(TensorShape shape, DType dtype = DType::kF32, DeviceRef device = {}) {
+    return Full(std::move(shape), 0, dtype, std::move(device));
   }
-  static Tensor Ones(TensorShape shape, DType dtype = DType::kF32) {
-    return Full(std::move(shape), 1, dtype);
+  static Tensor Ones(TensorShape shape, DType dtype = DType::kF32, DeviceRef device = {}) {
+    return Full(std::move(shape), 1, dtype, std::move(device));
   }
   /// [start, stop) by step, as i32 (f32 when any argument is fractional).
   static Tensor Arange(double stop) { return Arange(0, stop, 1); }
-  static Tensor Arange(double start, double stop, double step = 1);
+  static Tensor Arange(double start, double stop, double step = 1, DeviceRef device = {});
   /// The n x n identity.
-  static Tensor Eye(int64_t n, DType dtype = DType::kF32);
+  static Tensor Eye(int64_t n, DType dtype = DType::kF32, DeviceRef device = {});
   /// Uniform [0, 1), standard normal, and integers in [lo, hi), from the seeded stream.
-  static Tensor Rand(TensorShape shape, DType dtype = DType::kF32);
-  static Tensor Randn(TensorShape shape, DType dtype = DType::kF32);
-  static Tensor Randint(int64_t lo, int64_t hi, TensorShape shape);
+  static Tensor Rand(TensorShape shape, DType dtype = DType::kF32, DeviceRef device = {});
+  static Tensor Randn(TensorShape shape, DType dtype = DType::kF32, DeviceRef device = {});
+  static Tensor Randint(int64_t lo, int64_t hi, TensorShape shape, DeviceRef device = {});
   static void ManualSeed(uint64_t seed);
 
   // ---- what it is ----
@@ -140,6 +166,11 @@ class Tensor {
   /// Index of the first maximum along `axis` (i32).
   Tensor Argmax(int axis, bool keepdim = false) const;
 
+  // ---- devices ----
+  /// This tensor on `device`: itself if it is there already, else a copy (lazy, like every
+  /// op; the gradient flows back through it).
+  Tensor To(DeviceRef device) const;
+
   // ---- movement ----
   /// One dim may be -1 (inferred).
   Tensor Reshape(TensorShape shape) const;
@@ -185,8 +216,9 @@ class Tensor {
   void Backward() const;
   /// This tensor without its history (what an optimizer updates from).
   Tensor Detach() const;
-  /// Replaces this tensor's contents with `value` (same shape and dtype), realized; keeps
-  /// requires_grad, drops history and gradient. What an optimizer step does to a parameter.
+  /// Replaces this tensor's contents with `value` (same shape and dtype), realized on this
+  /// tensor's device (copied there if need be, as PyTorch's copy_); keeps requires_grad,
+  /// drops history and gradient. What an optimizer step does to a parameter.
   void Assign(const Tensor& value);
 
   // ---- running it ----

@@ -10,7 +10,7 @@ namespace uopc {
 
 template <typename T>
 Tensor Tensor::FromVector(const std::vector<T>& data, TensorShape shape, DType dtype,
-                          Device* device) {
+                          DeviceRef device) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   if (static_cast<int64_t>(data.size()) != n)
@@ -27,7 +27,7 @@ Tensor Tensor::FromVector(const std::vector<T>& data, TensorShape shape, DType d
       v = CastValue(Arg(static_cast<int64_t>(data[i])), DType::kI64, dtype);
     StoreElement(bytes.data(), dtype, i, v);
   }
-  return FromBytes(bytes.data(), dtype, std::move(shape), device);
+  return FromBytes(bytes.data(), dtype, std::move(shape), device.get());
 }
 
 template <typename T>

@@ -36,10 +36,17 @@ bool Integral(double v) { return std::floor(v) == v && std::abs(v) < 9e18; }
 }  // namespace
 
 Tensor Elementwise(Ops op, std::vector<Tensor> in, const char* name) {
-  for (const Tensor& t : in)
-    if (t.device() != in[0].device())
-      ThrowInvalid(absl::StrCat(name, ": tensors on ", in[0].device()->name(), " and ",
-                                t.device()->name(), "; expected one device"));
+  // one device; a 0-d constant joins any (as PyTorch's 0-d tensors do)
+  Device* device = nullptr;
+  for (const Tensor& t : in) {
+    if (t.uop().is(Ops::CONST) || t.device() == device) continue;
+    if (device)
+      ThrowInvalid(absl::StrCat(name, ": tensors on ", device->name(), " and ", t.device()->name(),
+                                "; expected one device: move one with To(\"", device->name(),
+                                "\") or To(\"", t.device()->name(), "\")"));
+    device = t.device();
+  }
+  if (!device) device = in[0].device();
   // the values' common dtype (WHERE: not its condition)
   size_t first = op == Ops::WHERE ? 1 : 0;
   DType t = in[first].dtype();
@@ -61,7 +68,7 @@ Tensor Elementwise(Ops op, std::vector<Tensor> in, const char* name) {
     keep.push_back(x.data());
   }
   DType out = IsCompare(op) ? DType::kBool : t;
-  return Tensor(UOp::Make(op, out, src), shape, out, in[0].device(), std::move(keep));
+  return Tensor(UOp::Make(op, out, src), shape, out, device, std::move(keep));
 }
 
 Tensor Tensor::Like(double v) const {
@@ -70,9 +77,7 @@ Tensor Tensor::Like(double v) const {
     t = Integral(v) ? DType::kI32 : DType::kF32;
   else if (!IsFloat(t) && !Integral(v))
     t = DType::kF32;
-  Tensor s = Scalar(v, t);
-  s.data_->device = device();
-  return s;
+  return Scalar(v, t, device());
 }
 
 Tensor Tensor::operator+(const Tensor& o) const { return Elementwise(Ops::ADD, {*this, o}, "add"); }
@@ -129,7 +134,7 @@ Tensor Tensor::Gelu() const {  // the tanh approximation, as GPT-2
 Tensor Tensor::Pow(const Tensor& e) const { return (e * Log()).Exp(); }
 
 Tensor Tensor::Pow(double e) const {
-  if (e == 0) return Full(shape(), 1, IsFloat(dtype()) ? dtype() : DType::kF32);
+  if (e == 0) return Full(shape(), 1, IsFloat(dtype()) ? dtype() : DType::kF32, device());
   if (e == 0.5) return Sqrt();
   if (Integral(e) && std::abs(e) <= 8) {  // exact by repeated multiplication
     Tensor base = IsFloat(dtype()) ? *this : Float(), r = base;
@@ -180,7 +185,7 @@ Tensor Tensor::Min(std::vector<int> axes, bool keepdim) const {
   if (IsFloat(dtype()) || (IsInt(dtype()) && !IsUnsigned(dtype())))
     return -((-*this).Max(std::move(axes), keepdim));
   Tensor top = Full({}, static_cast<double>(IsBool(dtype()) ? 1 : DTypeMax(dtype())),
-                    IsBool(dtype()) ? DType::kI32 : dtype());
+                    IsBool(dtype()) ? DType::kI32 : dtype(), device());
   Tensor x = IsBool(dtype()) ? Cast(DType::kI32) : *this;
   return (top - (top - x).Max(std::move(axes), keepdim)).Cast(dtype());
 }
@@ -204,7 +209,7 @@ Tensor Tensor::Argmax(int axis, bool keepdim) const {
   int64_t n = shape()[a];
   TensorShape s(ndim(), 1);
   s[a] = n;
-  Tensor idx = Arange(static_cast<double>(n)).Reshape(s);
+  Tensor idx = Arange(0, static_cast<double>(n), 1, device()).Reshape(s);
   Tensor first = Eq(Max({a}, true)).Where(idx, idx.Like(static_cast<double>(n)));
   return first.Min({a}, keepdim);
 }
@@ -244,7 +249,9 @@ Tensor Tensor::OneHot(int64_t num_classes) const {
   if (IsFloat(dtype()))
     ThrowInvalid("one_hot: indices of dtype " + std::string(DTypeName(dtype())) +
                  "; expected an integer dtype");
-  return Unsqueeze(-1).Eq(Arange(static_cast<double>(num_classes)).Cast(dtype())).Cast(DType::kI32);
+  return Unsqueeze(-1)
+      .Eq(Arange(0, static_cast<double>(num_classes), 1, device()).Cast(dtype()))
+      .Cast(DType::kI32);
 }
 
 Tensor Tensor::CrossEntropy(const Tensor& targets) const {

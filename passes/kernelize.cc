@@ -4,7 +4,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 
+#include "core/graph_rewrite.h"
+#include "core/placement.h"
+#include "core/status_macros.h"
 #include "core/substitute.h"
 
 namespace uopc {
@@ -13,8 +17,10 @@ namespace {
 
 // REDUCEs reached by more than one kernel (through no other materialized node): each of
 // those kernels would repeat the whole reduction.
+template <typename Placed>
 std::vector<const UOp::Node*> SharedReduces(const std::vector<UOp>& order,
-                                            const absl::flat_hash_set<const UOp::Node*>& staged) {
+                                            const absl::flat_hash_set<const UOp::Node*>& staged,
+                                            const Placed& placed) {
   absl::flat_hash_map<const UOp::Node*, absl::flat_hash_set<const UOp::Node*>>
       owners;  // node -> kernels
   std::vector<const UOp::Node*> shared;
@@ -25,7 +31,8 @@ std::vector<const UOp::Node*> SharedReduces(const std::vector<UOp>& order,
       continue;
     }
     bool boundary = u.is(Ops::STAGE) || staged.contains(u.get());
-    if (u.is(Ops::REDUCE) && !boundary && owners[u.get()].size() > 1) shared.push_back(u.get());
+    if (u.is(Ops::REDUCE) && !boundary && owners[u.get()].size() > 1 && placed(u.get()))
+      shared.push_back(u.get());
     for (const UOp& s : u.src()) {
       if (boundary)
         owners[s.get()].insert(u.get());
@@ -65,8 +72,9 @@ bool Expensive(const UOp& u, const absl::flat_hash_set<const UOp::Node*>& staged
 // Computations broadcast into a REDUCE: under an EXPAND inside a reduction, an expression
 // would be recomputed for every element it is broadcast to (a matmul's operand, once per
 // column of the other). These are materialized instead.
+template <typename Placed>
 void StageBroadcastIntoReduces(const std::vector<UOp>& order,
-                               absl::flat_hash_set<const UOp::Node*>& staged) {
+                               absl::flat_hash_set<const UOp::Node*>& staged, const Placed& placed) {
   for (const UOp& r : order) {
     if (!r.is(Ops::REDUCE)) continue;
     std::vector<UOp> stack{r.src(0)};
@@ -77,7 +85,7 @@ void StageBroadcastIntoReduces(const std::vector<UOp>& order,
       if (!seen.insert(x.get()).second || x.is(Ops::STAGE) || staged.contains(x.get()) ||
           x.is(Ops::REDUCE))
         continue;
-      if (x.is(Ops::EXPAND) && Expensive(x.src(0), staged)) {
+      if (x.is(Ops::EXPAND) && Expensive(x.src(0), staged) && placed(x.src(0).get())) {
         staged.insert(x.src(0).get());
         continue;
       }
@@ -89,39 +97,116 @@ void StageBroadcastIntoReduces(const std::vector<UOp>& order,
   }
 }
 
+// A RESHAPE chain ending in a BUFFER: a view that moves no bytes.
+bool ReshapeOfBuffer(const UOp& u) {
+  UOp x = u;
+  while (x.is(Ops::RESHAPE)) x = x.src(0);
+  return x.is(Ops::BUFFER);
+}
+
+// Copies, before anything is staged (ctx: Placement).
+const PatternMatcher kCopyRules({
+    // COPY[d](x) -> x, where x has no device (it can be computed on d) or is on d already
+    {UPat::Op({Ops::COPY}, {{UPat::Var("x")}}, "c"),
+     [](const Match& m) -> UOp {
+       absl::StatusOr<std::string> d = m.ctx<Placement>()->Of(m["x"]);
+       if (!d.ok() || !(d->empty() || *d == m["c"].arg().Get<DeviceArg>().name)) return {};
+       return m["x"];
+     }},
+    // COPY[d](RESHAPE(b, dims)) -> RESHAPE(COPY[d](b), dims): a buffer's bytes move as they lie
+    {UPat::Op({Ops::COPY}, {{UPat::Op({Ops::RESHAPE}, std::nullopt, "r")}}, "c"),
+     [](const Match& m) -> UOp {
+       const UOp& r = m["r"];
+       if (!ReshapeOfBuffer(r)) return {};
+       std::vector<UOp> src(r.src().begin(), r.src().end());
+       src[0] = UOp::Derived(Ops::COPY, {r.src(0)}, m["c"].arg());
+       return r.WithSrc(src);
+     }},
+});
+
+constexpr const char* kSeveral = "\x01";  // a node without a device reached from two
+
+// The device each node of `order` is computed on: its own (Placement), or for a node with
+// none, the device of its users (kSeveral when they are on two devices; "" in a graph
+// without devices).
+absl::StatusOr<absl::flat_hash_map<const UOp::Node*, std::string>> Regions(
+    const std::vector<UOp>& order, Placement& place) {
+  absl::flat_hash_map<const UOp::Node*, std::string> region;
+  auto merge = [&](const UOp& s, const std::string& d) -> absl::Status {
+    ASSIGN_OR_RETURN(std::string own, place.Of(s));
+    auto [it, fresh] = region.emplace(s.get(), own.empty() ? d : own);
+    if (!fresh && own.empty() && it->second != d) it->second = kSeveral;
+    return absl::OkStatus();
+  };
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const UOp& u = *it;
+    if (u.is(Ops::SINK)) {
+      for (const UOp& r : u.src())
+        RETURN_IF_ERROR(merge(r, r.is(Ops::STAGE) ? r.arg().Get<DeviceArg>().name : ""));
+      continue;
+    }
+    const std::string here = region.at(u.get());  // a copy: merge() may rehash region
+    if (u.is(Ops::STAGE) && !here.empty()) {
+      ASSIGN_OR_RETURN(std::string inner, place.Of(u.src(0)));
+      if (!inner.empty() && inner != here)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "kernelize: a STAGE on ", here, " of a value on ", inner, "; COPY it there first"));
+    }
+    for (const UOp& s : u.src()) RETURN_IF_ERROR(merge(s, here));
+  }
+  return region;
+}
+
 }  // namespace
 
 absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
   if (!sink.is(Ops::SINK))
     return absl::InvalidArgumentError("kernelize: expected a SINK of the tensors to realize");
-  std::vector<UOp> order = sink.Toposort();
+  Placement place;
+  UOp g = GraphRewrite(sink, kCopyRules, &place);
+  std::vector<UOp> order = g.Toposort();
+  ASSIGN_OR_RETURN(auto region, Regions(order, place));
+  // a node without a device shared by two devices is computed in each, never staged
+  auto placed = [&](const UOp::Node* u) { return region.at(u) != kSeveral; };
+  absl::flat_hash_set<const UOp::Node*> staged;
+  // every COPY is materialized on its target, from a materialized source (or a buffer)
+  for (const UOp& u : order)
+    if (u.is(Ops::COPY)) {
+      staged.insert(u.get());
+      if (!u.src(0).is(Ops::BUFFER) && !u.src(0).is(Ops::STAGE)) staged.insert(u.src(0).get());
+    }
   // expanded[u]: some consumer path from u reaches an EXPAND before a materialized node.
   absl::flat_hash_map<const UOp::Node*, bool> expanded;
-  absl::flat_hash_set<const UOp::Node*> staged;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const UOp& u = *it;
     bool boundary = u.is(Ops::SINK) || u.is(Ops::STAGE) || staged.contains(u.get());
-    if (u.is(Ops::REDUCE) && expanded[u.get()]) {
+    if (u.is(Ops::REDUCE) && expanded[u.get()] && placed(u.get())) {
       staged.insert(u.get());
       boundary = true;
     }
     bool down = !boundary && (expanded[u.get()] || u.is(Ops::EXPAND));
     for (const UOp& s : u.src()) expanded[s.get()] |= down;
   }
-  StageBroadcastIntoReduces(order, staged);
+  StageBroadcastIntoReduces(order, staged, placed);
   // then, until none is left, the outermost REDUCE that several kernels would repeat
   for (;;) {
-    std::vector<const UOp::Node*> shared = SharedReduces(order, staged);
+    std::vector<const UOp::Node*> shared = SharedReduces(order, staged, placed);
     if (shared.empty()) break;
     staged.insert(shared.front());
   }
-  UOp out = RewriteNodes(sink, [&](const UOp& orig, const UOp& rebuilt) {
-    if (staged.contains(orig.get())) return UOp::Derived(Ops::STAGE, {rebuilt});
-    return rebuilt;
+  for (const UOp& u : order)  // already staged by the caller
+    if (u.is(Ops::STAGE)) staged.erase(u.src(0).get());
+  UOp out = RewriteNodes(g, [&](const UOp& orig, const UOp& rebuilt) {
+    if (!staged.contains(orig.get())) return rebuilt;
+    return UOp::Derived(Ops::STAGE, {rebuilt}, DeviceArg{region.at(orig.get())});
   });
   std::vector<UOp> roots;
-  for (const UOp& r : out.src())
-    roots.push_back(r.is(Ops::STAGE) ? r : UOp::Derived(Ops::STAGE, {r}));
+  for (size_t i = 0; i < out.src().size(); ++i) {
+    const UOp& r = out.src(i);
+    roots.push_back(r.is(Ops::STAGE)
+                        ? r
+                        : UOp::Derived(Ops::STAGE, {r}, DeviceArg{region.at(g.src(i).get())}));
+  }
   return UOp::Sink(roots);
 }
 

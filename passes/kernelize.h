@@ -1,14 +1,22 @@
 // Kernelize: decides where a tensor graph is split into kernels, by wrapping the nodes
-// that must be materialized in STAGE. Everything between STAGEs is fused into one kernel:
-// elementwise chains into each other and into the REDUCE that consumes them. Materialized:
-//   - every root of the graph (the tensors being realized);
+// that must be materialized in STAGE, each on the device that computes it (core/placement:
+// a value is computed where its inputs are; one made of constants alone, where its users
+// are). Everything between STAGEs is fused into one kernel: elementwise chains into each
+// other and into the REDUCE that consumes them. Materialized:
+//   - every root of the graph (the tensors being realized; a root the caller wrapped in
+//     STAGE[device] stays on that device);
+//   - every COPY, on its target, and what it copies, on its source (unless that is a buffer
+//     already: a COPY of a reshaped buffer is the reshape of the buffer's copy; a COPY of a
+//     constant, or to where the value is, is no copy at all);
 //   - every REDUCE whose result is broadcast back (reaches a consumer through an EXPAND
 //     before the next STAGE): recomputing it per broadcast element would repeat the
 //     whole reduction (a row softmax: max, then sum, then the output: three kernels);
 //   - every costly computation broadcast into a REDUCE (under an EXPAND inside the
 //     reduction: a matmul's operand would be recomputed once per column of the other);
 //   - every REDUCE that more than one kernel reads (each would repeat it).
-// Input: SINK of tensor-level roots. Output: SINK of STAGE(root), with inner STAGEs.
+// A value made of constants alone that users on two devices share is recomputed by each,
+// never staged. Input: SINK of tensor-level roots. Output: SINK of STAGE(root), with inner
+// STAGEs.
 #pragma once
 
 #include "absl/status/statusor.h"

@@ -1,6 +1,5 @@
 #include "passes/pipeline.h"
 
-#include "core/status_macros.h"
 #include "core/symbolic/simplify.h"
 #include "passes/kernelize.h"
 #include "passes/rangeify.h"
@@ -34,11 +33,6 @@ PassManager LoweringPipeline() {
   PassManager pm;
   for (const auto& p : kPasses) pm.Add(MakePass(p.name, p.fn));
   return pm;
-}
-
-absl::StatusOr<Plan> Lower(const UOp& canonical_sink, int num_inputs, PassManager& pipeline) {
-  ASSIGN_OR_RETURN(UOp lowered, pipeline.Run(canonical_sink));
-  return ExtractPlan(lowered, num_inputs);
 }
 
 }  // namespace uopc

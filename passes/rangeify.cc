@@ -286,7 +286,18 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext&) {
     Dim n = NumElements(shapes.at(u.get()));
     if (!n.IsStatic())
       return absl::UnimplementedError("rangeify: a staged tensor of symbolic size");
-    buffers[u.get()] = UOp::Buffer(u.dtype(), next_slot++, n.value());
+    UOp out = UOp::Buffer(u.dtype(), next_slot++, n.value(), u.arg().Get<DeviceArg>().name);
+    buffers[u.get()] = out;
+    if (u.src(0).is(Ops::COPY)) {  // a copy step: ASSIGN(dst, COPY(src))
+      const UOp& copy = u.src(0);
+      auto src = buffers.find(copy.src(0).get());
+      if (src == buffers.end())
+        return absl::InvalidArgumentError(
+            "rangeify: a COPY of a value that is not materialized (run kernelize first)");
+      kernels.push_back(
+          UOp::Derived(Ops::ASSIGN, {out, UOp::Derived(Ops::COPY, {src->second}, copy.arg())}));
+      continue;
+    }
     ASSIGN_OR_RETURN(UOp k, KernelBuilder(shapes, buffers, u).Build());
     kernels.push_back(std::move(k));
   }

@@ -8,9 +8,11 @@
 // is simplified before its loops are read off.
 //
 // Buffers: the graph's input BUFFERs keep their slots 0..I-1; each STAGE gets a buffer of
-// its own, slots I, I+1, ... in topological order.
+// its own, slots I, I+1, ... in topological order, on the STAGE's device. A STAGE of a
+// COPY is no kernel but a copy step, ASSIGN(BUFFER dst, COPY[device](BUFFER src)).
 // Input: SINK of STAGE(root) (from Kernelize).
-// Output: SINK(SINK(kernel, ...), SINK(BUFFER of each root, ...)), kernels in run order.
+// Output: SINK(SINK(step, ...), SINK(BUFFER of each root, ...)), steps in run order: each
+// a kernel (a SINK of loop IR) or a copy.
 #pragma once
 
 #include "absl/status/statusor.h"

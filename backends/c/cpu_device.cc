@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -20,6 +21,9 @@ namespace {
 using EntryFn = void (*)(void* const*, const long long*);
 
 constexpr int kMaxDevices = 64;
+
+std::mutex g_live_mu;
+absl::flat_hash_set<const uopc_buffer*> g_live;  // handles allocated and not yet freed
 
 std::once_flag g_once;
 uopc_error* g_init_error = nullptr;  // the first Initialize's outcome, repeated after
@@ -130,6 +134,16 @@ struct Ref {
   uopc_buffer* b;
 };
 
+// A handle the caller may use: allocated here and not freed (a freed handle is refused,
+// never followed).
+uopc_error* CheckLive(const uopc_buffer* b, const char* what) {
+  std::lock_guard<std::mutex> lock(g_live_mu);
+  if (g_live.contains(b)) return nullptr;
+  return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                        "c plugin: %s: %p is not a live buffer of this plugin (freed already?)",
+                        what, static_cast<const void*>(b));
+}
+
 uopc_error* Lost(const uopc_device* d) {
   return uopc_sdk_error(UOPC_DEVICE_LOST, "c plugin: %s is lost (%sFAULT)", d->name.c_str(),
                         absl::StrCat("UOPC_", kPrefix, "_").c_str());
@@ -143,15 +157,20 @@ uopc_error* CheckRange(const uopc_buffer* b, uint64_t offset, uint64_t size, con
   return nullptr;
 }
 
-// Queues `work` on `q`; `done`, when not NULL, receives its event.
-uopc_error* Enqueue(uopc_queue* q, std::function<WorkStatus()> work, uopc_event** done) {
+// Queues `work` on `q` (or, with `inline_if_idle`, runs it at once when the queue has
+// nothing else to do); `done`, when not NULL, receives its event.
+uopc_error* Enqueue(uopc_queue* q, std::function<WorkStatus()> work, uopc_event** done,
+                    bool inline_if_idle = false) {
   std::shared_ptr<Completion> c;
   if (done) {
     c = std::make_shared<Completion>();
     *done = new (std::nothrow) uopc_event{c};
     if (!*done) return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory");
   }
-  q->work.Push(std::move(work), std::move(c));
+  if (inline_if_idle)
+    q->work.RunOrPush(std::move(work), std::move(c));
+  else
+    q->work.Push(std::move(work), std::move(c));
   return nullptr;
 }
 
@@ -216,12 +235,23 @@ uopc_error* BufferAlloc(uopc_device* d, uint64_t size, uint64_t align, uopc_buff
     return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory allocating %llu bytes",
                           (unsigned long long)size);
   }
+  {
+    std::lock_guard<std::mutex> lock(g_live_mu);
+    g_live.insert(b);
+  }
   *out = b;
   return nullptr;
 }
 
 uopc_error* BufferFree(uopc_buffer* b) {
   if (!b) return NULL_ARG("buffer");
+  {
+    std::lock_guard<std::mutex> lock(g_live_mu);
+    if (!g_live.erase(b))
+      return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                            "c plugin: buffer_free: %p is not a live buffer (freed twice?)",
+                            static_cast<const void*>(b));
+  }
   Unref(b);  // the owner's reference: freed now, or when the last queued use is done
   return nullptr;
 }
@@ -243,6 +273,7 @@ uopc_error* CopyH2D(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* s
                     uopc_event** done) {
   if (!q || !dst || (!src && size)) return NULL_ARG("an argument");
   if (q->device->lost) return Lost(q->device);
+  if (uopc_error* e = CheckLive(dst, "copy in")) return e;
   if (uopc_error* e = CheckRange(dst, off, size, "copy in")) return e;
   return Enqueue(
       q,
@@ -250,13 +281,14 @@ uopc_error* CopyH2D(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* s
         if (size) std::memcpy(static_cast<char*>(r.b->data) + off, src, size);
         return WorkStatus{};
       },
-      done);
+      done, /*inline_if_idle=*/true);
 }
 
 uopc_error* CopyD2H(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t off, uint64_t size,
                     uopc_event** done) {
   if (!q || !src || (!dst && size)) return NULL_ARG("an argument");
   if (q->device->lost) return Lost(q->device);
+  if (uopc_error* e = CheckLive(src, "copy out")) return e;
   if (uopc_error* e = CheckRange(src, off, size, "copy out")) return e;
   return Enqueue(
       q,
@@ -264,11 +296,13 @@ uopc_error* CopyD2H(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t o
         if (size) std::memcpy(dst, static_cast<const char*>(r.b->data) + off, size);
         return WorkStatus{};
       },
-      done);
+      done, /*inline_if_idle=*/true);
 }
 
 uopc_error* Copy(const uopc_copy_args* a) {
   if (!a || !a->queue || !a->dst || !a->src) return NULL_ARG("an argument");
+  if (uopc_error* e = CheckLive(a->src, "copy from")) return e;
+  if (uopc_error* e = CheckLive(a->dst, "copy to")) return e;
   for (const uopc_device* d : {a->queue->device, a->dst->device, a->src->device})
     if (d->lost) return Lost(d);
   if (uopc_error* e = CheckRange(a->dst, a->dst_offset, a->size, "copy to")) return e;
@@ -350,6 +384,7 @@ uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) 
   for (uint32_t i = 0; i < a->num_buffers; ++i) {
     const uopc_buffer* b = a->buffers[i];
     if (!b) continue;
+    if (uopc_error* e = CheckLive(b, "launch")) return e;
     uint64_t off = a->offsets ? a->offsets[i] : 0;
     if (off > b->size)
       return uopc_sdk_error(UOPC_OUT_OF_RANGE, "c plugin: offset %llu past buffer %u",

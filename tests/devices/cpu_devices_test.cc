@@ -99,6 +99,38 @@ TEST(CpuDevices, AKernelLaunchOnAnotherDevicesBufferIsRefused) {
             "launch on CPU:0: buffer slot 1 wants 8 x i32; the buffer lives on CPU:1");
 }
 
+TEST(CpuDevices, AFreedBufferHandleIsRefusedNotFollowed) {
+  Device& d = Get("CPU:1");
+  const Plugin& p = d.plugin();
+  uopc_buffer *b = nullptr, *other = nullptr;
+  ASSERT_TRUE(p.Device(&uopc_device_api::buffer_alloc, "buffer_alloc", d.handle(), uint64_t{64},
+                       uint64_t{64}, &b)
+                  .ok());
+  ASSERT_TRUE(p.Device(&uopc_device_api::buffer_alloc, "buffer_alloc", d.handle(), uint64_t{64},
+                       uint64_t{64}, &other)
+                  .ok());
+  ASSERT_TRUE(p.Device(&uopc_device_api::buffer_free, "buffer_free", b).ok());
+  char host[64];
+  absl::Status out = p.Device(&uopc_device_api::copy_d2h, "copy_d2h", d.queue(),
+                              static_cast<void*>(host), static_cast<const uopc_buffer*>(b),
+                              uint64_t{0}, uint64_t{64}, static_cast<uopc_event**>(nullptr));
+  EXPECT_EQ(out.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(out.message().find("is not a live buffer of this plugin (freed already?)"),
+            std::string::npos)
+      << out;
+  uopc_copy_args a{};
+  a.struct_size = sizeof a;
+  a.queue = d.queue();
+  a.dst = other;
+  a.src = b;
+  a.size = 64;
+  EXPECT_EQ(p.Device(&uopc_device_api::copy, "copy", &a).code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::Status twice = p.Device(&uopc_device_api::buffer_free, "buffer_free", b);
+  EXPECT_NE(twice.message().find("(freed twice?)"), std::string::npos) << twice;
+  ASSERT_TRUE(p.Device(&uopc_device_api::buffer_free, "buffer_free", other).ok());
+}
+
 TEST(CpuDevices, ALostDeviceFailsCleanlyAndTheOthersGoOn) {
   Device &lost = Get("CPU:2"), &fine = Get("CPU:0");
   const int64_t n = 64;

@@ -13,7 +13,7 @@ size_t Kernels(const std::vector<Tensor>& ts) {
   for (const Tensor& t : ts) d.push_back(t.data());
   absl::StatusOr<std::shared_ptr<const Plan>> p = Runtime::Get().PlanFor(d);
   EXPECT_TRUE(p.ok()) << p.status();
-  return p.ok() ? (*p)->kernels.size() : 0;
+  return p.ok() ? (*p)->kernels().size() : 0;
 }
 
 TEST(Fusion, ElementwiseChainIsOneKernel) {

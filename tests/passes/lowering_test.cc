@@ -6,7 +6,7 @@
 #include "passes/kernelize.h"
 #include "passes/linearize.h"
 #include "passes/pipeline.h"
-#include "passes/plan_cache.h"
+#include "runtime/plan_cache.h"
 
 namespace uopc {
 namespace {
@@ -48,6 +48,94 @@ TEST(Kernelize, StagesTheRootsAndTheReducesThatAreBroadcastBack) {
   EXPECT_TRUE(k->src(0).is(Ops::STAGE));
 }
 
+// Devices: a computation on CPU:0 copied to CPU:1 and used there.
+constexpr char kTwoDevices[] = R"(%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0
+%1 = reshape 2.0, 1
+%2 = expand %1, 4
+%3 = mul %0, %2
+%4 = copy %3 : device=CPU:1
+%5 = add %4, %2
+%6 = stage %5 : device=CPU:1
+%7 = sink %6
+)";
+
+TEST(Kernelize, CutsAtEveryCopy) {
+  UOp g = *ParseUir(kTwoDevices);
+  absl::StatusOr<UOp> k = Kernelize(g);
+  ASSERT_TRUE(k.ok()) << k.status();
+  // the copied computation is staged on its device, the copy on its target
+  EXPECT_EQ(ToUir(*k), R"(%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0
+%1 = reshape 2.0, 1
+%2 = expand %1, 4
+%3 = mul %0, %2
+%4 = stage %3 : device=CPU:0
+%5 = copy %4 : device=CPU:1
+%6 = stage %5 : device=CPU:1
+%7 = add %6, %2
+%8 = stage %7 : device=CPU:1
+%9 = sink %8
+)");
+}
+
+TEST(Kernelize, CopiesOfConstantsAndOfBuffersAsTheyLie) {
+  // a COPY of a constant is the constant computed there; a COPY to where the value is, none
+  UOp c = *ParseUir("%0 = reshape 2.0, 1\n%1 = expand %0, 4\n%2 = copy %1 : device=CPU:1\n"
+                    "%3 = copy %2 : device=CPU:1\n%4 = stage %3 : device=CPU:1\n%5 = sink %4\n");
+  EXPECT_EQ(ToUir(*Kernelize(c)),
+            "%0 = reshape 2.0, 1\n%1 = expand %0, 4\n%2 = stage %1 : device=CPU:1\n%3 = sink %2\n");
+  // a reshaped buffer moves as it lies: no kernel before the copy
+  UOp b = *ParseUir(
+      "%0 = buffer 6 : dtype=f32 slot=0 device=CPU:0\n%1 = reshape %0, 2, 3\n"
+      "%2 = copy %1 : device=CPU:1\n%3 = stage %2 : device=CPU:1\n%4 = sink %3\n");
+  EXPECT_EQ(ToUir(*Kernelize(b)),
+            "%0 = buffer 6 : dtype=f32 slot=0 device=CPU:0\n%1 = copy %0 : device=CPU:1\n"
+            "%2 = stage %1 : device=CPU:1\n%3 = reshape %2, 2, 3\n%4 = stage %3 : device=CPU:1\n"
+            "%5 = sink %4\n");
+}
+
+TEST(Kernelize, RefusesAStageOfAValueOnAnotherDevice) {
+  UOp g = *ParseUir("%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0\n"
+                    "%1 = stage %0 : device=CPU:1\n%2 = sink %1\n");
+  EXPECT_EQ(Kernelize(g).status().message(),
+            "kernelize: a STAGE on CPU:1 of a value on CPU:0; COPY it there first");
+  UOp mixed = *ParseUir("%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0\n"
+                        "%1 = buffer 4 : dtype=f32 slot=1 device=CPU:1\n%2 = add %0, %1\n"
+                        "%3 = sink %2\n");
+  EXPECT_EQ(Kernelize(mixed).status().message(),
+            "add: sources on CPU:0 and CPU:1; only a COPY moves data between devices");
+}
+
+TEST(Plan, ACopyIsAStepBetweenTheKernelsOfTwoDevices) {
+  UOp g = *ParseUir(kTwoDevices);
+  CanonicalGraph c = Canonicalize(g);
+  PassManager pm = LoweringPipeline();
+  pm.set_verify(true);
+  absl::StatusOr<Plan> p = Lower(c.sink, static_cast<int>(c.inputs.size()), pm);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->steps.size(), 3u);
+  EXPECT_EQ(p->steps[0].device, "CPU:0");
+  EXPECT_EQ(p->steps[1].device, "CPU:1");
+  EXPECT_EQ(p->steps[2].device, "CPU:1");
+  ASSERT_EQ(p->copies().size(), 1u);
+  const Plan::Copy& copy = *p->copies()[0];
+  EXPECT_EQ(p->buffers[copy.src].device, "CPU:0");
+  EXPECT_EQ(p->buffers[copy.dst].device, "CPU:1");
+  EXPECT_EQ(copy.bytes, 16u);
+  EXPECT_EQ(p->buffers[p->outputs[0]].device, "CPU:1");
+  std::string text = PlanString(*p);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "plan of 3 steps (2 kernels, 1 copies), 4 buffers (64 B)");
+  EXPECT_NE(text.find("   1 copy   CPU:0 -> CPU:1  16 B\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(" on CPU:1  2 buffers, writes 16 B\n"), std::string::npos) << text;
+}
+
+TEST(PlanCache, KeysOnDevices) {
+  UOp g = *ParseUir(kTwoDevices);
+  std::string other(kTwoDevices);
+  for (size_t at; (at = other.find("CPU:1")) != std::string::npos;) other.replace(at, 5, "CPU:2");
+  EXPECT_NE(Canonicalize(g).sink, Canonicalize(*ParseUir(other)).sink);
+}
+
 TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
   UOp a = Matrix(0, 4, 8), b = Matrix(1, 8, 3);
   UOp prod =
@@ -55,8 +143,8 @@ TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
                               Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, 8, 3}), {4, 8, 3})});
   UOp mm = Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {1}}), {4, 3});
   Plan p = LowerPlan(mm);
-  ASSERT_EQ(p.kernels.size(), 1u);
-  std::vector<UOp> prog = *Linearize(p.kernels[0].ast);
+  ASSERT_EQ(p.kernels().size(), 1u);
+  std::vector<UOp> prog = *Linearize(p.kernels()[0]->ast);
   // for each row: reset a row of accumulators; for k: for each column: accumulate; store the row
   std::string shape;
   int depth = 0;
@@ -87,8 +175,8 @@ TEST(Rangeify, IndicesAreSimplified) {
   UOp x = Matrix(0, 4, 8);
   UOp y = Dims(Ops::RESHAPE, Dims(Ops::RESHAPE, Dims(Ops::RESHAPE, x, {32}), {8, 4}), {4, 8});
   Plan p = LowerPlan(y + y);
-  ASSERT_EQ(p.kernels.size(), 1u);
-  std::string uir = ToUir(p.kernels[0].ast);
+  ASSERT_EQ(p.kernels().size(), 1u);
+  std::string uir = ToUir(p.kernels()[0]->ast);
   EXPECT_EQ(uir.find("floordiv"), std::string::npos) << uir;
   EXPECT_EQ(uir.find("mod"), std::string::npos) << uir;
 }

@@ -1,6 +1,8 @@
 // The plan cache: plans keyed by the structure of the tensor graph. Input buffers are
-// anonymized to their dtype and size, numbered by first appearance (as the seed's
-// _structure_key does), and VARs are keyed by (name, lo, hi), never by a bound value:
+// anonymized to their dtype, size and device, numbered by first appearance (as the seed's
+// _structure_key does); the devices of STAGEs and COPYs are part of the graph, so the same
+// computation on other devices is another plan. VARs are keyed by (name, lo, hi), never
+// by a bound value:
 // running the same computation on new data, or for another value of a VAR, reuses the
 // plan and compiles nothing. Because UOps are hash-consed, the key is simply the
 // canonical graph's node. Thread-safe.
@@ -15,7 +17,7 @@
 #include "absl/status/statusor.h"
 
 #include "core/uop.h"
-#include "passes/plan.h"
+#include "runtime/plan.h"
 
 namespace uopc {
 

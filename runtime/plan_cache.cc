@@ -1,4 +1,4 @@
-#include "passes/plan_cache.h"
+#include "runtime/plan_cache.h"
 
 #include "core/substitute.h"
 
@@ -11,7 +11,8 @@ CanonicalGraph Canonicalize(const UOp& sink) {
     if (!u.is(Ops::BUFFER)) return u;
     auto [it, fresh] = slot_of.emplace(orig.get(), static_cast<int>(g.inputs.size()));
     if (fresh) g.inputs.push_back(orig);
-    return UOp::Buffer(u.dtype(), it->second, u.arg().Get<ParamArg>().size);
+    const ParamArg& p = u.arg().Get<ParamArg>();
+    return UOp::Buffer(u.dtype(), it->second, p.size, p.device);
   });
   return g;
 }

@@ -1,0 +1,250 @@
+#include "runtime/executor.h"
+
+#include <chrono>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+
+#include "core/status_macros.h"
+
+namespace uopc {
+namespace {
+
+absl::Status Prefixed(const absl::Status& s, const std::string& where) {
+  return s.ok() ? s : absl::Status(s.code(), absl::StrCat(where, ": ", s.message()));
+}
+
+}  // namespace
+
+// One run of a plan: its buffers, the event of each step queued so far, and who last read
+// and wrote each buffer, which is what a step on another device must wait for.
+class PlanRun {
+ public:
+  PlanRun(Executor& ex, const Plan& plan, const VarValues& vars)
+      : ex_(ex), plan_(plan), vars_(vars), events_(plan.steps.size()),
+        step_device_(plan.steps.size()), access_(plan.buffers.size()) {}
+
+  absl::Status Bind(absl::Span<const Buffer> inputs);
+  absl::Status Step(size_t i);
+  /// Synchronizes every device that got work; the first failure.
+  absl::Status Finish();
+  std::vector<Buffer> Outputs() const;
+  std::string Where(size_t i) const;
+
+ private:
+  struct Access {
+    int writer = -1;
+    std::vector<int> readers;
+  };
+  absl::Status Order(Device* d, int buffer, bool write);
+  absl::Status WaitFor(Device* d, int step);
+  void Record(int step, int buffer, bool write);
+  absl::Status Kernel(size_t i, const Plan::Kernel& k);
+  absl::Status Copy(size_t i, const Plan::Copy& c);
+
+  Executor& ex_;
+  const Plan& plan_;
+  const VarValues& vars_;
+  std::vector<Device*> devices_;  // of each plan buffer
+  std::vector<Buffer> bufs_;
+  std::vector<Event> events_;       // of each step
+  std::vector<Device*> step_device_;
+  std::vector<Access> access_;
+  absl::flat_hash_set<std::pair<Device*, int>> waited_;
+  std::vector<std::vector<uint8_t>> staging_;  // host copies between plugins, until the end
+  std::vector<Device*> used_;
+};
+
+absl::Status PlanRun::Bind(absl::Span<const Buffer> inputs) {
+  if (static_cast<int>(inputs.size()) != plan_.num_inputs)
+    return absl::InvalidArgumentError(absl::StrCat("run plan: ", inputs.size(), " inputs for a plan of ",
+                                                   plan_.num_inputs));
+  devices_.resize(plan_.buffers.size());
+  bufs_.resize(plan_.buffers.size());
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    const Plan::BufferSpec& s = plan_.buffers[b];
+    if (s.dtype == DType::kVoid) continue;
+    if (static_cast<int>(b) < plan_.num_inputs) {
+      const Buffer& in = inputs[b];
+      if (!in || (!s.device.empty() && in.device()->name() != s.device) || in.dtype() != s.dtype ||
+          in.count() < s.count)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "run plan: input ", b, " wants ", s.count, " x ", DTypeName(s.dtype), " on ",
+            s.device.empty() ? "any device" : s.device, "; got ",
+            in ? absl::StrCat(in.count(), " x ", DTypeName(in.dtype()), " on ", in.device()->name())
+               : "no buffer"));
+      bufs_[b] = in;
+      devices_[b] = in.device();
+      continue;
+    }
+    if (s.device.empty())
+      return absl::InvalidArgumentError(
+          absl::StrCat("run plan: buffer ", b, " is on no device (was the graph placed?)"));
+    ASSIGN_OR_RETURN(devices_[b], ex_.registry_.GetDevice(s.device));
+    ASSIGN_OR_RETURN(bufs_[b], devices_[b]->Allocate(s.dtype, s.count));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PlanRun::WaitFor(Device* d, int step) {
+  Device* other = step_device_[step];
+  if (other == d || !waited_.insert({d, step}).second) return absl::OkStatus();
+  if (events_[step].plugin() && events_[step].plugin() != &d->plugin())
+    return events_[step].Wait();  // another plugin's event: the host waits
+  return d->Wait(events_[step]);
+}
+
+// RAW and WAW: the last writer; WAR: the readers since.
+absl::Status PlanRun::Order(Device* d, int buffer, bool write) {
+  const Access& a = access_[buffer];
+  if (a.writer >= 0) RETURN_IF_ERROR(WaitFor(d, a.writer));
+  if (write)
+    for (int r : a.readers) RETURN_IF_ERROR(WaitFor(d, r));
+  return absl::OkStatus();
+}
+
+void PlanRun::Record(int step, int buffer, bool write) {
+  Access& a = access_[buffer];
+  if (write) {
+    a.writer = step;
+    a.readers.clear();
+  } else {
+    a.readers.push_back(step);
+  }
+}
+
+absl::Status PlanRun::Kernel(size_t i, const Plan::Kernel& k) {
+  Device* d = step_device_[i];
+  KernelLaunch l{k.ast, {}, vars_, k.dims};
+  for (int b : k.buffers) {
+    bool write = std::find(k.writes.begin(), k.writes.end(), b) != k.writes.end();
+    RETURN_IF_ERROR(Order(d, b, write));
+    l.buffers.push_back(bufs_[b]);
+  }
+  KernelCache& cache = ex_.KernelsFor(d);
+  if (ex_.options_.debug >= 2) {
+    std::lock_guard<std::mutex> lock(ex_.mu_);
+    if (ex_.shown_.insert(k.ast).second) {
+      ASSIGN_OR_RETURN(std::string src, cache.Source(k.ast));
+      *ex_.options_.log << "uopc: kernel " << k.ast.hash() % 100000 << ":\n" << src;
+    }
+  }
+  ASSIGN_OR_RETURN(events_[i], cache.Launch(l));
+  for (int b : k.buffers)
+    Record(static_cast<int>(i), b,
+           std::find(k.writes.begin(), k.writes.end(), b) != k.writes.end());
+  std::lock_guard<std::mutex> lock(ex_.mu_);
+  ++ex_.stats_.kernels;
+  return absl::OkStatus();
+}
+
+absl::Status PlanRun::Copy(size_t i, const Plan::Copy& c) {
+  Device *src = devices_[c.src], *dst = devices_[c.dst];
+  if (&src->plugin() == &dst->plugin()) {  // the plugin's own copy, on the destination's queue
+    RETURN_IF_ERROR(Order(dst, c.src, false));
+    RETURN_IF_ERROR(Order(dst, c.dst, true));
+    ASSIGN_OR_RETURN(events_[i], dst->EnqueueCopy(bufs_[c.dst], c.dst_offset, bufs_[c.src],
+                                                  c.src_offset, c.bytes));
+  } else {  // through host memory: out on the source's queue, then in on the destination's
+    RETURN_IF_ERROR(Order(src, c.src, false));
+    staging_.emplace_back(c.bytes);
+    ASSIGN_OR_RETURN(Event out,
+                     src->EnqueueCopyOut(staging_.back().data(), bufs_[c.src], c.bytes, c.src_offset));
+    RETURN_IF_ERROR(out.Wait());
+    RETURN_IF_ERROR(Order(dst, c.dst, true));
+    ASSIGN_OR_RETURN(events_[i], dst->EnqueueCopyIn(bufs_[c.dst], staging_.back().data(), c.bytes,
+                                                    c.dst_offset));
+    std::lock_guard<std::mutex> lock(ex_.mu_);
+    ++ex_.stats_.staged_copies;
+  }
+  Record(static_cast<int>(i), c.src, false);
+  Record(static_cast<int>(i), c.dst, true);
+  std::lock_guard<std::mutex> lock(ex_.mu_);
+  ++ex_.stats_.copies;
+  ex_.stats_.bytes_copied += c.bytes;
+  return absl::OkStatus();
+}
+
+std::string PlanRun::Where(size_t i) const {
+  const Plan::Step& s = plan_.steps[i];
+  if (const auto* c = std::get_if<Plan::Copy>(&s.op))
+    return absl::StrCat("run plan: step ", i, " (copy ", plan_.buffers[c->src].device, " -> ",
+                        plan_.buffers[c->dst].device, ")");
+  return absl::StrCat("run plan: step ", i, " (kernel ",
+                      std::get<Plan::Kernel>(s.op).ast.hash() % 100000, " on ", s.device, ")");
+}
+
+absl::Status PlanRun::Step(size_t i) {
+  const Plan::Step& s = plan_.steps[i];
+  const auto* k = std::get_if<Plan::Kernel>(&s.op);
+  Device* d = devices_[k ? (k->writes.empty() ? k->buffers.front() : k->writes.front())
+                         : std::get<Plan::Copy>(s.op).dst];
+  step_device_[i] = d;
+  if (std::find(used_.begin(), used_.end(), d) == used_.end()) used_.push_back(d);
+  if (const auto* c = std::get_if<Plan::Copy>(&s.op);
+      c && std::find(used_.begin(), used_.end(), devices_[c->src]) == used_.end())
+    used_.push_back(devices_[c->src]);
+  return Prefixed(k ? Kernel(i, *k) : Copy(i, std::get<Plan::Copy>(s.op)), Where(i));
+}
+
+absl::Status PlanRun::Finish() {
+  absl::Status first;
+  for (Device* d : used_) {
+    absl::Status s = d->Synchronize();
+    if (first.ok() && !s.ok()) first = Prefixed(s, absl::StrCat("run plan on ", d->name()));
+  }
+  return first;
+}
+
+std::vector<Buffer> PlanRun::Outputs() const {
+  std::vector<Buffer> out;
+  for (int b : plan_.outputs) out.push_back(bufs_[b]);
+  return out;
+}
+
+Executor::Executor(const DeviceRegistry& registry, Options options)
+    : registry_(registry), options_(options) {
+  if (!options_.log) options_.log = &std::cerr;
+}
+
+KernelCache& Executor::KernelsFor(Device* device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& k = kernels_[device];
+  if (!k) k = std::make_unique<KernelCache>(*device);
+  return *k;
+}
+
+absl::StatusOr<std::vector<Buffer>> Executor::Run(const Plan& plan,
+                                                  absl::Span<const Buffer> inputs,
+                                                  const VarValues& vars) {
+  PlanRun run(*this, plan, vars);
+  RETURN_IF_ERROR(run.Bind(inputs));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.plans;
+  }
+  absl::Status failed;
+  for (size_t i = 0; i < plan.steps.size() && failed.ok(); ++i) {
+    auto start = std::chrono::steady_clock::now();
+    failed = run.Step(i);
+    if (options_.debug >= 2 && failed.ok()) {
+      failed = run.Finish();
+      *options_.log << run.Where(i).substr(10) << ": "
+                    << std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
+                                                                 start)
+                           .count()
+                    << " us\n";
+    }
+  }
+  absl::Status done = run.Finish();  // also after a failure: nothing outlives its buffers
+  RETURN_IF_ERROR(failed);
+  RETURN_IF_ERROR(done);
+  return run.Outputs();
+}
+
+Executor::Stats Executor::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace uopc
