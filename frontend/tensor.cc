@@ -43,7 +43,11 @@ Tensor::Tensor(UOp uop, TensorShape shape, DType dtype, Device* device,
   d.shape = std::move(shape);
   d.dtype = dtype;
   d.device = device;
-  for (const auto& s : srcs) d.requires_grad |= s->requires_grad;
+  d.constant = srcs.empty() ? d.uop.is(Ops::CONST) : true;
+  for (const auto& s : srcs) {
+    d.requires_grad |= s->requires_grad;
+    d.constant &= s->constant && !s->buffer;
+  }
   d.requires_grad &= IsFloat(dtype);  // integer and bool results carry no gradient
   d.srcs = std::move(srcs);
 }

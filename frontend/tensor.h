@@ -13,8 +13,9 @@
 //
 // Devices, as PyTorch has them: every tensor lives on a device ("CPU", "CPU:1", ...), given
 // when it is created (DefaultDevice() otherwise); To() moves it (a COPY in the graph), and
-// an op on tensors of two devices is an error that says so, never a silent copy. A 0-d
-// constant (a C++ number, Tensor::Scalar) joins any device.
+// an op on tensors of two devices is an error that says so, never a silent copy. A tensor
+// computed from constants alone (a C++ number, Scalar, Full, Zeros), not realized, holds
+// no data anywhere and joins any device.
 //
 //   Tensor a = Tensor::Randn({4, 8}, DType::kF32, "CPU:1");
 //   Tensor b = (a * 2).To("CPU:0") + Tensor::Ones({4, 8});
@@ -64,6 +65,7 @@ struct LazyData {
   Buffer buffer;                                // set once realized
   std::vector<std::shared_ptr<LazyData>> srcs;  // inputs that keep their buffers alive
   bool requires_grad = false;
+  bool constant = false;  // computed from constants alone, no data yet: it joins any device
   UOp forward;                     // the expression it was computed by (== uop until realized)
   std::shared_ptr<LazyData> grad;  // accumulated by Backward
 };
@@ -77,7 +79,7 @@ class Tensor {
   template <typename T>
   static Tensor FromVector(const std::vector<T>& data, TensorShape shape,
                            DType dtype = DefaultDType<T>(), DeviceRef device = {});
-  /// A 0-d tensor (a constant: it joins tensors of any device).
+  /// A 0-d tensor (a constant: until realized, it joins tensors of any device).
   static Tensor Scalar(double value, DType dtype = DType::kF32, DeviceRef device = {});
   static Tensor Full(TensorShape shape, double value, DType dtype = DType::kF32,
                      DeviceRef device = {});

@@ -36,10 +36,10 @@ bool Integral(double v) { return std::floor(v) == v && std::abs(v) < 9e18; }
 }  // namespace
 
 Tensor Elementwise(Ops op, std::vector<Tensor> in, const char* name) {
-  // one device; a 0-d constant joins any (as PyTorch's 0-d tensors do)
+  // one device; a tensor of constants alone, not realized, joins any
   Device* device = nullptr;
   for (const Tensor& t : in) {
-    if (t.uop().is(Ops::CONST) || t.device() == device) continue;
+    if ((t.data()->constant && !t.realized()) || t.device() == device) continue;
     if (device)
       ThrowInvalid(absl::StrCat(name, ": tensors on ", device->name(), " and ", t.device()->name(),
                                 "; expected one device: move one with To(\"", device->name(),

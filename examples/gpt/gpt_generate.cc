@@ -8,6 +8,7 @@
 #include <random>
 
 #include "examples/gpt/char_corpus.h"
+#include "examples/gpt/device_flag.h"
 #include "examples/gpt/flags.h"
 #include "frontend/nn.h"
 #include "frontend/realize.h"
@@ -16,7 +17,7 @@
 using namespace uopc;
 
 int main(int argc, char** argv) {
-  std::string checkpoint = "gpt.safetensors", prompt = "\n";
+  std::string checkpoint = "gpt.safetensors", prompt = "\n", device = "CPU";
   int64_t tokens = 300, top_k = 0, seed = 0;
   double temperature = 0.8;
   Flags flags(
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   flags.Add("temperature", &temperature, "sampling temperature (> 0; lower is more conservative)");
   flags.Add("top-k", &top_k, "sample among the k most likely characters only (0: all)");
   flags.Add("seed", &seed, "random seed of the sampler");
+  flags.Add("device", &device, kDeviceHelp);
   if (int rc = flags.Parse(argc, argv); rc >= 0) return rc;
   auto fail = [](const std::string& what) {
     std::cerr << "gpt_generate: " << what << "\n";
@@ -48,6 +50,8 @@ int main(int argc, char** argv) {
     Gpt model(config);
     model.Train(false);
     if (absl::Status s = LoadModel(*ckpt, model); !s.ok()) return fail(std::string(s.message()));
+    std::vector<DeviceRef> devices = DeviceList(device);
+    model.Split(devices);
     absl::StatusOr<std::vector<int32_t>> idx = Encode(vocab, prompt);
     if (!idx.ok()) return fail(std::string(idx.status().message()));
     if (idx->empty()) return fail("--prompt is empty");
@@ -59,7 +63,9 @@ int main(int argc, char** argv) {
       std::vector<int32_t> ctx(idx->end() - std::min<int64_t>(T, idx->size()), idx->end());
       int64_t last = static_cast<int64_t>(ctx.size()) - 1;
       ctx.resize(T, 0);
-      std::vector<float> logits = model.Forward(Tensor::FromVector(ctx, {1, T})).ToVector<float>();
+      std::vector<float> logits =
+          model.Forward(Tensor::FromVector(ctx, {1, T}, DType::kI32, devices.front()))
+              .ToVector<float>();
       std::vector<double> p(logits.begin() + last * V, logits.begin() + (last + 1) * V);
       if (top_k > 0 && top_k < V) {
         std::vector<double> sorted = p;

@@ -19,6 +19,7 @@
 #include "distributed/process_group.h"
 #include "distributed/tensor_collectives.h"
 #include "examples/gpt/char_corpus.h"
+#include "examples/gpt/device_flag.h"
 #include "examples/gpt/flags.h"
 #include "frontend/nn.h"
 #include "frontend/optim.h"
@@ -43,7 +44,8 @@ int Fail(const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string data = "/usr/share/common-licenses/GPL-3", checkpoint = "gpt.safetensors";
+  std::string data = "/usr/share/common-licenses/GPL-3", checkpoint = "gpt.safetensors",
+              device = "CPU";
   int64_t layers = 2, dim = 64, heads = 4, context = 64, batch = 16, steps = 300, warmup = 30,
           save_every = 100, seed = 0, log_every = 10, stop_at = 0;
   double lr = 3e-3, min_lr = 3e-4, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
   flags.Add("stop-at", &stop_at,
             "stop (and save) after this step, as if the run were interrupted (0: run to --steps)");
   flags.Add("resume", &resume, "continue from --checkpoint");
+  flags.Add("device", &device, kDeviceHelp);
   if (int rc = flags.Parse(argc, argv); rc >= 0) return rc;
 
   // data parallelism when started as one rank of several
@@ -116,6 +119,8 @@ int main(int argc, char** argv) {
     GptConfig config{
         static_cast<int64_t>(corpus->vocab.size()), context, dim, heads, layers, dropout};
     Gpt model(config);
+    std::vector<DeviceRef> devices = DeviceList(device);
+    model.Split(devices);  // before the optimizer: its state lives where the parameters do
     AdamW opt(model.Parameters(), lr, 0.9, 0.95, 1e-8, weight_decay);
     NamedParams named = model.NamedParameters();
     std::vector<std::pair<std::string, Tensor*>> state;
@@ -136,7 +141,8 @@ int main(int argc, char** argv) {
               << corpus->vocab.size() << ", " << layers << " layers x " << dim << " dims, " << heads
               << " heads, context " << context << ": " << params << " parameters"
               << (resume ? absl::StrCat(", resuming at step ", start) : "")
-              << (group ? absl::StrCat(", data-parallel over ", ranks, " ranks") : "") << "\n";
+              << (group ? absl::StrCat(", data-parallel over ", ranks, " ranks") : "")
+              << (device == "CPU" ? "" : absl::StrCat(", on ", device)) << "\n";
     auto save = [&](int64_t step) {
       if (rank != 0) return;
       std::map<std::string, std::string> meta{{"vocab", corpus->vocab},
@@ -157,10 +163,10 @@ int main(int argc, char** argv) {
       const int64_t first = rank * local * context;  // this rank's rows of the step's batch
       Tensor x = Tensor::FromVector(
                  std::vector<int32_t>(xs.begin() + first, xs.begin() + first + local * context),
-                 {local, context}),
+                 {local, context}, DType::kI32, devices.front()),
              y = Tensor::FromVector(
                  std::vector<int32_t>(ys.begin() + first, ys.begin() + first + local * context),
-                 {local * context});
+                 {local * context}, DType::kI32, devices.back());
       Tensor loss = model.Forward(x).Reshape({local * context, config.vocab}).CrossEntropy(y);
       loss.Backward();
       if (group) check(AverageGradients(*group, model.Parameters()));

@@ -112,6 +112,34 @@ TEST(GptTrain, DataParallelOverTwoRanksFollowsTheSingleProcessRun) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 2e-3) << "progress line " << i;
 }
 
+// --device: on another device, and split over two as a pipeline, the same run.
+TEST(GptTrain, OnAnotherDeviceOrSplitOverTwoTheLossesAreTheSame) {
+  const std::string args = kSmall + " --layers 2 --steps 20 --log-every 5";
+  const std::string two = "env UOPC_CPU_DEVICES=2 ";
+  CommandResult one = RunCommand(Bin("gpt_train") + args + " --checkpoint " + Tmp("d0.safetensors"));
+  ASSERT_EQ(one.status, 0) << one.out;
+  CommandResult other = RunCommand(two + Bin("gpt_train") + args + " --device CPU:1 --checkpoint " +
+                                   Tmp("d1.safetensors"));
+  ASSERT_EQ(other.status, 0) << other.out;
+  EXPECT_NE(other.out.find(", on CPU:1"), std::string::npos) << other.out;
+  CommandResult split = RunCommand(two + Bin("gpt_train") + args +
+                                   " --device CPU:0,CPU:1 --checkpoint " + Tmp("d01.safetensors"));
+  ASSERT_EQ(split.status, 0) << split.out;
+  ASSERT_EQ(Losses(one.out).size(), 5u) << one.out;  // step 1, then every 5
+  EXPECT_EQ(Losses(other.out), Losses(one.out)) << other.out;
+  EXPECT_EQ(Losses(split.out), Losses(one.out)) << split.out;
+  // the checkpoint of a split run loads anywhere, and samples the same text
+  const std::string gen = " --prompt 'The ' --tokens 30 --seed 2 --checkpoint ";
+  CommandResult g0 = RunCommand(Bin("gpt_generate") + gen + Tmp("d0.safetensors"));
+  CommandResult g1 = RunCommand(two + Bin("gpt_generate") + gen + Tmp("d01.safetensors") +
+                                " --device CPU:1");
+  ASSERT_EQ(g0.status, 0) << g0.out;
+  EXPECT_EQ(g1.out, g0.out);
+  CommandResult bad = RunCommand(Bin("gpt_train") + args + " --device CPU:5");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.out.rfind("gpt_train: no device CPU:5 (devices: CPU:0", 0), 0u) << bad.out;
+}
+
 TEST(GptGenerate, ACorruptCheckpointIsAClearError) {
   std::ofstream(Tmp("bad.safetensors")) << "garbage, not a checkpoint";
   CommandResult r = RunCommand(Bin("gpt_generate") + " --checkpoint " + Tmp("bad.safetensors"));

@@ -53,7 +53,8 @@ TEST(Devices, CreationAndToPutTensorsWhereTheyAreAsked) {
 }
 
 TEST(Devices, AnOpOnTwoDevicesIsAnErrorThatNamesBoth) {
-  Tensor a = Tensor::Ones({3}, DType::kF32, "CPU:0"), b = Tensor::Ones({3}, DType::kF32, "CPU:1");
+  Tensor a = Tensor::FromVector<float>({1, 1, 1}, {3}, DType::kF32, "CPU:0"),
+         b = Tensor::FromVector<float>({1, 1, 1}, {3}, DType::kF32, "CPU:1");
   try {
     (a + b).Realize();
     FAIL() << "no silent copies";
@@ -63,10 +64,12 @@ TEST(Devices, AnOpOnTwoDevicesIsAnErrorThatNamesBoth) {
                  "To(\"CPU:0\") or To(\"CPU:1\")");
   }
   EXPECT_THROW(a.Matmul(b), Error);
-  // a 0-d constant joins any device, as in PyTorch
-  Tensor c = b * 2.0 + Tensor::Scalar(1.0);
+  EXPECT_THROW(b * Tensor::Ones({3}, DType::kF32, "CPU:0").Realize(), Error);  // data on CPU:0
+  // constants that are not realized hold no data anywhere: they join any device
+  Tensor c = b * 2.0 + Tensor::Scalar(1.0) - Tensor::Ones({3}, DType::kF32, "CPU:0");
   EXPECT_EQ(c.device()->name(), "CPU:1");
-  EXPECT_EQ(c.ToVector<float>(), (std::vector<float>{3, 3, 3}));
+  EXPECT_EQ(c.ToVector<float>(), (std::vector<float>{2, 2, 2}));
+  EXPECT_EQ((-Tensor::Scalar(1.0)).Minimum(b).device()->name(), "CPU:1");
 }
 
 TEST(Devices, ThePlanHasCopySteps) {

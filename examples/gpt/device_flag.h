@@ -1,0 +1,31 @@
+// The GPT programs' --device flag: one device ("CPU", "CPU:1", later "CUDA:0"), or several,
+// comma-separated, over which the model is split as a pipeline (Gpt::Split). Several CPU
+// devices exist when UOPC_CPU_DEVICES says so.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+
+#include "frontend/nn.h"
+
+namespace uopc {
+
+inline constexpr char kDeviceHelp[] =
+    "the device to run on (CPU, CPU:1, ...), or several, comma-separated, to split the model's "
+    "blocks over them as a pipeline (CPU:0,CPU:1; UOPC_CPU_DEVICES=2 makes two CPU devices)";
+
+/// The devices of a --device value; throws uopc::Error naming a device that does not exist.
+inline std::vector<DeviceRef> DeviceList(const std::string& flag) {
+  std::vector<DeviceRef> out;
+  for (absl::string_view name : absl::StrSplit(flag, ',', absl::SkipWhitespace())) {
+    DeviceRef d{std::string(name)};
+    d.get();  // exists?
+    out.push_back(std::move(d));
+  }
+  if (out.empty()) ThrowInvalid("--device is empty; expected a device name such as CPU");
+  return out;
+}
+
+}  // namespace uopc
