@@ -1,5 +1,6 @@
 #include "backends/c/work_queue.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace uopc {
