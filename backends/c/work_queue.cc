@@ -60,6 +60,7 @@ void WorkQueue::Push(std::function<WorkStatus()> work, std::shared_ptr<Completio
     std::lock_guard<std::mutex> lock(mu_);
     items_.push_back({std::move(work), std::move(done)});
     queued_.store(items_.size(), std::memory_order_release);
+    idle_now_.store(false, std::memory_order_release);
     wake = sleeping_;
   }
   if (wake) wake_.notify_one();  // a polling worker sees queued_ without a system call
@@ -72,6 +73,7 @@ void WorkQueue::RunOrPush(std::function<WorkStatus()> work, std::shared_ptr<Comp
     return Push(std::move(work), std::move(done));
   }
   busy_ = true;
+  idle_now_.store(false, std::memory_order_release);
   WorkStatus failed = failure_;
   lock.unlock();
   WorkStatus s = failed.ok() ? work() : std::move(failed);
@@ -79,10 +81,14 @@ void WorkQueue::RunOrPush(std::function<WorkStatus()> work, std::shared_ptr<Comp
   lock.lock();
   if (!s.ok() && failure_.ok()) failure_ = std::move(s);
   busy_ = false;
-  if (items_.empty()) idle_.notify_all();
+  if (items_.empty()) {
+    idle_now_.store(true, std::memory_order_release);
+    idle_.notify_all();
+  }
 }
 
 WorkStatus WorkQueue::Synchronize() {
+  Poll([&] { return idle_now_.load(std::memory_order_acquire); });
   std::unique_lock<std::mutex> lock(mu_);
   idle_.wait(lock, [&] { return items_.empty() && !busy_; });
   WorkStatus s = std::move(failure_);
@@ -114,7 +120,10 @@ void WorkQueue::Loop() {
     lock.lock();
     if (!s.ok() && failure_.ok()) failure_ = std::move(s);
     busy_ = false;
-    if (items_.empty()) idle_.notify_all();
+    if (items_.empty()) {
+      idle_now_.store(true, std::memory_order_release);
+      idle_.notify_all();
+    }
   }
 }
 

@@ -9,8 +9,8 @@
 //
 // Handing work to a sleeping thread costs tens of microseconds on a loaded machine, more
 // than a small kernel runs; so a worker that runs out of work, and a host that waits for
-// an event, first poll for a short while (kSpin, yielding the core each time) and only
-// then sleep on a condition variable. An idle worker does sleep: no core is held by a queue
+// an event or for the queue, first poll for a short while (kSpin, yielding the core each
+// time) and only then sleep on a condition variable. An idle worker does sleep: no core is held by a queue
 // that has nothing to do.
 #pragma once
 
@@ -82,7 +82,8 @@ class WorkQueue {
   std::mutex mu_;
   std::condition_variable wake_, idle_;
   std::deque<Item> items_;
-  std::atomic<size_t> queued_{0};  // items_.size(), readable without the lock
+  std::atomic<size_t> queued_{0};   // items_.size(), readable without the lock
+  std::atomic<bool> idle_now_{true};  // items_.empty() && !busy_, readable without the lock
   bool busy_ = false, stop_ = false, sleeping_ = false;
   WorkStatus failure_;  // the first failure since Synchronize
   std::thread thread_;
