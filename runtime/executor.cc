@@ -26,6 +26,8 @@ class PlanRun {
         step_device_(plan.steps.size()), access_(plan.buffers.size()) {}
 
   absl::Status Bind(absl::Span<const Buffer> inputs);
+  /// Compiles the kernels each device has not compiled yet: one backend call per device.
+  absl::Status Prepare();
   absl::Status Step(size_t i);
   /// Synchronizes every device that got work; the first failure.
   absl::Status Finish();
@@ -84,6 +86,20 @@ absl::Status PlanRun::Bind(absl::Span<const Buffer> inputs) {
     ASSIGN_OR_RETURN(devices_[b], ex_.registry_.GetDevice(s.device));
     ASSIGN_OR_RETURN(bufs_[b], devices_[b]->Allocate(s.dtype, s.count));
   }
+  return absl::OkStatus();
+}
+
+absl::Status PlanRun::Prepare() {
+  absl::flat_hash_map<Device*, std::vector<UOp>> kernels;
+  std::vector<Device*> order;
+  for (const Plan::Step& s : plan_.steps)
+    if (const auto* k = std::get_if<Plan::Kernel>(&s.op)) {
+      Device* d = devices_[k->writes.empty() ? k->buffers.front() : k->writes.front()];
+      if (!kernels.contains(d)) order.push_back(d);
+      kernels[d].push_back(k->ast);
+    }
+  for (Device* d : order) RETURN_IF_ERROR(Prefixed(ex_.KernelsFor(d).Prepare(kernels[d]),
+                                                   absl::StrCat("run plan on ", d->name())));
   return absl::OkStatus();
 }
 
@@ -220,6 +236,7 @@ absl::StatusOr<std::vector<Buffer>> Executor::Run(const Plan& plan,
                                                   const VarValues& vars) {
   PlanRun run(*this, plan, vars);
   RETURN_IF_ERROR(run.Bind(inputs));
+  RETURN_IF_ERROR(run.Prepare());
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.plans;
