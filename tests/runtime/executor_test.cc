@@ -62,6 +62,21 @@ TEST(Executor, RunsAPlanAcrossTwoDevices) {
   EXPECT_EQ(ex.stats().bytes_copied, 16u);
 }
 
+TEST(Executor, APlansKernelsCompileInOneCallPerDevice) {
+  Executor ex(Registry());
+  Plan plan = PlanOf(
+      "%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0\n%1 = reshape 3.0, 1\n%2 = expand %1, 4\n"
+      "%3 = mul %0, %2\n%4 = add %0, %2\n%5 = max %0, %2\n%6 = stage %3 : device=CPU:0\n"
+      "%7 = stage %4 : device=CPU:0\n%8 = stage %5 : device=CPU:0\n%9 = sink %6, %7, %8\n");
+  ASSERT_EQ(plan.kernels().size(), 3u);
+  absl::StatusOr<std::vector<Buffer>> out = ex.Run(plan, {Floats("CPU:0", {1, 2, 3, 4})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Read((*out)[2]), (std::vector<float>{3, 3, 3, 4}));
+  KernelCache::Stats s = ex.KernelsFor(Get("CPU:0")).stats();
+  EXPECT_EQ(s.compile_calls, 1);
+  EXPECT_EQ(s.kernels_compiled, 3);
+}
+
 TEST(Executor, CopiesBetweenPluginsGoThroughHostMemory) {
   Executor ex(Registry());
   Plan plan = PlanOf(
