@@ -3,6 +3,7 @@
 // part. Errors name the file; callers say what the file was for.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -11,12 +12,19 @@
 
 namespace uopc {
 
-/// All of `path`; NotFound "PATH: cannot open: <why>" if it cannot be opened.
-absl::StatusOr<std::string> ReadFile(const std::string& path);
+/// All of `path`; NotFound "PATH: cannot open: <why>" if it cannot be opened, an error for
+/// what is not a regular file (a folder, /dev/zero) or holds more than `max_bytes`.
+absl::StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes = 1ull << 34);
 
-/// Writes `pieces`, one after another, to a fresh file beside `path` and renames it over
-/// `path`. Unavailable, naming the temporary file, if either step fails; nothing is left
-/// behind then.
+/// Writes `pieces`, one after another, to a fresh file beside `path` (PATH.PID.N.tmp),
+/// flushes it to disk and renames it over `path`, then flushes the folder. Unavailable,
+/// naming the temporary file, if a step fails (a full disk); nothing is left behind then.
+/// Temporary files of `path` that a killed writer left are removed first.
 absl::Status WriteFileAtomic(const std::string& path, absl::Span<const absl::string_view> pieces);
+
+/// OK if a file can be created at `path` (its folder exists and may be written), checked
+/// by creating and removing a probe beside it; else an error saying why. For a program to
+/// find a bad output path before its work, not after.
+absl::Status CheckWritable(const std::string& path);
 
 }  // namespace uopc

@@ -163,14 +163,28 @@ void Block::Train(bool on) {
   mlp.Train(on);
 }
 
+namespace {
+
+// `c`, if its sizes make a model: checked before any member is built from them.
+const GptConfig& Checked(const GptConfig& c) {
+  if (c.vocab < 1 || c.context < 1 || c.dim < 1 || c.heads < 1 || c.layers < 0 ||
+      !(c.dropout >= 0 && c.dropout < 1))
+    ThrowInvalid(absl::StrCat("gpt: vocab ", c.vocab, ", context ", c.context, ", dim ", c.dim,
+                              ", heads ", c.heads, ", layers ", c.layers, ", dropout ", c.dropout,
+                              "; expected sizes >= 1 (layers >= 0) and dropout in [0, 1)"));
+  if (c.dim % c.heads)
+    ThrowInvalid(absl::StrCat("gpt: dim ", c.dim, " is not a multiple of heads ", c.heads));
+  return c;
+}
+
+}  // namespace
+
 Gpt::Gpt(const GptConfig& c)
-    : config(c),
+    : config(Checked(c)),
       wte(c.vocab, c.dim),
       wpe(c.context, c.dim),
       ln_f(c.dim),
       lm_head(Param(Tensor::Randn({c.vocab, c.dim}) * 0.02)) {
-  if (c.dim % c.heads)
-    ThrowInvalid(absl::StrCat("gpt: dim ", c.dim, " is not a multiple of heads ", c.heads));
   for (int64_t l = 0; l < c.layers; ++l) h.push_back(std::make_unique<Block>(c));
 }
 

@@ -17,7 +17,10 @@ void Optimizer::ZeroGrad() {
 }
 
 void Optimizer::Commit(std::vector<std::pair<Tensor*, Tensor>> updates,
-                       const std::vector<Tensor*>& also) {
+                       const std::vector<Tensor*>& also, const Tensor& only_if) {
+  if (only_if)
+    for (auto& [dst, value] : updates)
+      value = only_if.To(dst->device()).Where(value, dst->Detach());
   std::vector<Tensor*> all = also;
   for (auto& [dst, value] : updates) all.push_back(&value);
   Tensor::RealizeAll(all);
@@ -30,7 +33,7 @@ SGD::SGD(std::vector<Tensor*> params, double lr, double momentum, double weight_
     velocity_.push_back(Tensor::Zeros(p->shape(), p->dtype(), p->device()).Realize());
 }
 
-void SGD::Step(const std::vector<Tensor*>& also) {
+void SGD::Step(const std::vector<Tensor*>& also, const Tensor& only_if) {
   Data lr(lr_);
   std::vector<std::pair<Tensor*, Tensor>> updates;
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -45,7 +48,7 @@ void SGD::Step(const std::vector<Tensor*>& also) {
     }
     updates.push_back({p, (w - g * lr.On(p->device()).Cast(w.dtype())).Cast(w.dtype())});
   }
-  Commit(std::move(updates), also);
+  Commit(std::move(updates), also, only_if);
 }
 
 AdamW::AdamW(std::vector<Tensor*> params, double lr, double beta1, double beta2, double eps,
@@ -68,7 +71,7 @@ std::vector<Tensor*> AdamW::State() {
   return s;
 }
 
-void AdamW::Step(const std::vector<Tensor*>& also) {
+void AdamW::Step(const std::vector<Tensor*>& also, const Tensor& only_if) {
   ++t_;
   Data lr(lr_), bc1(1.0 - std::pow(beta1_, static_cast<double>(t_))),
       bc2(1.0 - std::pow(beta2_, static_cast<double>(t_)));
@@ -85,18 +88,27 @@ void AdamW::Step(const std::vector<Tensor*>& also) {
     updates.push_back({&v_[i], v});
     updates.push_back({p, (w - step * lr.On(d)).Cast(p->dtype())});
   }
-  Commit(std::move(updates), also);
+  Commit(std::move(updates), also, only_if);
 }
 
-Tensor ClipGradNorm(const std::vector<Tensor*>& params, double max_norm) {
+Tensor GradNorm(const std::vector<Tensor*>& params) {
   Tensor sq;  // on the first gradient's device
   for (Tensor* p : params)
     if (p->grad()) {
       Tensor s = p->grad().Float().Square().Sum();
       sq = sq ? sq + s.To(sq.device()) : s;
     }
-  if (!sq) return Tensor::Scalar(0);
-  Tensor norm = sq.Sqrt();
+  return sq ? sq.Sqrt() : Tensor();
+}
+
+Tensor AllFinite(const Tensor& x) {
+  Tensor f = x.Float();
+  return (f - f).Eq(0.0).Cast(DType::kI32).Min().Cast(DType::kBool);  // inf - inf, nan - nan: nan
+}
+
+Tensor ClipGradNorm(const std::vector<Tensor*>& params, double max_norm) {
+  Tensor norm = GradNorm(params);
+  if (!norm) return Tensor::Scalar(0);
   Tensor scale = (Tensor::Scalar(max_norm) / (norm + 1e-6)).Minimum(Tensor::Scalar(1.0));
   for (Tensor* p : params)
     if (p->grad()) {

@@ -17,8 +17,11 @@ class Optimizer {
   explicit Optimizer(std::vector<Tensor*> params, double lr)
       : params_(std::move(params)), lr_(lr) {}
   virtual ~Optimizer() = default;
-  /// Updates every parameter that has a gradient, realizing `also` in the same plan.
-  virtual void Step(const std::vector<Tensor*>& also = {}) = 0;
+  /// Updates every parameter that has a gradient, realizing `also` in the same plan. With
+  /// `only_if` (a bool scalar), parameters and state change only where it is true: a step
+  /// whose loss or gradients are not finite can be skipped inside the plan, without a
+  /// second one.
+  virtual void Step(const std::vector<Tensor*>& also = {}, const Tensor& only_if = {}) = 0;
   void ZeroGrad();
   void set_lr(double lr) { lr_ = lr; }
   double lr() const { return lr_; }
@@ -34,9 +37,10 @@ class Optimizer {
     double v_;
     std::vector<std::pair<Device*, Tensor>> on_;
   };
-  /// Realizes the new values and assigns them (all in one plan).
+  /// Realizes the new values and assigns them (all in one plan); with `only_if`, each keeps
+  /// its old value where it is false.
   static void Commit(std::vector<std::pair<Tensor*, Tensor>> updates,
-                     const std::vector<Tensor*>& also);
+                     const std::vector<Tensor*>& also, const Tensor& only_if);
 
   std::vector<Tensor*> params_;
   double lr_;
@@ -46,7 +50,7 @@ class Optimizer {
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor*> params, double lr, double momentum = 0, double weight_decay = 0);
-  void Step(const std::vector<Tensor*>& also = {}) override;
+  void Step(const std::vector<Tensor*>& also = {}, const Tensor& only_if = {}) override;
 
  private:
   double momentum_, weight_decay_;
@@ -58,7 +62,7 @@ class AdamW : public Optimizer {
  public:
   AdamW(std::vector<Tensor*> params, double lr, double beta1 = 0.9, double beta2 = 0.999,
         double eps = 1e-8, double weight_decay = 0.01);
-  void Step(const std::vector<Tensor*>& also = {}) override;
+  void Step(const std::vector<Tensor*>& also = {}, const Tensor& only_if = {}) override;
   int64_t steps() const { return t_; }
   /// Sets the step count (resuming a run: the bias corrections continue from it).
   void set_steps(int64_t t) { t_ = t; }
@@ -71,9 +75,14 @@ class AdamW : public Optimizer {
   std::vector<Tensor> m_, v_;
 };
 
+/// The global L2 norm of the gradients (lazy, f32, on the first gradient's device; a null
+/// Tensor when no parameter has one).
+Tensor GradNorm(const std::vector<Tensor*>& params);
 /// Scales every gradient (lazily) so that their global L2 norm is at most `max_norm`;
 /// returns the norm before scaling (lazy, on the first gradient's device).
 Tensor ClipGradNorm(const std::vector<Tensor*>& params, double max_norm);
+/// A bool scalar: whether `x` (any shape) is finite everywhere (lazy).
+Tensor AllFinite(const Tensor& x);
 
 /// Linear warmup to `max_lr` over `warmup` steps, then cosine decay to `min_lr` at `total`.
 double CosineLr(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr);

@@ -1,6 +1,8 @@
 #include "frontend/safetensors.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -39,6 +41,30 @@ int64_t Numel(const TensorShape& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;
+}
+
+// The first element of a float tensor that is nan or inf; -1 if none (or not float).
+int64_t FirstNonFinite(const HostTensor& h) {
+  if (!IsFloat(h.dtype)) return -1;
+  const int64_t n = Numel(h.shape);
+  if (h.dtype == DType::kF32) {  // the common case, without an Arg per element
+    for (int64_t i = 0; i < n; ++i) {
+      float v;
+      std::memcpy(&v, h.bytes.data() + 4 * i, 4);
+      if (!std::isfinite(v)) return i;
+    }
+    return -1;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(CastValue(LoadElement(h.bytes.data(), h.dtype, i), h.dtype, DType::kF64)
+                           .Get<double>()))
+      return i;
+  return -1;
+}
+
+std::string ValueText(const HostTensor& h, int64_t i) {
+  double v = CastValue(LoadElement(h.bytes.data(), h.dtype, i), h.dtype, DType::kF64).Get<double>();
+  return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
 }
 
 }  // namespace
@@ -150,9 +176,19 @@ absl::StatusOr<Checkpoint> LoadSafetensors(const std::string& path) {
     t.bytes.assign(data + b, en - b);
     ckpt.tensors.emplace_back(name, std::move(t));
   }
+  // the tensors tile the data section exactly, as the reference loader requires: a header
+  // length off by a byte shows as a gap or as bytes left over, never as shifted tensors
   std::sort(ranges.begin(), ranges.end());
-  for (size_t i = 1; i < ranges.size(); ++i)
-    if (ranges[i].first < ranges[i - 1].second) return bad("two tensors overlap in the data");
+  uint64_t at = 0;
+  for (const auto& [b, en] : ranges) {
+    if (b < at) return bad("two tensors overlap in the data");
+    if (b > at)
+      return bad(absl::StrCat("a gap of ", b - at, " bytes in the data at offset ", at,
+                              " (a wrong header length?)"));
+    at = en;
+  }
+  if (at != data_size)
+    return bad(absl::StrCat(data_size - at, " bytes after the last tensor (a wrong header length?)"));
   return ckpt;
 }
 
@@ -186,13 +222,26 @@ absl::Status SaveModel(const std::string& path, Module& model,
   } catch (const Error& e) {
     return e.status();
   }
+  for (const auto& [name, h] : c.tensors)
+    if (int64_t bad = FirstNonFinite(h); bad >= 0)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "checkpoint ", path, ": tensor '", name, "' holds ", ValueText(h, bad), " at element ",
+          bad, "; not saved (the file on disk is unchanged)"));
   return SaveSafetensors(path, c);
 }
 
 absl::Status LoadModel(const Checkpoint& ckpt, Module& model,
-                       const std::vector<std::pair<std::string, Tensor*>>& extra) {
+                       const std::vector<std::pair<std::string, Tensor*>>& extra,
+                       const std::vector<std::string>& ignore) {
   NamedParams all = model.NamedParameters();
   all.insert(all.end(), extra.begin(), extra.end());
+  for (const auto& [name, h] : ckpt.tensors)
+    if (std::none_of(all.begin(), all.end(), [&](const auto& p) { return p.first == name; }) &&
+        std::none_of(ignore.begin(), ignore.end(),
+                     [&](const std::string& i) { return name.rfind(i, 0) == 0; }))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "checkpoint has a tensor '", name, "' ", ShapeString(h.shape),
+          " that the model does not (a checkpoint of another model, or of another layout?)"));
   std::vector<std::pair<Tensor*, const HostTensor*>> plan;
   for (auto& [name, t] : all) {
     const HostTensor* h = ckpt.Find(name);
@@ -203,6 +252,10 @@ absl::Status LoadModel(const Checkpoint& ckpt, Module& model,
       return absl::InvalidArgumentError(absl::StrCat("checkpoint tensor '", name, "' has shape ",
                                                      ShapeString(h->shape), "; the model's is ",
                                                      ShapeString(t->shape())));
+    if (int64_t bad = FirstNonFinite(*h); bad >= 0)
+      return absl::DataLossError(absl::StrCat("checkpoint tensor '", name, "' holds ",
+                                              ValueText(*h, bad), " at element ", bad,
+                                              "; a model's weights must be finite"));
     plan.push_back({t, h});
   }
   try {

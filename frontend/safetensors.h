@@ -37,13 +37,17 @@ absl::StatusOr<Checkpoint> LoadSafetensors(const std::string& path);
 HostTensor ToHost(const Tensor& t);
 Tensor FromHost(const HostTensor& h);
 
-/// Writes every parameter of `model` (by its name), `extra` tensors and `metadata`.
+/// Writes every parameter of `model` (by its name), `extra` tensors and `metadata`; refuses
+/// (writing nothing) when a float tensor holds nan or inf.
 absl::Status SaveModel(const std::string& path, Module& model,
                        const std::map<std::string, std::string>& metadata,
                        const std::vector<std::pair<std::string, Tensor*>>& extra = {});
-/// Loads every parameter of `model` from `ckpt`: each name must be there with the
-/// parameter's shape (dtypes are converted). Nothing is assigned unless all match.
+/// Loads every parameter of `model` (and `extra`) from `ckpt`: each name must be there with
+/// the parameter's shape (dtypes are converted), finite, and the file must hold nothing
+/// else but tensors whose names start with one of `ignore` ("optim." for a sampler that
+/// has no optimizer). Nothing is assigned unless all match.
 absl::Status LoadModel(const Checkpoint& ckpt, Module& model,
-                       const std::vector<std::pair<std::string, Tensor*>>& extra = {});
+                       const std::vector<std::pair<std::string, Tensor*>>& extra = {},
+                       const std::vector<std::string>& ignore = {});
 
 }  // namespace uopc

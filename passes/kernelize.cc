@@ -194,9 +194,12 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
     if (shared.empty()) break;
     staged.insert(shared.front());
   }
-  for (const UOp& u : order)  // already staged by the caller
-    if (u.is(Ops::STAGE)) staged.erase(u.src(0).get());
   UOp out = RewriteNodes(g, [&](const UOp& orig, const UOp& rebuilt) {
+    // a value the caller staged already, that this pass stages too: one STAGE (which both
+    // the caller's root and the other users, a COPY say, then share)
+    if (orig.is(Ops::STAGE) && rebuilt.src(0).is(Ops::STAGE) &&
+        rebuilt.src(0).arg() == rebuilt.arg())
+      return rebuilt.src(0);
     if (!staged.contains(orig.get())) return rebuilt;
     return UOp::Derived(Ops::STAGE, {rebuilt}, DeviceArg{region.at(orig.get())});
   });

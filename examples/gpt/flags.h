@@ -1,13 +1,17 @@
 // Command-line flags for the GPT programs: --name=value or --name value, booleans as
-// --name, --help listing every flag with its default. Unknown flags and bad values are
-// errors that name the flag.
+// --name or --name=VALUE (true/false, 1/0, yes/no), --help listing every flag with its
+// default and range. Numbers are read by core/parse_number.h within each flag's range
+// (never nan or inf). Unknown flags and bad values are errors that name the flag.
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
+
+#include "absl/strings/str_cat.h"
+
+#include "core/parse_number.h"
 
 namespace uopc {
 
@@ -16,19 +20,21 @@ class Flags {
   explicit Flags(std::string usage) : usage_(std::move(usage)) {}
 
   void Add(const std::string& name, std::string* value, const std::string& help) {
-    flags_.push_back({name, value, nullptr, nullptr, nullptr, help, *value});
+    flags_.push_back({name, help, *value, "", value});
   }
-  void Add(const std::string& name, int64_t* value, const std::string& help) {
-    flags_.push_back({name, nullptr, value, nullptr, nullptr, help, std::to_string(*value)});
+  /// An integer flag taking values from lo to hi.
+  void Add(const std::string& name, int64_t* value, const std::string& help, int64_t lo,
+           int64_t hi) {
+    flags_.push_back({name, help, std::to_string(*value), absl::StrCat(lo, " to ", hi), nullptr,
+                      value, nullptr, nullptr, lo, hi});
   }
-  void Add(const std::string& name, double* value, const std::string& help) {
-    std::string d = std::to_string(*value);
-    d.erase(d.find_last_not_of('0') + 1);
-    if (d.back() == '.') d += '0';
-    flags_.push_back({name, nullptr, nullptr, value, nullptr, help, d});
+  /// A real flag taking finite values from lo to hi.
+  void Add(const std::string& name, double* value, const std::string& help, double lo, double hi) {
+    flags_.push_back({name, help, absl::StrCat(*value), absl::StrCat(lo, " to ", hi), nullptr,
+                      nullptr, value, nullptr, 0, 0, lo, hi});
   }
   void Add(const std::string& name, bool* value, const std::string& help) {
-    flags_.push_back({name, nullptr, nullptr, nullptr, value, help, *value ? "true" : "false"});
+    flags_.push_back({name, help, *value ? "true" : "false", "", nullptr, nullptr, nullptr, value});
   }
 
   /// Parses argv; returns -1 to go on, else the exit status (0 after --help, 2 on error).
@@ -38,7 +44,8 @@ class Flags {
       if (a == "--help" || a == "-h") {
         std::cout << usage_ << "\n\nflags:\n";
         for (const Flag& f : flags_)
-          std::cout << "  --" << f.name << " (default " << f.def << ")\n      " << f.help << "\n";
+          std::cout << "  --" << f.name << " (default " << f.def
+                    << (f.range.empty() ? "" : ", " + f.range) << ")\n      " << f.help << "\n";
         return 0;
       }
       if (a.rfind("--", 0) != 0) return Fail("unexpected argument '" + a + "'");
@@ -53,38 +60,44 @@ class Flags {
       for (Flag& x : flags_)
         if (x.name == name) f = &x;
       if (!f) return Fail("unknown flag --" + name);
-      if (f->b) {
-        *f->b = !has_value || value == "true" || value == "1";
+      if (f->b && !has_value) {
+        *f->b = true;
         continue;
       }
       if (!has_value) {
         if (i + 1 >= argc) return Fail("--" + name + " needs a value");
         value = argv[++i];
       }
-      char* end = nullptr;
-      if (f->s)
+      absl::Status s;
+      if (f->s) {
         *f->s = value;
-      else if (f->i) {
-        *f->i = std::strtoll(value.c_str(), &end, 10);
-        if (value.empty() || *end)
-          return Fail("--" + name + " wants an integer, got '" + value + "'");
+      } else if (f->b) {
+        absl::StatusOr<bool> v = ParseBool("--" + name, value);
+        if (v.ok()) *f->b = *v;
+        s = v.status();
+      } else if (f->i) {
+        absl::StatusOr<int64_t> v = ParseInt("--" + name, value, f->ilo, f->ihi);
+        if (v.ok()) *f->i = *v;
+        s = v.status();
       } else {
-        *f->d = std::strtod(value.c_str(), &end);
-        if (value.empty() || *end)
-          return Fail("--" + name + " wants a number, got '" + value + "'");
+        absl::StatusOr<double> v = ParseReal("--" + name, value, f->dlo, f->dhi);
+        if (v.ok()) *f->d = *v;
+        s = v.status();
       }
+      if (!s.ok()) return Fail(std::string(s.message()));
     }
     return -1;
   }
 
  private:
   struct Flag {
-    std::string name;
-    std::string* s;
-    int64_t* i;
-    double* d;
-    bool* b;
-    std::string help, def;
+    std::string name, help, def, range;
+    std::string* s = nullptr;
+    int64_t* i = nullptr;
+    double* d = nullptr;
+    bool* b = nullptr;
+    int64_t ilo = 0, ihi = 0;
+    double dlo = 0, dhi = 0;
   };
   int Fail(const std::string& what) {
     std::cerr << what << " (see --help)\n";

@@ -9,6 +9,7 @@
 
 #include "examples/gpt/char_corpus.h"
 #include "examples/gpt/device_flag.h"
+#include "examples/gpt/model_config.h"
 #include "examples/gpt/flags.h"
 #include "frontend/nn.h"
 #include "frontend/realize.h"
@@ -25,39 +26,38 @@ int main(int argc, char** argv) {
   flags.Add("checkpoint", &checkpoint, "the checkpoint to load");
   flags.Add("prompt", &prompt,
             "text to continue (its characters must be in the model's vocabulary)");
-  flags.Add("tokens", &tokens, "characters to generate");
-  flags.Add("temperature", &temperature, "sampling temperature (> 0; lower is more conservative)");
-  flags.Add("top-k", &top_k, "sample among the k most likely characters only (0: all)");
-  flags.Add("seed", &seed, "random seed of the sampler");
+  flags.Add("tokens", &tokens, "characters to generate", 0, 1'000'000'000);
+  flags.Add("temperature", &temperature, "sampling temperature (lower is more conservative)",
+            1e-6, 1e6);
+  flags.Add("top-k", &top_k, "sample among the k most likely characters only (0: all)", 0,
+            1'000'000'000);
+  flags.Add("seed", &seed, "random seed of the sampler", 0, INT64_MAX);
   flags.Add("device", &device, kDeviceHelp);
   if (int rc = flags.Parse(argc, argv); rc >= 0) return rc;
   auto fail = [](const std::string& what) {
     std::cerr << "gpt_generate: " << what << "\n";
     return 1;
   };
-  if (temperature <= 0) return fail("--temperature must be > 0");
   absl::StatusOr<Checkpoint> ckpt = LoadSafetensors(checkpoint);
   if (!ckpt.ok()) return fail(std::string(ckpt.status().message()));
   try {
-    std::map<std::string, std::string>& meta = ckpt->metadata;
-    for (const char* k : {"vocab", "layers", "dim", "heads", "context"})
-      if (!meta.count(k))
-        return fail(checkpoint + " has no '" + k + "' metadata (not written by gpt_train?)");
-    std::string vocab = meta["vocab"];
-    GptConfig config{
-        static_cast<int64_t>(vocab.size()), std::stoll(meta["context"]), std::stoll(meta["dim"]),
-        std::stoll(meta["heads"]),          std::stoll(meta["layers"]),  0.0};
-    Gpt model(config);
-    model.Train(false);
-    if (absl::Status s = LoadModel(*ckpt, model); !s.ok()) return fail(std::string(s.message()));
+    absl::StatusOr<GptConfig> config = ConfigFromMetadata(ckpt->metadata, checkpoint);
+    if (!config.ok()) return fail(std::string(config.status().message()));
+    if (absl::Status s = MatchesTensors(*config, *ckpt, checkpoint); !s.ok())
+      return fail(std::string(s.message()));
+    const std::string& vocab = ckpt->metadata["vocab"];
     std::vector<DeviceRef> devices = DeviceList(device);
+    Gpt model(*config);
+    model.Train(false);
+    if (absl::Status s = LoadModel(*ckpt, model, {}, {"optim."}); !s.ok())
+      return fail(std::string(s.message()));
     model.Split(devices);
     absl::StatusOr<std::vector<int32_t>> idx = Encode(vocab, prompt);
     if (!idx.ok()) return fail(std::string(idx.status().message()));
     if (idx->empty()) return fail("--prompt is empty");
     std::mt19937_64 rng(static_cast<uint64_t>(seed));
     std::cout << prompt << std::flush;
-    const int64_t T = config.context, V = config.vocab;
+    const int64_t T = config->context, V = config->vocab;
     for (int64_t n = 0; n < tokens; ++n) {
       // the last T tokens, padded to T: one shape, one plan
       std::vector<int32_t> ctx(idx->end() - std::min<int64_t>(T, idx->size()), idx->end());

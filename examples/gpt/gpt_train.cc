@@ -15,11 +15,15 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+#include "core/file.h"
 
 #include "distributed/process_group.h"
 #include "distributed/tensor_collectives.h"
 #include "examples/gpt/char_corpus.h"
 #include "examples/gpt/device_flag.h"
+#include "examples/gpt/model_config.h"
 #include "examples/gpt/flags.h"
 #include "frontend/nn.h"
 #include "frontend/optim.h"
@@ -49,31 +53,36 @@ int main(int argc, char** argv) {
   int64_t layers = 2, dim = 64, heads = 4, context = 64, batch = 16, steps = 300, warmup = 30,
           save_every = 100, seed = 0, log_every = 10, stop_at = 0;
   double lr = 3e-3, min_lr = 3e-4, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
-  bool resume = false;
+  bool resume = false, skip_nonfinite = false;
   Flags flags(
       "usage: gpt_train [flags]\n\nTrains a character-level GPT on a text file and saves it as a "
       "safetensors checkpoint.\nUnder `uopc_launch --nproc N -- gpt_train ...` it trains data-parallel: "
       "--batch is split over the N ranks.");
   flags.Add("data", &data, "the text file to train on");
-  flags.Add("layers", &layers, "transformer blocks");
-  flags.Add("dim", &dim, "embedding width");
-  flags.Add("heads", &heads, "attention heads (must divide dim)");
-  flags.Add("context", &context, "tokens of context");
-  flags.Add("batch", &batch, "sequences per step");
-  flags.Add("steps", &steps, "training steps in all (a resumed run stops here too)");
-  flags.Add("lr", &lr, "peak learning rate (AdamW)");
-  flags.Add("min-lr", &min_lr, "learning rate at the end of the cosine decay");
-  flags.Add("warmup", &warmup, "steps of linear warmup");
-  flags.Add("weight-decay", &weight_decay, "AdamW's decoupled weight decay");
-  flags.Add("clip", &clip, "gradient clipping: largest global norm (0: off)");
-  flags.Add("dropout", &dropout, "dropout probability");
-  flags.Add("seed", &seed, "random seed (weights and batches)");
+  flags.Add("layers", &layers, "transformer blocks", kLayers.lo, kLayers.hi);
+  flags.Add("dim", &dim, "embedding width", kDim.lo, kDim.hi);
+  flags.Add("heads", &heads, "attention heads (must divide dim)", kHeads.lo, kHeads.hi);
+  flags.Add("context", &context, "tokens of context", kContext.lo, kContext.hi);
+  flags.Add("batch", &batch, "sequences per step", kBatch.lo, kBatch.hi);
+  flags.Add("steps", &steps, "training steps in all (a resumed run stops here too)", kSteps.lo,
+            kSteps.hi);
+  flags.Add("lr", &lr, "peak learning rate (AdamW)", 0, 10);
+  flags.Add("min-lr", &min_lr, "learning rate at the end of the cosine decay", 0, 10);
+  flags.Add("warmup", &warmup, "steps of linear warmup", 0, kSteps.hi);
+  flags.Add("weight-decay", &weight_decay, "AdamW's decoupled weight decay", 0, 10);
+  flags.Add("clip", &clip, "gradient clipping: largest global norm (0: off)", 0, 1e9);
+  flags.Add("dropout", &dropout, "dropout probability", 0, 0.99);
+  flags.Add("seed", &seed, "random seed (weights and batches)", 0, INT64_MAX);
   flags.Add("checkpoint", &checkpoint, "where to save (and, with --resume, load) the checkpoint");
-  flags.Add("save-every", &save_every, "save a checkpoint every N steps (0: only at the end)");
-  flags.Add("log-every", &log_every, "print a progress line every N steps");
+  flags.Add("save-every", &save_every, "save a checkpoint every N steps (0: only at the end)", 0,
+            kSteps.hi);
+  flags.Add("log-every", &log_every, "print a progress line every N steps", 1, kSteps.hi);
   flags.Add("stop-at", &stop_at,
-            "stop (and save) after this step, as if the run were interrupted (0: run to --steps)");
+            "stop (and save) after this step, as if the run were interrupted (0: run to --steps)",
+            0, kSteps.hi);
   flags.Add("resume", &resume, "continue from --checkpoint");
+  flags.Add("skip-nonfinite", &skip_nonfinite,
+            "skip a step whose loss or gradients are nan or inf (default: stop the run there)");
   flags.Add("device", &device, kDeviceHelp);
   if (int rc = flags.Parse(argc, argv); rc >= 0) return rc;
 
@@ -98,28 +107,47 @@ int main(int argc, char** argv) {
     if (!s.ok()) throw Error(s);
   };
 
-  absl::StatusOr<CharCorpus> corpus = LoadCorpus(data, context);
-  if (!corpus.ok()) return Fail(std::string(corpus.status().message()));
   try {
     Checkpoint ckpt;
     int64_t start = 0;
-    if (resume) {
+    if (resume) {  // the file's shape and step, checked before anything is built from them
       absl::StatusOr<Checkpoint> c = LoadSafetensors(checkpoint);
       if (!c.ok()) return Fail(std::string(c.status().message()));
       ckpt = *std::move(c);
-      auto get = [&](const char* k) {
-        return ckpt.metadata.count(k) ? std::stoll(ckpt.metadata[k]) : -1;
-      };
-      layers = get("layers"), dim = get("dim"), heads = get("heads"), context = get("context"),
-      start = get("step");
-      if (ckpt.metadata["vocab"] != corpus->vocab)
-        return Fail("--resume with another corpus: the vocabularies differ");
+      absl::StatusOr<GptConfig> saved = ConfigFromMetadata(ckpt.metadata, checkpoint);
+      if (!saved.ok()) return Fail(std::string(saved.status().message()));
+      if (absl::Status m = MatchesTensors(*saved, ckpt, checkpoint); !m.ok())
+        return Fail(std::string(m.message()));
+      absl::StatusOr<int64_t> step = StepFromMetadata(ckpt.metadata, checkpoint);
+      if (!step.ok()) return Fail(std::string(step.status().message()));
+      layers = saved->layers, dim = saved->dim, heads = saved->heads, context = saved->context;
+      start = *step;
+    } else if (absl::Status w = CheckWritable(checkpoint); !w.ok()) {
+      return Fail(absl::StrCat("--checkpoint ", w.message()));
     }
-    Tensor::ManualSeed(static_cast<uint64_t>(seed));
+    if (dim % heads) return Fail(absl::StrCat("--dim ", dim, " is not a multiple of --heads ", heads));
+    absl::StatusOr<CharCorpus> corpus = LoadCorpus(data, context);
+    if (!corpus.ok()) return Fail(std::string(corpus.status().message()));
+    if (resume && ckpt.metadata["vocab"] != corpus->vocab)
+      return Fail("--resume with another corpus: the vocabularies differ");
+    const int64_t end = stop_at > 0 ? std::min(stop_at, steps) : steps;
+    if (start >= end) {
+      std::cout << "gpt_train: " << checkpoint << " is at step " << start
+                << ", which is --steps or past it: nothing to train, and nothing written\n";
+      return 0;
+    }
     GptConfig config{
         static_cast<int64_t>(corpus->vocab.size()), context, dim, heads, layers, dropout};
-    Gpt model(config);
     std::vector<DeviceRef> devices = DeviceList(device);
+    double have = 0, need = TrainingBytes(config, local);
+    for (const DeviceRef& d : devices) have += static_cast<double>(d.get()->mem_total());
+    if (need > have)
+      return Fail(absl::StrFormat(
+          "a model of %d layers x %d dims with batches of %d x %d needs about %.1f GiB to train; "
+          "%s has %.1f GiB: choose a smaller --layers, --dim, --batch or --context",
+          layers, dim, local, context, need / (1 << 30), device, have / (1 << 30)));
+    Tensor::ManualSeed(static_cast<uint64_t>(seed));
+    Gpt model(config);
     model.Split(devices);  // before the optimizer: its state lives where the parameters do
     AdamW opt(model.Parameters(), lr, 0.9, 0.95, 1e-8, weight_decay);
     NamedParams named = model.NamedParameters();
@@ -157,7 +185,6 @@ int main(int argc, char** argv) {
     std::vector<int32_t> xs, ys;
     auto t0 = std::chrono::steady_clock::now();
     double tokens = 0;
-    const int64_t end = stop_at > 0 ? std::min(stop_at, steps) : steps;
     for (int64_t step = start; step < end; ++step) {
       Batch(corpus->tokens, batch, context, static_cast<uint64_t>(seed), step, &xs, &ys);
       const int64_t first = rank * local * context;  // this rank's rows of the step's batch
@@ -170,9 +197,21 @@ int main(int argc, char** argv) {
       Tensor loss = model.Forward(x).Reshape({local * context, config.vocab}).CrossEntropy(y);
       loss.Backward();
       if (group) check(AverageGradients(*group, model.Parameters()));
-      if (clip > 0) ClipGradNorm(model.Parameters(), clip);
+      // a step with a non-finite loss or gradient changes nothing (inside the plan)
+      Tensor norm = clip > 0 ? ClipGradNorm(model.Parameters(), clip) : GradNorm(model.Parameters());
+      Tensor loss_ok = AllFinite(loss).To(norm.device());
+      Tensor finite = loss_ok.Where(AllFinite(norm), loss_ok);  // both
       opt.set_lr(CosineLr(step, warmup, steps, lr, min_lr));
-      opt.Step({&loss});
+      opt.Step({&loss, &finite}, finite);
+      if (!finite.Item<bool>()) {
+        opt.set_steps(opt.steps() - 1);  // the step did not happen
+        std::string what = absl::StrCat("step ", step + 1, ": the loss (", loss.Item<float>(),
+                                        ") or a gradient is not finite");
+        if (!skip_nonfinite)
+          return Fail(absl::StrCat(what, "; stopping with the weights of step ", step,
+                                   " (--skip-nonfinite skips such steps)"));
+        std::cerr << "gpt_train: " << what << "; skipped\n";
+      }
       tokens += static_cast<double>(batch * context);
       if ((step + 1) % log_every == 0 || step + 1 == end || step == start) {
         double value = loss.Item<float>();

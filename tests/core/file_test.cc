@@ -1,9 +1,11 @@
 #include "core/file.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 namespace uopc {
 namespace {
@@ -51,6 +53,38 @@ TEST_F(FileTest, ErrorsNameTheFileAndLeaveNothingBehind) {
   EXPECT_TRUE(absl::IsUnavailable(s));
   EXPECT_NE(s.message().find(" to " + Path("d") + ": "), std::string::npos) << s;
   EXPECT_EQ(Names(), std::vector<std::string>{"d"});
+}
+
+TEST_F(FileTest, ReadsOnlyRegularFilesOfABoundedSize) {
+  EXPECT_EQ(ReadFile("/dev/zero").status().message(), "/dev/zero: not a regular file");
+  fs::create_directory(Path("d"));
+  EXPECT_EQ(ReadFile(Path("d")).status().message(), Path("d") + ": not a regular file");
+  ASSERT_TRUE(WriteFileAtomic(Path("f"), {"12345"}).ok());
+  EXPECT_EQ(ReadFile(Path("f"), 4).status().message(), Path("f") + ": 5 bytes; at most 4 are read");
+  EXPECT_EQ(ReadFile(Path("f"), 5).value_or(""), "12345");
+}
+
+TEST_F(FileTest, TemporariesOfDeadWritersAreRemovedByTheNextWrite) {
+  // what a writer killed in the middle of a write leaves, and one of this (living) process
+  const std::string dead = Path("f.999999999.7.tmp"), live = Path("f.") +
+                                                          std::to_string(getpid()) + ".99.tmp";
+  ASSERT_TRUE(WriteFileAtomic(dead, {"half"}).ok());
+  ASSERT_TRUE(WriteFileAtomic(live, {"busy"}).ok());
+  ASSERT_TRUE(WriteFileAtomic(Path("other.999999999.1.tmp"), {"not ours"}).ok());
+  ASSERT_TRUE(WriteFileAtomic(Path("f"), {"whole"}).ok());
+  std::vector<std::string> names = Names();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"f", "f." + std::to_string(getpid()) + ".99.tmp",
+                                             "other.999999999.1.tmp"}));
+}
+
+TEST_F(FileTest, CheckWritableFindsABadPathBeforeAnyWork) {
+  EXPECT_TRUE(CheckWritable(Path("new.safetensors")).ok());
+  EXPECT_EQ(Names(), std::vector<std::string>{});  // the probe is gone
+  absl::Status s = CheckWritable(Path("no/such/dir/x"));
+  EXPECT_EQ(s.message(), Path("no/such/dir/x") + ": cannot write there: No such file or directory");
+  fs::create_directory(Path("d"));
+  EXPECT_EQ(CheckWritable(Path("d")).message(), Path("d") + ": is a folder, not a file");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // gpt_train and gpt_generate as a user runs them: real processes, real files.
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <regex>
+#include <tuple>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -37,14 +39,14 @@ TEST(GptTrain, HelpListsEveryFlagWithItsDefault) {
   CommandResult r = RunCommand(Bin("gpt_train") + " --help");
   EXPECT_EQ(r.status, 0);
   for (const char* f :
-       {"--data (default /usr/share/common-licenses/GPL-3)", "--steps (default 300)",
-        "--lr (default 0.003)", "--resume (default false)", "--seed (default 0)"})
+       {"--data (default /usr/share/common-licenses/GPL-3)", "--steps (default 300, 1 to ",
+        "--lr (default 0.003, 0 to 10)", "--resume (default false)", "--seed (default 0, 0 to "})
     EXPECT_NE(r.out.find(f), std::string::npos) << f << "\n" << r.out;
   CommandResult bad = RunCommand(Bin("gpt_train") + " --stepz 3");
   EXPECT_EQ(bad.status, 2);
   EXPECT_EQ(bad.out, "unknown flag --stepz (see --help)\n");
   EXPECT_EQ(RunCommand(Bin("gpt_train") + " --steps lots").out,
-            "--steps wants an integer, got 'lots' (see --help)\n");
+            "--steps=lots: expected an integer from 1 to 1000000000 (see --help)\n");
   EXPECT_EQ(RunCommand(Bin("gpt_train") + " --data /no/such/file").out,
             "gpt_train: corpus /no/such/file: cannot open: No such file or directory\n");
 }
@@ -140,6 +142,107 @@ TEST(GptTrain, OnAnotherDeviceOrSplitOverTwoTheLossesAreTheSame) {
   EXPECT_EQ(bad.out.rfind("gpt_train: no device CPU:5 (devices: CPU:0", 0), 0u) << bad.out;
 }
 
+// Every bad flag is one line naming the flag and what it accepts, and exit status 2.
+TEST(GptTrain, BadFlagsAreOneLineErrorsNeverCrashes) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--log-every 0", "--log-every=0: expected an integer from 1 to 1000000000"},
+      {"--heads 0", "--heads=0: expected an integer from 1 to 4096"},
+      {"--dim -8", "--dim=-8: expected an integer from 1 to 65536"},
+      {"--context -5", "--context=-5: expected an integer from 1 to 1048576"},
+      {"--batch -4", "--batch=-4: expected an integer from 1 to 1048576"},
+      {"--layers 1000000", "--layers=1000000: expected an integer from 1 to 1024"},
+      {"--lr nan", "--lr=nan: expected a number from 0 to 10"},
+      {"--clip inf", "--clip=inf: expected a number from 0 to 1e+09"},
+      {"--resume=maybe", "--resume=maybe: expected true or false (or 1/0, yes/no)"},
+  };
+  for (const auto& [flag, message] : cases) {
+    CommandResult r = RunCommand(Bin("gpt_train") + " " + flag, 30);
+    EXPECT_EQ(r.status, 2) << flag << ": " << r.out;
+    EXPECT_EQ(r.out, message + " (see --help)\n") << flag;
+  }
+  CommandResult t = RunCommand(Bin("gpt_generate") + " --temperature nan", 30);
+  EXPECT_EQ(t.out, "--temperature=nan: expected a number from 1e-06 to 1e+06 (see --help)\n");
+  // sizes that parse but cannot work are refused before anything is built
+  CommandResult h = RunCommand(Bin("gpt_train") + " --dim 30 --heads 4", 30);
+  EXPECT_EQ(h.out, "gpt_train: --dim 30 is not a multiple of --heads 4\n");
+  CommandResult big = RunCommand(Bin("gpt_train") + " --layers 1024 --dim 65536", 30);
+  EXPECT_EQ(big.status, 1);
+  EXPECT_NE(big.out.find("GiB to train; CPU has"), std::string::npos) << big.out;
+  for (const char* file : {"--data /dev/zero", "--resume --checkpoint /dev/zero"}) {
+    CommandResult z = RunCommand(Bin("gpt_train") + " " + file, 30);
+    EXPECT_EQ(z.status, 1) << file;
+    EXPECT_NE(z.out.find("/dev/zero: not a regular file"), std::string::npos) << z.out;
+  }
+  CommandResult where = RunCommand(Bin("gpt_train") + " --checkpoint /no/such/dir/x.safetensors", 30);
+  EXPECT_EQ(where.out,
+            "gpt_train: --checkpoint /no/such/dir/x.safetensors: cannot write there: No such file "
+            "or directory\n");
+}
+
+// A checkpoint whose metadata says `key` is `value` (the header rewritten, its length too).
+std::string WithMetadata(const std::string& from, const std::string& key, const std::string& value,
+                         const std::string& to) {
+  std::ifstream in(from, std::ios::binary);
+  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n |= uint64_t{static_cast<unsigned char>(file[k])} << (8 * k);
+  std::string header = file.substr(8, n), data = file.substr(8 + n);
+  std::regex re("\"" + key + "\":\"[^\"]*\"");
+  header = std::regex_replace(header, re, "\"" + key + "\":\"" + value + "\"");
+  while (header.size() % 8) header += ' ';
+  std::string len(8, '\0');
+  for (int k = 0; k < 8; ++k) len[k] = static_cast<char>((header.size() >> (8 * k)) & 0xff);
+  std::ofstream(to, std::ios::binary) << len << header << data;
+  return to;
+}
+
+TEST(GptTrain, ResumeChecksWhatItLoadsAndNeverSavesNonFiniteWeights) {
+  const std::string args = kSmall + " --steps 4 --log-every 2";
+  const std::string ck = Tmp("r.safetensors");
+  ASSERT_EQ(RunCommand(Bin("gpt_train") + args + " --checkpoint " + ck).status, 0);
+  const std::vector<std::tuple<std::string, std::string, std::string>> bad = {
+      {"heads", "0", "metadata heads=0: expected an integer from 1 to 4096"},
+      {"layers", "abc", "metadata layers=abc: expected an integer from 1 to 1024"},
+      {"step", "-1", "metadata step=-1: expected an integer from 0 to 1000000000"},
+      {"step", "99999999999999999999", "metadata step=99999999999999999999: expected an integer"},
+      {"dim", "64", "its metadata (vocab 76, context 32, dim 64, layers 1) wants a tensor "
+                    "'wte.weight' of shape (76, 64); the file has (76, 32)"},
+      {"layers", "2", "wants a tensor 'h.1.ln_1.weight' of shape (32); the file has none"},
+      {"context", "1048576", "wants a tensor 'wpe.weight' of shape (1048576, 32)"},
+  };
+  for (const auto& [key, value, message] : bad) {
+    std::string file = WithMetadata(ck, key, value, Tmp("bad-" + key + ".safetensors"));
+    CommandResult r = RunCommand(Bin("gpt_train") + args + " --resume=yes --checkpoint " + file, 60);
+    EXPECT_EQ(r.status, 1) << key << "=" << value << ": " << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << key << "=" << value << ": " << r.out;
+    CommandResult g = RunCommand(Bin("gpt_generate") + " --checkpoint " + file, 60);
+    EXPECT_EQ(g.status, key == "step" ? 0 : 1) << g.out;  // sampling needs no step
+  }
+  // --resume=yes resumes; a checkpoint at or past --steps trains nothing and writes nothing
+  CommandResult again = RunCommand(Bin("gpt_train") + args + " --resume=yes --checkpoint " + ck);
+  EXPECT_NE(again.out.find("nothing to train, and nothing written"), std::string::npos) << again.out;
+  // a step whose gradients overflow stops the run, the checkpoint on disk untouched
+  std::ifstream before_in(ck, std::ios::binary);
+  std::string before((std::istreambuf_iterator<char>(before_in)), std::istreambuf_iterator<char>());
+  CommandResult nan = RunCommand(Bin("gpt_train") + kSmall +
+                                 " --steps 8 --lr 10 --clip 0 --warmup 1 --resume --checkpoint " + ck);
+  EXPECT_EQ(nan.status, 1) << nan.out;
+  EXPECT_NE(nan.out.find("or a gradient is not finite; stopping with the weights of step"),
+            std::string::npos)
+      << nan.out;
+  std::ifstream after_in(ck, std::ios::binary);
+  std::string after((std::istreambuf_iterator<char>(after_in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(after, before);
+  CommandResult skip = RunCommand(Bin("gpt_train") + kSmall +
+                                  " --steps 8 --lr 10 --clip 0 --warmup 1 --skip-nonfinite "
+                                  "--checkpoint " + Tmp("skip.safetensors"));
+  EXPECT_EQ(skip.status, 0) << skip.out;
+  EXPECT_NE(skip.out.find("; skipped"), std::string::npos) << skip.out;
+  CommandResult sampled = RunCommand(Bin("gpt_generate") + " --tokens 5 --checkpoint " +
+                                     Tmp("skip.safetensors"));
+  EXPECT_EQ(sampled.status, 0) << sampled.out;  // what was saved is finite
+}
+
 TEST(GptGenerate, ACorruptCheckpointIsAClearError) {
   std::ofstream(Tmp("bad.safetensors")) << "garbage, not a checkpoint";
   CommandResult r = RunCommand(Bin("gpt_generate") + " --checkpoint " + Tmp("bad.safetensors"));
@@ -149,7 +252,7 @@ TEST(GptGenerate, ACorruptCheckpointIsAClearError) {
       << r.out;
   EXPECT_EQ(RunCommand(Bin("gpt_generate") + " --help").status, 0);
   EXPECT_EQ(RunCommand(Bin("gpt_generate") + " --temperature 0").out,
-            "gpt_generate: --temperature must be > 0\n");
+            "--temperature=0: expected a number from 1e-06 to 1e+06 (see --help)\n");
 }
 
 }  // namespace

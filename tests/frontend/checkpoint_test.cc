@@ -1,6 +1,8 @@
 // Safetensors checkpoints: bit-identical round trips, atomic writes, and a clear error
 // (never a crash) for every way a file can be broken.
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -149,6 +151,65 @@ TEST(Checkpoint, AModelRefusesMissingOrMisshapenTensors) {
             "checkpoint tensor 'wte.weight' has shape (5, 8); the model's is (5, 16)");
   c->tensors.erase(c->tensors.begin());
   EXPECT_EQ(LoadModel(*c, small).message(), "checkpoint has no tensor 'wte.weight' ((5, 8))");
+}
+
+TEST(Checkpoint, TheTensorsMustTileTheDataExactly) {
+  const std::string t = R"("t":{"dtype":"U8","shape":[2],"data_offsets":)";
+  Write(Tmp("gap"), File("{" + t + "[1,3]}}", "xab"));
+  EXPECT_EQ(LoadSafetensors(Tmp("gap")).status().message(),
+            "checkpoint " + Tmp("gap") +
+                ": a gap of 1 bytes in the data at offset 0 (a wrong header length?)");
+  Write(Tmp("trail"), File("{" + t + "[0,2]}}", "abX"));
+  EXPECT_EQ(LoadSafetensors(Tmp("trail")).status().message(),
+            "checkpoint " + Tmp("trail") +
+                ": 1 bytes after the last tensor (a wrong header length?)");
+  // a header length one byte short: the padding's last space is read as data
+  std::string good = File("{" + t + "[0,2]}} ", "ab"), shifted = good;
+  shifted[0] = static_cast<char>(shifted[0] - 1);
+  Write(Tmp("short"), shifted);
+  EXPECT_FALSE(LoadSafetensors(Tmp("short")).ok());
+  Write(Tmp("good"), good);
+  EXPECT_TRUE(LoadSafetensors(Tmp("good")).ok());
+}
+
+TEST(Checkpoint, NonFiniteWeightsAreNeitherSavedNorLoaded) {
+  Tensor::ManualSeed(1);
+  GptConfig c{7, 5, 8, 2, 1, 0.0};
+  Gpt a(c);
+  const std::string path = Tmp("finite.safetensors");
+  ASSERT_TRUE(SaveModel(path, a, {{"step", "1"}}).ok());
+  std::string before = *ReadFile(path);
+  std::vector<float> w = a.ln_f.bias.ToVector<float>();
+  w[3] = NAN;
+  a.ln_f.bias.Assign(Tensor::FromVector(w, {8}));
+  absl::Status s = SaveModel(path, a, {{"step", "2"}});
+  EXPECT_EQ(s.message(), "checkpoint " + path +
+                             ": tensor 'ln_f.bias' holds nan at element 3; not saved (the file on "
+                             "disk is unchanged)");
+  EXPECT_EQ(*ReadFile(path), before);
+  // a file holding inf is refused on load, naming the tensor
+  Checkpoint ck = *LoadSafetensors(path);
+  for (auto& [name, t] : ck.tensors)
+    if (name == "wpe.weight") {
+      float inf = INFINITY;
+      std::memcpy(t.bytes.data() + 4, &inf, 4);
+    }
+  Gpt b(c);
+  EXPECT_EQ(LoadModel(ck, b).message(),
+            "checkpoint tensor 'wpe.weight' holds inf at element 1; a model's weights must be "
+            "finite");
+}
+
+TEST(Checkpoint, ATensorTheModelDoesNotHaveIsRefused) {
+  Tensor::ManualSeed(1);
+  GptConfig c{7, 5, 8, 2, 1, 0.0};
+  Gpt a(c);
+  ASSERT_TRUE(SaveModel(Tmp("two.safetensors"), a, {}).ok());
+  GptConfig smaller = c;
+  smaller.layers = 0;  // as if the file's metadata had lied about its layers
+  Gpt b(smaller);
+  absl::Status s = LoadModel(*LoadSafetensors(Tmp("two.safetensors")), b);
+  EXPECT_EQ(s.message().rfind("checkpoint has a tensor 'h.0.", 0), 0u) << s;
 }
 
 }  // namespace

@@ -93,6 +93,26 @@ TEST(Kernelize, CopiesOfConstantsAndOfBuffersAsTheyLie) {
             "%5 = sink %4\n");
 }
 
+TEST(Kernelize, ARootThatIsAlsoCopiedIsStagedOnce) {
+  // y = x * 2 is realized, and copied to CPU:1 in the same plan
+  UOp g = *ParseUir(
+      "%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0\n%1 = reshape 2.0, 1\n%2 = expand %1, 4\n"
+      "%3 = mul %0, %2\n%4 = stage %3 : device=CPU:0\n%5 = copy %3 : device=CPU:1\n"
+      "%6 = stage %5 : device=CPU:1\n%7 = sink %4, %6\n");
+  absl::StatusOr<UOp> k = Kernelize(g);
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(ToUir(*k),
+            "%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0\n%1 = reshape 2.0, 1\n"
+            "%2 = expand %1, 4\n%3 = mul %0, %2\n%4 = stage %3 : device=CPU:0\n"
+            "%5 = copy %4 : device=CPU:1\n%6 = stage %5 : device=CPU:1\n%7 = sink %4, %6\n");
+  CanonicalGraph c = Canonicalize(g);
+  PassManager pm = LoweringPipeline();
+  absl::StatusOr<Plan> p = Lower(c.sink, static_cast<int>(c.inputs.size()), pm);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->kernels().size(), 1u);
+  EXPECT_EQ(p->copies().size(), 1u);
+}
+
 TEST(Kernelize, RefusesAStageOfAValueOnAnotherDevice) {
   UOp g = *ParseUir("%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0\n"
                     "%1 = stage %0 : device=CPU:1\n%2 = sink %1\n");
