@@ -112,6 +112,15 @@ std::unique_ptr<DeviceRegistry> DeviceRegistry::Discover(const DiscoveryOptions&
     uint32_t n = Plugin::Has(plugin.api().device, &uopc_device_api::device_count)
                      ? plugin.api().device->device_count()
                      : 0;
+    if (n > kMaxDevicesPerPlugin) {
+      r->failures_.push_back(
+          {plugin.path(), absl::OutOfRangeError(absl::StrCat(
+                              "plugin ", plugin.name(), " (", plugin.path(), ") reports ", n,
+                              " devices; at most ", kMaxDevicesPerPlugin,
+                              " are accepted (a broken plugin?)"))});
+      if (options.log_failures) std::cerr << "uopc: " << r->failures_.back().status.message() << "\n";
+      continue;
+    }
     for (uint32_t i = 0; i < n; ++i) {
       absl::StatusOr<std::unique_ptr<Device>> d = Device::Open(plugin, i);
       if (!d.ok()) {

@@ -20,6 +20,9 @@
 
 namespace uopc {
 
+/// More devices than this from one plugin is a broken plugin, refused.
+inline constexpr uint32_t kMaxDevicesPerPlugin = 4096;
+
 struct DiscoveryOptions {
   std::vector<std::string> dirs;      // scanned for libuopc_plugin_*.so
   std::vector<std::string> paths;     // loaded as given

@@ -4,10 +4,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -81,12 +83,23 @@ std::string CompilerVersion(const std::string& cc) {
   return v.empty() ? "unknown" : v;
 }
 
-// Runs argv, its stderr to `err_path`; the exit status, or an error if it could not start.
-absl::StatusOr<int> Spawn(const std::vector<std::string>& argv, const std::string& err_path) {
+// Runs argv with `input` on its stdin; its exit status and what it wrote to stderr (through
+// pipes: nothing on disk, so a compiler's message survives a broken cache folder).
+struct Run {
+  int status;
+  std::string errors;
+};
+absl::StatusOr<Run> Spawn(const std::vector<std::string>& argv, absl::string_view input) {
+  int in[2], err[2];
+  if (pipe2(in, O_CLOEXEC) != 0) return absl::UnavailableError(std::strerror(errno));
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(in[0]), close(in[1]);
+    return absl::UnavailableError(std::strerror(errno));
+  }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
   posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -94,13 +107,67 @@ absl::StatusOr<int> Spawn(const std::vector<std::string>& argv, const std::strin
   pid_t pid;
   int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
+  close(in[0]), close(err[1]);
+  if (rc != 0) {
+    close(in[1]), close(err[0]);
     return absl::FailedPreconditionError(
         absl::StrCat("cannot run ", argv[0], ": ", std::strerror(rc)));
+  }
+  // feed stdin and drain stderr together, so that neither side blocks the other
+  Run r{0, ""};
+  int to = in[1];
+  size_t sent = 0;
+  fcntl(to, F_SETFL, O_NONBLOCK);
+  signal(SIGPIPE, SIG_IGN);
+  for (bool open_err = true; open_err;) {
+    pollfd p[2] = {{err[0], POLLIN, 0}, {to, POLLOUT, 0}};
+    if (poll(p, to >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) break;
+    if (to >= 0 && (p[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t n = write(to, input.data() + sent, input.size() - sent);
+      if (n > 0) sent += static_cast<size_t>(n);
+      if ((n < 0 && errno != EAGAIN && errno != EINTR) || sent == input.size()) {
+        close(to);
+        to = -1;
+      }
+    }
+    if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      char buf[4096];
+      ssize_t n = read(err[0], buf, sizeof buf);
+      if (n > 0) r.errors.append(buf, static_cast<size_t>(n));
+      if (n == 0 || (n < 0 && errno != EINTR)) open_err = false;
+    }
+  }
+  if (to >= 0) close(to);
+  close(err[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+// The folder of this user's kernels when the cache folder cannot be used:
+// $TMPDIR/uopc-cache-UID, private (0700, owned by this user, not a link), reused by every run
+// instead of a new folder each time, and cleared of kernels unused for a day.
+absl::StatusOr<std::string> PrivateFolder() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/uopc-cache-", getuid());
+  mkdir(dir.c_str(), 0700);
+  struct stat st;
+  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+      (st.st_mode & 077) || !Writable(dir))
+    return absl::UnavailableError(absl::StrCat(dir, " is not a private folder of this user"));
+  if (DIR* d = opendir(dir.c_str())) {
+    const time_t old = time(nullptr) - 24 * 3600;
+    while (dirent* e = readdir(d)) {
+      std::string f = dir + "/" + e->d_name;
+      if (e->d_name[0] != '.' && lstat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+          st.st_atime < old && st.st_mtime < old)
+        unlink(f.c_str());
+    }
+    closedir(d);
+  }
+  return dir;
 }
 
 }  // namespace
@@ -136,18 +203,34 @@ CCompiler::CCompiler(Options options) : options_(std::move(options)) {
 }
 
 absl::StatusOr<std::string> CCompiler::Folder() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!dir_.empty()) return dir_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!dir_.empty()) return dir_;
+  }
   std::string want = (options_.cache_dir.empty() ? DefaultCacheDir() : options_.cache_dir) + "/c";
-  if (MakeDirs(want) && Writable(want)) return dir_ = want;
-  char tmpl[] = "/tmp/uopc-cache-XXXXXX";
-  if (!mkdtemp(tmpl))
-    return absl::UnavailableError(
-        absl::StrCat("no cache folder: ", want, " is not writable and mkdtemp failed"));
-  dir_ = tmpl;
-  std::string msg =
-      absl::StrCat("uopc: warning: the kernel cache folder ", want,
-                   " cannot be written; compiled kernels go to ", dir_, " for this run");
+  if (MakeDirs(want) && Writable(want)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return dir_ = want;
+  }
+  return Fallback(want, "it cannot be written");
+}
+
+absl::StatusOr<std::string> CCompiler::Fallback(const std::string& failed, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!fallback_.empty()) return fallback_;
+  absl::StatusOr<std::string> dir = PrivateFolder();
+  if (!dir.ok()) {
+    char tmpl[] = "/tmp/uopc-cache-XXXXXX";  // the last resort: a fresh folder
+    if (!mkdtemp(tmpl))
+      return absl::UnavailableError(
+          absl::StrCat("no folder for compiled kernels: ", failed, " failed (", why, ") and ",
+                       dir.status().message()));
+    dir = std::string(tmpl);
+  }
+  fallback_ = dir_ = *dir;
+  std::string msg = absl::StrCat("uopc: warning: the kernel cache folder ", failed,
+                                 " cannot be used (", why, "); compiled kernels go to ", dir_,
+                                 " for this run");
   if (options_.warn)
     options_.warn(msg);
   else
@@ -162,53 +245,56 @@ std::string CCompiler::cache_dir() {
 
 absl::StatusOr<std::string> CCompiler::RunCompiler(absl::string_view source, const std::string& dir,
                                                    const std::string& stem) {
-  std::string base = UniqueStem(absl::StrCat(dir, "/", stem));
-  std::string src = base + ".c", obj = base + ".so", err = base + ".err";
-  {
-    std::ofstream out(src, std::ios::binary);
-    out << source;
-    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", src));
-  }
+  std::string obj = UniqueStem(absl::StrCat(dir, "/", stem)) + ".so";
   std::vector<std::string> argv{options_.cc};
   argv.insert(argv.end(), options_.flags.begin(), options_.flags.end());
-  argv.insert(argv.end(), {"-o", obj, src, "-lm"});
-  absl::StatusOr<int> rc = Spawn(argv, err);
+  argv.insert(argv.end(), {"-x", "c", "-", "-o", obj, "-lm"});
+  ASSIGN_OR_RETURN(Run r, Spawn(argv, source));
   absl::StatusOr<std::string> object =
-      rc.ok() && *rc == 0 ? ReadFile(obj) : absl::InternalError("");
-  std::string messages = ReadFile(err).value_or("");
-  for (const std::string& f : {src, obj, err}) std::remove(f.c_str());
-  RETURN_IF_ERROR(rc.status());
-  if (*rc != 0) {
-    if (messages.size() > 2000) messages = messages.substr(0, 2000) + "...";
-    return absl::InternalError(
-        absl::StrCat(options_.cc, " failed (exit ", *rc, ") on generated C:\n", messages));
+      r.status == 0 ? ReadFile(obj) : absl::InternalError("no object");
+  std::remove(obj.c_str());
+  if (r.status != 0) {
+    if (r.errors.size() > 2000) r.errors = r.errors.substr(0, 2000) + "...";
+    return absl::InternalError(absl::StrCat(options_.cc, " failed (exit ", r.status,
+                                            ") on generated C:\n", r.errors));
   }
   return object;
 }
 
 absl::StatusOr<std::string> CCompiler::Compile(absl::string_view source) {
   ASSIGN_OR_RETURN(std::string dir, Folder());
-  std::string key = KeyOf(source, fingerprint_), path = absl::StrCat(dir, "/", key, ".so");
-  if (absl::StatusOr<std::string> hit = ReadFile(path); hit.ok()) {
+  const std::string key = KeyOf(source, fingerprint_);
+  if (absl::StatusOr<std::string> hit = ReadFile(absl::StrCat(dir, "/", key, ".so")); hit.ok()) {
     absl::StatusOr<std::string> k = CheckSealed(*hit);
     if (k.ok() && *k == key) return *hit;  // a valid entry; a bad one is rebuilt below
   }
-  ASSIGN_OR_RETURN(std::string object, RunCompiler(source, dir, key));
-  std::string sealed = SealObject(object, key);
-  if (absl::Status s = WriteFileAtomic(path, {sealed}); !s.ok()) {
-    if (options_.warn)
-      options_.warn(absl::StrCat("uopc: warning: cannot cache a kernel: ", s.message()));
+  absl::StatusOr<std::string> object = RunCompiler(source, dir, key);
+  if (!object.ok()) {  // perhaps the folder (deleted, a full disk): try the private one
+    ASSIGN_OR_RETURN(std::string other, Fallback(dir, std::string(object.status().message())));
+    if (other == dir) return object.status();
+    object = RunCompiler(source, other, key);
+    if (!object.ok()) return object.status();  // the compiler's own message
+    dir = other;
   }
+  std::string sealed = SealObject(*object, key);
+  if (absl::Status s = WriteFileAtomic(absl::StrCat(dir, "/", key, ".so"), {sealed}); !s.ok())
+    if (absl::StatusOr<std::string> other = Fallback(dir, std::string(s.message())); other.ok())
+      WriteFileAtomic(absl::StrCat(*other, "/", key, ".so"), {sealed}).IgnoreError();
   return sealed;
 }
 
 absl::StatusOr<std::string> CCompiler::Materialize(absl::string_view sealed) {
   ASSIGN_OR_RETURN(std::string key, CheckSealed(sealed));
   ASSIGN_OR_RETURN(std::string dir, Folder());
-  std::string path = absl::StrCat(dir, "/", key, ".so");
-  if (absl::StatusOr<std::string> have = ReadFile(path); have.ok() && *have == sealed) return path;
-  RETURN_IF_ERROR(WriteFileAtomic(path, {sealed}));
-  return path;
+  for (int attempt = 0;; ++attempt) {
+    std::string path = absl::StrCat(dir, "/", key, ".so");
+    if (absl::StatusOr<std::string> have = ReadFile(path); have.ok() && *have == sealed) return path;
+    absl::Status s = WriteFileAtomic(path, {sealed});
+    if (s.ok()) return path;
+    ASSIGN_OR_RETURN(std::string other, Fallback(dir, std::string(s.message())));
+    if (other == dir || attempt > 0) return s;
+    dir = other;
+  }
 }
 
 }  // namespace uopc

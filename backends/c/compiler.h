@@ -4,8 +4,13 @@
 // Cache entries are sealed: the shared object followed by a trailer (its key, a hash of
 // the bytes before it, a magic), so a truncated or corrupt entry is detected and rebuilt.
 // Writes go to a temporary file that is then renamed, so readers never see half an entry
-// and two processes compiling the same source both succeed. A cache folder that cannot be
-// written falls back to a fresh temporary folder, with one warning.
+// and two processes compiling the same source both succeed.
+//
+// The cache is an optimization: a fault of its folder (it cannot be written, it is deleted
+// during a run, the disk is full, a folder stands where an entry goes) moves this compiler
+// to a private folder of the user's ($TMPDIR/uopc-cache-UID, reused across runs, pruned of
+// day-old kernels) with one warning, and compiling goes on. The source reaches gcc on its
+// stdin and gcc's messages come back through a pipe, so a failed compile always says why.
 #pragma once
 
 #include <functional>
@@ -50,13 +55,16 @@ class CCompiler {
 
  private:
   absl::StatusOr<std::string> Folder();
+  /// Moves to the private folder after `failed` failed because of `why` (warning once).
+  absl::StatusOr<std::string> Fallback(const std::string& failed, const std::string& why);
   absl::StatusOr<std::string> RunCompiler(absl::string_view source, const std::string& dir,
                                           const std::string& stem);
 
   Options options_;
   std::string fingerprint_;
   std::mutex mu_;
-  std::string dir_;  // resolved cache folder, once known
+  std::string dir_;       // resolved cache folder, once known
+  std::string fallback_;  // the private folder, once moved there
 };
 
 /// `object` followed by the trailer that seals it under `key`.

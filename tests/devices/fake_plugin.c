@@ -20,7 +20,11 @@ struct uopc_queue {
 
 static struct uopc_device fake_device = {0};
 
+#ifdef FAKE_MANY_DEVICES
+static uint32_t count(void) { return 0xffffffffu; } /* a broken plugin's count */
+#else
 static uint32_t count(void) { return 1; }
+#endif
 static uopc_error* get(uint32_t i, uopc_device** out) {
   if (i != 0) return uopc_sdk_error(UOPC_OUT_OF_RANGE, "fake: device %u of 1", i);
   *out = &fake_device;

@@ -137,6 +137,18 @@ TEST(Registry, RequiredDevicesFailLoudly) {
   EXPECT_FALSE(r->Default().ok());
 }
 
+TEST(Registry, AnAbsurdDeviceCountIsRefused) {
+  DiscoveryOptions o;
+  o.paths = {Fake("manydevices")};
+  o.log_failures = false;
+  auto r = DeviceRegistry::Discover(o);
+  EXPECT_TRUE(r->devices().empty());
+  ASSERT_EQ(r->failures().size(), 1u);
+  EXPECT_EQ(r->failures()[0].status.message(),
+            "plugin fake (" + Fake("manydevices") +
+                ") reports 4294967295 devices; at most 4096 are accepted (a broken plugin?)");
+}
+
 TEST(Registry, OneFileFoundTwiceLoadsOnce) {
   DiscoveryOptions o;
   o.paths = {Fake("minimal"), Fake("minimal")};

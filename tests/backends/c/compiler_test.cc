@@ -119,19 +119,55 @@ TEST_F(Compiler, TwoProcessesCompilingTheSameKernelBothSucceed) {
   EXPECT_EQ(Runs(), before);  // the entry one of them wrote is used
 }
 
-TEST_F(Compiler, AnUnwritableCacheFolderFallsBackToATemporaryOne) {
+// The private folder a faulty cache falls back to.
+std::string PrivateFolder() {
+  const char* tmp = std::getenv("TMPDIR");
+  return absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/uopc-cache-", getuid());
+}
+
+TEST_F(Compiler, AnUnwritableCacheFolderFallsBackToThePrivateOne) {
   std::ofstream(dir_) << "a file where the folder should be";
   std::vector<std::string> warnings;
   CCompiler c = Make(&warnings);
   EXPECT_TRUE(c.Compile(src_).ok());
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0], absl::StrCat("uopc: warning: the kernel cache folder ", dir_,
-                                      "/c cannot be written; compiled kernels go to ",
-                                      c.cache_dir(), " for this run"));
-  EXPECT_EQ(c.cache_dir().rfind("/tmp/uopc-cache-", 0), 0u);
+                                      "/c cannot be used (it cannot be written); compiled kernels "
+                                      "go to ",
+                                      PrivateFolder(), " for this run"));
+  EXPECT_EQ(c.cache_dir(), PrivateFolder());
   EXPECT_TRUE(c.Compile(src_).ok());
   EXPECT_EQ(warnings.size(), 1u);  // warned once
-  EXPECT_EQ(std::system(("rm -rf " + c.cache_dir()).c_str()), 0);
+  EXPECT_EQ(Make().cache_dir(), PrivateFolder());  // the next run: the same folder, not a new one
+}
+
+TEST_F(Compiler, ACacheFolderDeletedDuringARunIsNoFailure) {
+  std::vector<std::string> warnings;
+  CCompiler c = Make(&warnings);
+  ASSERT_TRUE(c.Compile(src_).ok());
+  ASSERT_EQ(std::system(("rm -rf " + dir_).c_str()), 0);
+  absl::StatusOr<std::string> other = c.Compile(src_ + "int two(void) { return 2; }\n");
+  ASSERT_TRUE(other.ok()) << other.status();
+  absl::StatusOr<std::string> loadable = c.Materialize(*other);
+  ASSERT_TRUE(loadable.ok()) << loadable.status();
+  EXPECT_EQ(loadable->rfind(PrivateFolder(), 0), 0u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("cannot be used ("), std::string::npos) << warnings[0];
+}
+
+TEST_F(Compiler, AFolderWhereAnEntryGoesIsNoFailure) {
+  std::vector<std::string> warnings;
+  CCompiler c = Make(&warnings);
+  std::string sealed = *c.Compile(src_);
+  std::string path = EntryPath(c);
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  ASSERT_EQ(mkdir(path.c_str(), 0755), 0);  // a folder with the entry's name
+  absl::StatusOr<std::string> again = c.Compile(src_);
+  ASSERT_TRUE(again.ok()) << again.status();
+  absl::StatusOr<std::string> loadable = c.Materialize(*again);
+  ASSERT_TRUE(loadable.ok()) << loadable.status();
+  EXPECT_TRUE(ReadFile(*loadable).value_or("") == sealed);
+  EXPECT_EQ(warnings.size(), 1u);
 }
 
 TEST_F(Compiler, ACompilerErrorIsReportedWithItsMessage) {
