@@ -2,8 +2,9 @@
 
 #include <cstdlib>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+
+#include "core/parse_number.h"
 
 namespace uopc {
 namespace {
@@ -16,10 +17,9 @@ const char* Env(const char* name) {
 absl::Status Int(const char* name, int* out, int lo, int hi) {
   const char* v = Env(name);
   if (!v) return absl::NotFoundError(absl::StrCat(name, " is not set"));
-  if (!absl::SimpleAtoi(v, out) || *out < lo || *out > hi)
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, "=", v, " is not an integer in [", lo, ", ", hi, "]"));
-  return absl::OkStatus();
+  absl::StatusOr<int64_t> n = ParseInt(name, v, lo, hi);
+  if (n.ok()) *out = static_cast<int>(*n);
+  return n.status();
 }
 
 }  // namespace
@@ -61,17 +61,15 @@ absl::StatusOr<JobEnv> JobEnv::FromEnvironment() {
     return absl::Status(st.code(),
                         absl::StrCat(st.message(), " (rank 0 hosts the rendezvous store there)"));
   if (const char* t = Env("UOPC_JOB_TOKEN")) e.token = t;
-  if (const char* t = Env("UOPC_TIMEOUT")) {
-    double secs;
-    if (!absl::SimpleAtod(t, &secs) || secs <= 0)
-      return absl::InvalidArgumentError(
-          absl::StrCat("UOPC_TIMEOUT=", t, " is not a positive number of seconds"));
-    e.timeout = std::chrono::milliseconds(static_cast<int64_t>(secs * 1000));
+  if (const char* t = Env("UOPC_TIMEOUT")) {  // seconds
+    absl::StatusOr<double> secs = ParseReal("UOPC_TIMEOUT", t, 0.001, 1e7);
+    if (!secs.ok()) return secs.status();
+    e.timeout = std::chrono::milliseconds(static_cast<int64_t>(*secs * 1000));
   }
   if (const char* u = Env("UOPC_UNIX_SOCKETS")) {
-    if (std::string(u) != "0" && std::string(u) != "1")
-      return absl::InvalidArgumentError(absl::StrCat("UOPC_UNIX_SOCKETS=", u, " is not 0 or 1"));
-    e.unix_sockets = std::string(u) == "1";
+    absl::StatusOr<bool> on = ParseBool("UOPC_UNIX_SOCKETS", u);
+    if (!on.ok()) return on.status();
+    e.unix_sockets = *on;
   }
   return e;
 }

@@ -85,7 +85,9 @@ absl::Status ProcessGroup::Start() {
     return absl::UnavailableError(
         absl::StrCat("rank ", env_.rank, ": cannot listen on ", listen,
                      me.unix_name.empty() ? "" : absl::StrCat(" and ", UnixAddress(me.unix_name)),
-                     env_.rank == 0 ? " (is MASTER_PORT in use?)" : ""));
+                     env_.rank == 0 ? absl::StrCat(": port ", env_.master_port,
+                                                   " (MASTER_PORT) is in use, or not allowed")
+                                    : ""));
   std::string master = absl::StrCat(env_.master_addr, ":", env_.master_port);
   StoreClient store(master, env_.token, env_.timeout);
   me.tcp = absl::StrCat(LocalAddressTowards(env_.master_addr), ":", port);

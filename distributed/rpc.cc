@@ -86,6 +86,9 @@ void ConfigureServer(grpc::ServerBuilder& b) {
   b.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   b.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   b.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  // a port in use is refused at bind time, never shared with another job (gRPC allows
+  // SO_REUSEPORT by default, and would split the callers between two servers)
+  b.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
 }
 
 grpc::Status CheckToken(const grpc::ServerContext* ctx, const std::string& token) {

@@ -14,12 +14,14 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+
+#include "core/parse_number.h"
 
 namespace {
 
@@ -28,8 +30,9 @@ constexpr const char* kUsage = R"(usage: uopc_launch --nproc N [options] -- PROG
 Starts N ranks of PROGRAM on this node with the environment of a uopc (or torchrun) job:
 RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, UOPC_JOB_TOKEN.
 Every output line is prefixed with "[rank R] ". When a rank fails, the others get --grace
-seconds to report, are then stopped (SIGTERM, then SIGKILL), and uopc_launch exits with
-the failing rank's status (128 + signal if it was killed).
+seconds to report, are then stopped (SIGTERM, then SIGKILL a second later), and uopc_launch
+exits with the failing rank's status (128 + signal if it was killed). The ranks die with
+uopc_launch, however it ends (even by SIGKILL). A --master-port in use is refused at once.
 
 options:
   --nproc N          ranks on this node (required)
@@ -47,6 +50,23 @@ The job's timeout is UOPC_TIMEOUT (seconds, default 600), read by the ranks.
 int Usage(const std::string& error) {
   std::fprintf(stderr, "uopc_launch: %s\n\n%s", error.c_str(), kUsage);
   return 2;
+}
+
+// Whether a listening socket could take `port` now: with SO_REUSEADDR (a port of a job
+// that just ended, in TIME_WAIT, is free) and without SO_REUSEPORT (a port another program
+// listens on, with SO_REUSEPORT or not, is not).
+bool PortIsFree(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return true;  // let the rank find out
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  bool free = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && listen(fd, 1) == 0;
+  close(fd);
+  return free;
 }
 
 int FreePort() {
@@ -104,7 +124,10 @@ void Emit(Rank& r, int which, const char* data, size_t n, bool flush) {
 
 void Signal(std::vector<Rank>& ranks, int sig) {
   for (Rank& r : ranks)
-    if (r.status < 0 && r.pid > 0) kill(-r.pid, sig);  // the rank's process group
+    if (r.status < 0 && r.pid > 0) {
+      kill(-r.pid, sig);                       // the rank's process group
+      if (sig == SIGTERM) kill(-r.pid, SIGCONT);  // a stopped rank acts on it at once
+    }
 }
 
 }  // namespace
@@ -126,22 +149,30 @@ int main(int argc, char** argv) {
     }
     if (i + 1 >= argc) return Usage(absl::StrCat("unknown or incomplete option ", a));
     const char* v = argv[++i];
-    bool ok = true;
-    if (a == "--nproc")
-      ok = absl::SimpleAtoi(v, &nproc) && nproc >= 1;
-    else if (a == "--nnodes")
-      ok = absl::SimpleAtoi(v, &nnodes) && nnodes >= 1;
-    else if (a == "--node-rank")
-      ok = absl::SimpleAtoi(v, &node_rank) && node_rank >= 0;
-    else if (a == "--master-addr")
+    auto number = [&](int* out, int64_t lo, int64_t hi) {
+      absl::StatusOr<int64_t> n = uopc::ParseInt(a, v, lo, hi);
+      if (n.ok()) *out = static_cast<int>(*n);
+      return n.status();
+    };
+    absl::Status s;
+    if (a == "--nproc") {
+      s = number(&nproc, 1, 4096);
+    } else if (a == "--nnodes") {
+      s = number(&nnodes, 1, 65536);
+    } else if (a == "--node-rank") {
+      s = number(&node_rank, 0, 65535);
+    } else if (a == "--master-addr") {
       master_addr = v;
-    else if (a == "--master-port")
-      ok = absl::SimpleAtoi(v, &master_port) && master_port > 0 && master_port < 65536;
-    else if (a == "--grace")
-      ok = absl::SimpleAtod(v, &grace) && grace >= 0;
-    else
+    } else if (a == "--master-port") {
+      s = number(&master_port, 1, 65535);
+    } else if (a == "--grace") {
+      absl::StatusOr<double> g = uopc::ParseReal(a, v, 0, 3600);
+      if (g.ok()) grace = *g;
+      s = g.status();
+    } else {
       return Usage(absl::StrCat("unknown option ", a));
-    if (!ok) return Usage(absl::StrCat(a, " ", v, " is out of range"));
+    }
+    if (!s.ok()) return Usage(std::string(s.message()));
   }
   if (nproc == 0) return Usage("--nproc is required");
   if (i >= argc) return Usage("no program: put it after --");
@@ -158,6 +189,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "uopc_launch: cannot find a free port: %s\n", std::strerror(errno));
     return 1;
   }
+  if (node_rank == 0 && !PortIsFree(master_port)) {  // rank 0's store listens there
+    std::fprintf(stderr,
+                 "uopc_launch: port %d is in use (by another job or program): choose another "
+                 "--master-port, or leave it out for a free one\n",
+                 master_port);
+    return 1;
+  }
+  const pid_t launcher = getpid();
 
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
@@ -177,6 +216,9 @@ int main(int argc, char** argv) {
     }
     pid_t pid = fork();
     if (pid == 0) {
+      // a rank dies with its launcher, even a launcher killed by SIGKILL
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != launcher) _exit(1);  // it died before the line above
       setpgid(0, 0);
       dup2(out[1], 1);
       dup2(err[1], 2);
@@ -242,6 +284,9 @@ int main(int argc, char** argv) {
         if (r.pid != pid) continue;
         r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         if (--running == 0) all_exited = Clock::now();
+        if (stage >= 2 && WIFSIGNALED(status))
+          std::fprintf(stderr, "uopc_launch: rank %d stopped by signal %d (%s)\n", r.rank,
+                       WTERMSIG(status), strsignal(WTERMSIG(status)));
         if (r.status != 0 && failed < 0 && stage == 0) {
           failed = l;
           if (WIFEXITED(status))
@@ -264,8 +309,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "uopc_launch: stopping the %d rank(s) still running\n", running);
       Signal(ranks, stage == 1 ? SIGTERM : SIGKILL);
       ++stage;
-      stop_at = Clock::now() +
-                std::chrono::milliseconds(static_cast<int64_t>(std::max(grace, 1.0) * 1000));
+      stop_at = Clock::now() + std::chrono::seconds(1);  // the grace was given already
     }
   }
   if (failed >= 0) return ranks[failed].status;

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "backends/plugin_sdk.h"
+#include "core/parse_number.h"
 
 namespace uopc::cpu {
 namespace {
@@ -73,12 +74,14 @@ bool ParseBytes(std::string text, uint64_t* out) {
 
 uopc_error* Configure() {
   const std::string var = absl::StrCat("UOPC_", kPrefix, "_");
-  int n = 1;
-  if (std::string v = Env("DEVICES"); !v.empty() && (!absl::SimpleAtoi(v, &n) || n < 1 ||
-                                                       n > kMaxDevices))
-    return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
-                          "c plugin: %sDEVICES=%s; expected a number of devices from 1 to %d",
-                          var.c_str(), v.c_str(), kMaxDevices);
+  int64_t n = 1;
+  if (std::string v = Env("DEVICES"); !v.empty()) {
+    absl::StatusOr<int64_t> parsed = ParseInt(var + "DEVICES", v, 1, kMaxDevices);
+    if (!parsed.ok())
+      return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: %s",
+                            std::string(parsed.status().message()).c_str());
+    n = *parsed;
+  }
   uint64_t limit = PhysicalMemory();
   if (std::string v = Env("MEMORY"); !v.empty() && !ParseBytes(v, &limit))
     return uopc_sdk_error(UOPC_INVALID_ARGUMENT,

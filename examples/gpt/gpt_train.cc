@@ -122,9 +122,9 @@ int main(int argc, char** argv) {
       if (!step.ok()) return Fail(std::string(step.status().message()));
       layers = saved->layers, dim = saved->dim, heads = saved->heads, context = saved->context;
       start = *step;
-    } else if (absl::Status w = CheckWritable(checkpoint); !w.ok()) {
-      return Fail(absl::StrCat("--checkpoint ", w.message()));
     }
+    if (absl::Status w = rank == 0 ? CheckWritable(checkpoint) : absl::OkStatus(); !w.ok())
+      return Fail(absl::StrCat("--checkpoint ", w.message()));  // now, not after training
     if (dim % heads) return Fail(absl::StrCat("--dim ", dim, " is not a multiple of --heads ", heads));
     absl::StatusOr<CharCorpus> corpus = LoadCorpus(data, context);
     if (!corpus.ok()) return Fail(std::string(corpus.status().message()));

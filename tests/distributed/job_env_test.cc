@@ -64,7 +64,7 @@ TEST_F(JobEnvTest, ErrorsNameTheVariable) {
   Set("RANK", "2"), Set("WORLD_SIZE", "2"), Set("MASTER_PORT", "1");
   absl::Status s = JobEnv::FromEnvironment().status();
   EXPECT_TRUE(absl::IsInvalidArgument(s));
-  EXPECT_NE(s.message().find("RANK=2 is not an integer in [0, 1]"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("RANK=2: expected an integer from 0 to 1"), std::string::npos) << s;
   Set("RANK", "0"), unsetenv("MASTER_PORT");
   s = JobEnv::FromEnvironment().status();
   EXPECT_NE(s.message().find("MASTER_PORT is not set"), std::string::npos) << s;
@@ -74,8 +74,14 @@ TEST_F(JobEnvTest, ErrorsNameTheVariable) {
   Set("MASTER_PORT", "80"), Set("UOPC_TIMEOUT", "soon");
   EXPECT_NE(JobEnv::FromEnvironment().status().message().find("UOPC_TIMEOUT=soon"),
             std::string::npos);
-  unsetenv("UOPC_TIMEOUT"), Set("UOPC_UNIX_SOCKETS", "no");
-  EXPECT_NE(JobEnv::FromEnvironment().status().message().find("UOPC_UNIX_SOCKETS=no is not 0 or 1"),
+  Set("UOPC_TIMEOUT", "nan");
+  EXPECT_NE(JobEnv::FromEnvironment().status().message().find(
+                "UOPC_TIMEOUT=nan: expected a number from 0.001 to 1e+07"),
+            std::string::npos);
+  Set("UOPC_TIMEOUT", "inf");
+  EXPECT_FALSE(JobEnv::FromEnvironment().ok());
+  unsetenv("UOPC_TIMEOUT"), Set("UOPC_UNIX_SOCKETS", "maybe");
+  EXPECT_NE(JobEnv::FromEnvironment().status().message().find("UOPC_UNIX_SOCKETS=maybe: expected true or false"),
             std::string::npos);
 }
 

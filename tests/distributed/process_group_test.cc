@@ -2,12 +2,17 @@
 // collective_worker SCENARIO`, real processes on loopback, real gRPC. Every job runs under
 // `timeout`, so a hang fails the test instead of stalling it; faults are bounded by a
 // small UOPC_TIMEOUT.
+#include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/testing/command.h"
@@ -158,6 +163,13 @@ TEST(Launcher, HelpAndBadUsage) {
       RunCommand(Runfile("distributed/uopc_launch") + " --nproc 1 -- /no/such/program", 10);
   EXPECT_EQ(missing.status, 127) << missing.out;
   EXPECT_TRUE(Has(missing.out, "[rank 0] uopc_launch: cannot run /no/such/program")) << missing.out;
+  CommandResult grace =
+      RunCommand(Runfile("distributed/uopc_launch") + " --nproc 1 --grace inf -- true", 10);
+  EXPECT_EQ(grace.status, 2);
+  EXPECT_TRUE(Has(grace.out, "--grace=inf: expected a number from 0 to 3600")) << grace.out;
+  CommandResult nproc =
+      RunCommand(Runfile("distributed/uopc_launch") + " --nproc 0 -- true", 10);
+  EXPECT_TRUE(Has(nproc.out, "--nproc=0: expected an integer from 1 to 4096")) << nproc.out;
 }
 
 // A rank killed in the middle of a 64 MiB all-reduce: the others fail at once, naming it,
@@ -183,7 +195,97 @@ TEST(Faults, AStalledRankTimesOutTheOthersNamingIt) {
   EXPECT_TRUE(Has(j.out, "[rank 0] FAILED: ")) << j.out;
   // the stalled rank at least (rank 0 may not have exited yet either)
   EXPECT_TRUE(Has(j.out, "rank(s) still running")) << j.out;
+  // stopped by the SIGTERM at the end of the grace (continued to act on it), not a SIGKILL
+  // one more grace later
+  EXPECT_TRUE(Has(j.out, "uopc_launch: rank 1 stopped by signal 15 (Terminated)")) << j.out;
 }
+
+// A socket that listens on a free port with SO_REUSEPORT, as another program might.
+int HoldPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  socklen_t len = sizeof a;
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  listen(fd, 4);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  return fd;
+}
+
+int PortOf(int fd) {
+  sockaddr_in a{};
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  return ntohs(a.sin_port);
+}
+
+TEST(Launcher, APortInUseIsRefusedAtOnceNeverShared) {
+  int fd = HoldPort();
+  const std::string port = std::to_string(PortOf(fd));
+  CommandResult j = RunCommand(Runfile("distributed/uopc_launch") + " --nproc 2 --master-port " +
+                                   port + " -- " + Runfile("tests/distributed/collective_worker") +
+                                   " hello",
+                               10);
+  EXPECT_EQ(j.status, 1) << j.out;
+  EXPECT_EQ(j.out, "uopc_launch: port " + port +
+                       " is in use (by another job or program): choose another --master-port, "
+                       "or leave it out for a free one\n");
+  // a rank 0 started without the launcher fails at bind time too, not at the timeout
+  CommandResult r = RunCommand("env RANK=0 WORLD_SIZE=1 MASTER_PORT=" + port +
+                                   " UOPC_TIMEOUT=60 " +
+                                   Runfile("tests/distributed/collective_worker") + " hello",
+                               10);
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "port " + port + " (MASTER_PORT) is in use")) << r.out;
+  close(fd);
+}
+
+// Whether process `pid` is gone (or a zombie nobody waits for).
+bool Gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  size_t close_paren = line.rfind(')');
+  return close_paren != std::string::npos && line.size() > close_paren + 2 &&
+         line[close_paren + 2] == 'Z';
+}
+
+class LauncherKilled : public testing::TestWithParam<int> {};
+
+// kill -9 of uopc_launch takes its ranks with it.
+TEST_P(LauncherKilled, TakesEveryRankWithIt) {
+  const int n = GetParam();
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/killed" + std::to_string(n);
+  mkdir(dir.c_str(), 0755);
+  pid_t launcher = fork();
+  if (launcher == 0) {
+    std::string script = "echo $$ > " + dir + "/pid.$RANK; exec sleep 60";
+    execl(Runfile("distributed/uopc_launch").c_str(), "uopc_launch", "--nproc",
+          std::to_string(n).c_str(), "--", "/bin/sh", "-c", script.c_str(), nullptr);
+    _exit(127);
+  }
+  std::vector<pid_t> ranks;
+  for (int tries = 0; tries < 200 && static_cast<int>(ranks.size()) < n; ++tries) {
+    usleep(50000);
+    ranks.clear();
+    for (int r = 0; r < n; ++r) {
+      std::ifstream f(dir + "/pid." + std::to_string(r));
+      pid_t p = 0;
+      if (f >> p) ranks.push_back(p);
+    }
+  }
+  ASSERT_EQ(static_cast<int>(ranks.size()), n);
+  kill(launcher, SIGKILL);
+  waitpid(launcher, nullptr, 0);
+  for (pid_t p : ranks) {
+    int tries = 0;
+    while (!Gone(p) && tries++ < 100) usleep(50000);
+    EXPECT_TRUE(Gone(p)) << "rank process " << p << " outlived its launcher";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, LauncherKilled, testing::Values(2, 4));
 
 class Mismatch : public testing::TestWithParam<const char*> {};
 

@@ -78,7 +78,7 @@ TEST(UopcTool, DevicesListsSeveralCpuDevicesAndRefusesABadCount) {
     Result b = RunCommand(std::string("env UOPC_CPU_DEVICES=") + bad + " " +
                           Runfile("tools/uopc") + " devices");
     EXPECT_NE(b.out.find(std::string("initialize failed: c plugin: UOPC_CPU_DEVICES=") + bad +
-                         "; expected a number of devices from 1 to 64"),
+                         ": expected an integer from 1 to 64"),
               std::string::npos)
         << b.out;
   }
