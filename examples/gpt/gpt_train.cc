@@ -29,6 +29,7 @@
 #include "frontend/optim.h"
 #include "frontend/realize.h"
 #include "frontend/safetensors.h"
+#include "runtime/plan.h"
 
 using namespace uopc;
 
@@ -143,9 +144,10 @@ int main(int argc, char** argv) {
     for (const DeviceRef& d : devices) have += static_cast<double>(d.get()->mem_total());
     if (need > have)
       return Fail(absl::StrFormat(
-          "a model of %d layers x %d dims with batches of %d x %d needs about %.1f GiB to train; "
-          "%s has %.1f GiB: choose a smaller --layers, --dim, --batch or --context",
-          layers, dim, local, context, need / (1 << 30), device, have / (1 << 30)));
+          "a model of %d layers x %d dims with batches of %d x %d needs about %s to train; %s "
+          "has %s: choose a smaller --layers, --dim, --batch or --context",
+          layers, dim, local, context, ByteString(static_cast<uint64_t>(need)), device,
+          ByteString(static_cast<uint64_t>(have))));
     Tensor::ManualSeed(static_cast<uint64_t>(seed));
     Gpt model(config);
     model.Split(devices);  // before the optimizer: its state lives where the parameters do
