@@ -22,7 +22,8 @@
  * slot.
  *
  * Minor versions: 1.0 the first; 1.1 adds copy (between any two buffers of the plugin,
- * of one device or two) and memory_info (a device's own memory accounting).
+ * of one device or two), memory_info (a device's own memory accounting) and render_kernel
+ * (a kernel's source with the launch dimensions it was written for).
  *
  * Full tables. No slot is ever NULL: plugin_sdk.h fills what a plugin does not implement
  * with stubs that return UOPC_UNIMPLEMENTED; optional features are capability bits.
@@ -183,6 +184,17 @@ typedef struct uopc_render_args {
   const char* name; /* the function to define */
 } uopc_render_args;
 
+/* ABI 1.1: what render_kernel gives back. The kernel is launched with these dims: a
+   backend that maps a kernel's loops to threads says how many; {1,1,1} and {1,1,1} when
+   the kernel loops over everything itself. */
+typedef struct uopc_render_result {
+  UOPC_STRUCT_HEADER;
+  uopc_blob* source; /* out: owned by the caller (blob_destroy) */
+  uint32_t global[3];
+  uint32_t local[3];
+  uint64_t shared_bytes; /* out: dynamic shared memory per block */
+} uopc_render_result;
+
 typedef struct uopc_source {
   UOPC_STRUCT_HEADER;
   const char* text;
@@ -207,6 +219,10 @@ typedef struct uopc_backend_api {
   uopc_error* (*render)(const uopc_render_args* args, uopc_blob** source);
   /* One binary from the sources of several kernels; its entries are their names. */
   uopc_error* (*compile)(const uopc_compile_args* args, uopc_blob** binary);
+
+  /* ---- ABI 1.1 ---- */
+  /* render, with the launch dimensions the source was written for. */
+  uopc_error* (*render_kernel)(const uopc_render_args* args, uopc_render_result* out);
 } uopc_backend_api;
 
 /* ---- device: memory, programs, queues ---- */

@@ -255,6 +255,12 @@ static inline uopc_error* uopc_sdk_queue_synchronize(uopc_queue* q) {
   return UOPC_SDK_UNIMPL("queue_synchronize");
 }
 
+static inline uopc_error* uopc_sdk_render_kernel(const uopc_render_args* a,
+                                                 uopc_render_result* o) {
+  (void)a;
+  (void)o;
+  return UOPC_SDK_UNIMPL("render_kernel");
+}
 static inline uopc_error* uopc_sdk_copy(const uopc_copy_args* a) {
   (void)a;
   return UOPC_SDK_UNIMPL("copy");
@@ -287,6 +293,7 @@ static inline void uopc_sdk_fill(uopc_plugin_api* api, uopc_backend_api* be, uop
   UOPC_SDK_DEFAULT(be, backend_supports, uopc_sdk_backend_supports);
   UOPC_SDK_DEFAULT(be, render, uopc_sdk_render);
   UOPC_SDK_DEFAULT(be, compile, uopc_sdk_compile);
+  UOPC_SDK_DEFAULT(be, render_kernel, uopc_sdk_render_kernel);
   dev->struct_size = sizeof *dev;
   UOPC_SDK_DEFAULT(dev, device_count, uopc_sdk_count_none);
   UOPC_SDK_DEFAULT(dev, device_get, uopc_sdk_device_get);

@@ -102,7 +102,7 @@ Plan Chain(int n, const std::vector<const char*>& devices) {
       ++last;
     }
     p.buffers.push_back({DType::kF32, 1, d, Plan::Role::kTemp});
-    p.steps.push_back({Plan::Kernel{Tiny(), {last + 1, last}, {last + 1}, {}}, d});
+    p.steps.push_back({Plan::Kernel{Tiny(), {last + 1, last}, {last + 1}}, d});
   }
   p.buffers.back().role = Plan::Role::kOutput;
   p.outputs = {static_cast<int>(p.buffers.size()) - 1};
@@ -120,7 +120,7 @@ void BM_PlanStepAgainstALaunch(benchmark::State& state) {
   Buffer x = *d->Allocate(DType::kF32, 1), y = *d->Allocate(DType::kF32, 1);
   float one = 1;
   (void)d->CopyIn(x, &one, 4);
-  KernelLaunch launch{Tiny(), {y, x}, {}, {}};
+  KernelLaunch launch{Tiny(), {y, x}, {}};
   KernelCache& kernels = ex.KernelsFor(d);
   (void)ex.Run(plan, {x});  // compiles
   (void)kernels.Run({launch});

@@ -83,7 +83,7 @@ struct EmptyKernel {
   EmptyKernel() {
     dev = *DeviceRegistry::Get().GetDevice("CPU");
     UOp k = UOp::Sink({});
-    std::string src = *dev->Render(SerializeGraph(k), "empty");
+    std::string src = dev->Render(SerializeGraph(k), "empty")->source;
     prog = *dev->Build({src}, {"empty"});
   }
 };

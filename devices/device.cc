@@ -176,7 +176,7 @@ absl::StatusOr<Device::MemoryInfo> Device::Memory() const {
   return MemoryInfo{a.bytes_in_use, a.bytes_limit};
 }
 
-absl::StatusOr<std::string> Device::Render(const std::string& kernel, const std::string& name) {
+absl::StatusOr<RenderedKernel> Device::Render(const std::string& kernel, const std::string& name) {
   if (!backend_)
     return absl::FailedPreconditionError(
         absl::StrCat("device ", name_, " has no backend to compile for it"));
@@ -186,9 +186,24 @@ absl::StatusOr<std::string> Device::Render(const std::string& kernel, const std:
   args.kernel = kernel.data();
   args.kernel_size = kernel.size();
   args.name = name.c_str();
-  uopc_blob* src = nullptr;
+  RenderedKernel out;
+  uopc_render_result r{};
+  r.struct_size = sizeof r;
+  absl::Status s = plugin_.Backend(&uopc_backend_api::render_kernel, "render_kernel", &args, &r);
+  if (s.ok()) {
+    out.source = TakeBlob(plugin_, r.source);
+    for (int i = 0; i < 3; ++i) {
+      out.dims.global[i] = std::max<uint32_t>(r.global[i], 1);
+      out.dims.local[i] = std::max<uint32_t>(r.local[i], 1);
+    }
+    out.shared_bytes = r.shared_bytes;
+    return out;
+  }
+  if (s.code() != absl::StatusCode::kUnimplemented) return s;
+  uopc_blob* src = nullptr;  // a backend without render_kernel (ABI 1.0, or not filled in)
   RETURN_IF_ERROR(plugin_.Backend(&uopc_backend_api::render, "render", &args, &src));
-  return TakeBlob(plugin_, src);
+  out.source = TakeBlob(plugin_, src);
+  return out;
 }
 
 absl::StatusOr<std::shared_ptr<Program>> Device::Build(const std::vector<std::string>& sources,

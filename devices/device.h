@@ -40,6 +40,13 @@ class Program {
   std::vector<std::string> entries_;
 };
 
+/// A kernel's source as a backend renders it, with the launch dims it is written for.
+struct RenderedKernel {
+  std::string source;
+  LaunchDims dims;
+  uint64_t shared_bytes = 0;
+};
+
 class Device {
  public:
   /// The device `index` of `plugin`; its backend is the plugin's backend it names.
@@ -90,8 +97,9 @@ class Device {
   };
   absl::StatusOr<MemoryInfo> Memory() const;
 
-  /// The source of `kernel` (serialized core/uop.proto) as function `name`.
-  absl::StatusOr<std::string> Render(const std::string& kernel, const std::string& name);
+  /// The source of `kernel` (serialized core/uop.proto) as function `name`, and its launch
+  /// dims (ABI 1.1's render_kernel; an older backend's kernels launch as {1,1,1}).
+  absl::StatusOr<RenderedKernel> Render(const std::string& kernel, const std::string& name);
   /// One program from several rendered sources (one backend compile call), loaded here.
   absl::StatusOr<std::shared_ptr<Program>> Build(const std::vector<std::string>& sources,
                                                  const std::vector<std::string>& entries);

@@ -20,13 +20,15 @@ absl::Status KernelCache::Prepare(absl::Span<const UOp> kernels) {
   std::vector<UOp> todo;
   std::vector<std::string> sources, names;
   std::vector<KernelSignature> sigs;
+  std::vector<LaunchDims> dims;
   for (const UOp& k : kernels) {
     if (compiled_.contains(k) || std::find(todo.begin(), todo.end(), k) != todo.end()) continue;
     ASSIGN_OR_RETURN(KernelSignature sig, SignatureOf(k));
     std::string key = SerializeGraph(k), name = KernelName(key);
-    ASSIGN_OR_RETURN(std::string src, device_.Render(key, name));
+    ASSIGN_OR_RETURN(RenderedKernel r, device_.Render(key, name));
     todo.push_back(k);
-    sources.push_back(std::move(src));
+    sources.push_back(std::move(r.source));
+    dims.push_back(r.dims);
     names.push_back(std::move(name));
     sigs.push_back(std::move(sig));
   }
@@ -36,13 +38,14 @@ absl::Status KernelCache::Prepare(absl::Span<const UOp> kernels) {
   stats_.kernels_compiled += static_cast<int64_t>(todo.size());
   for (size_t i = 0; i < todo.size(); ++i)
     compiled_[todo[i]] = std::make_shared<const Compiled>(
-        Compiled{program, static_cast<uint32_t>(i), std::move(sigs[i])});
+        Compiled{program, static_cast<uint32_t>(i), std::move(sigs[i]), dims[i]});
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> KernelCache::Source(const UOp& kernel) {
   std::string key = SerializeGraph(kernel);
-  return device_.Render(key, KernelName(key));
+  ASSIGN_OR_RETURN(RenderedKernel r, device_.Render(key, KernelName(key)));
+  return r.source;
 }
 
 absl::Status KernelCache::Check(const KernelLaunch& l, const KernelSignature& sig,
@@ -98,7 +101,7 @@ absl::StatusOr<Event> KernelCache::Launch(const KernelLaunch& l) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.launches;
   }
-  return device_.Launch(*c->program, c->entry, bufs, vars, {}, l.dims);
+  return device_.Launch(*c->program, c->entry, bufs, vars, {}, c->dims);
 }
 
 absl::Status KernelCache::Run(absl::Span<const KernelLaunch> launches) {

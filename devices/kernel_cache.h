@@ -27,13 +27,12 @@ namespace uopc {
 /// VAR values by name.
 using VarValues = absl::flat_hash_map<std::string, int64_t>;
 
-/// One launch: a kernel, a Buffer per BUFFER slot (index = slot), VAR values by name, and
-/// how many instances run.
+/// One launch: a kernel, a Buffer per BUFFER slot (index = slot), and VAR values by name.
+/// It runs with the launch dims the backend rendered the kernel for.
 struct KernelLaunch {
   UOp kernel;
   std::vector<Buffer> buffers;
   VarValues vars;
-  LaunchDims dims;
 };
 
 class KernelCache {
@@ -60,6 +59,7 @@ class KernelCache {
     std::shared_ptr<Program> program;
     uint32_t entry = 0;
     KernelSignature signature;
+    LaunchDims dims;  // as rendered
   };
   absl::Status Check(const KernelLaunch& l, const KernelSignature& sig,
                      std::vector<uopc_buffer*>* bufs, std::vector<int64_t>* vars) const;

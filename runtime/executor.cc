@@ -132,7 +132,7 @@ void PlanRun::Record(int step, int buffer, bool write) {
 
 absl::Status PlanRun::Kernel(size_t i, const Plan::Kernel& k) {
   Device* d = step_device_[i];
-  KernelLaunch l{k.ast, {}, vars_, k.dims};
+  KernelLaunch l{k.ast, {}, vars_};
   for (int b : k.buffers) {
     bool write = std::find(k.writes.begin(), k.writes.end(), b) != k.writes.end();
     RETURN_IF_ERROR(Order(d, b, write));

@@ -41,7 +41,7 @@ absl::StatusOr<Plan::Step> KernelStep(const UOp& k) {
     if (!u.is(Ops::BUFFER)) return u;
     return UOp::Buffer(u.dtype(), local.at(SlotOf(u)), u.arg().Get<ParamArg>().size);
   });
-  return Plan::Step{Plan::Kernel{ast, slots, writes, {}}, device};
+  return Plan::Step{Plan::Kernel{ast, slots, writes}, device};
 }
 
 // A copy step, from ASSIGN(BUFFER dst, COPY(BUFFER src)).

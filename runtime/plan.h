@@ -31,12 +31,12 @@ struct Plan {
     uint64_t bytes() const { return static_cast<uint64_t>(count) * DTypeSize(dtype); }
   };
   /// A launch of `ast` (a SINK of loop IR, BUFFER slots 0..n-1) with plan buffer
-  /// `buffers[slot]` at each slot; it stores into the plan buffers `writes`.
+  /// `buffers[slot]` at each slot; it stores into the plan buffers `writes`. Its launch
+  /// dims are those the device's backend renders it for (devices/kernel_cache.h).
   struct Kernel {
     UOp ast;
     std::vector<int> buffers;
     std::vector<int> writes;
-    LaunchDims dims;
   };
   /// `bytes` bytes from plan buffer `src` at `src_offset` to `dst` at `dst_offset`.
   struct Copy {

@@ -140,6 +140,14 @@ uopc_error* Render(const uopc_render_args* a, uopc_blob** out) {
   });
 }
 
+// The C backend's kernels loop over everything themselves: launched once.
+uopc_error* RenderKernel(const uopc_render_args* a, uopc_render_result* out) {
+  if (!out) return NULL_ARG("out");
+  UOPC_SDK_CLEAR(out);
+  for (int i = 0; i < 3; ++i) out->global[i] = out->local[i] = 1;
+  return Render(a, &out->source);
+}
+
 uopc_error* Compile(const uopc_compile_args* a, uopc_blob** out) {
   if (!a || !out || (!a->sources && a->num_sources)) return NULL_ARG("an argument");
   return Guard([&]() -> uopc_error* {
@@ -159,6 +167,7 @@ uopc_backend_api g_backend_api = {
     .backend_supports = BackendSupports,
     .render = Render,
     .compile = Compile,
+    .render_kernel = RenderKernel,
 };
 
 uopc_device_api g_device_api;

@@ -16,10 +16,10 @@
 namespace uopc {
 namespace {
 
-// The C type of a value of `t` (bf16 values are computed in float).
-const char* CType(DType t) {
+// The C type of a value of `t` (bf16 values are computed in float; in CUDA, f16 too).
+const char* CType(DType t, CLang lang = CLang::kC) {
   switch (t) {
-    case DType::kBool: return "_Bool";
+    case DType::kBool: return lang == CLang::kCuda ? "bool" : "_Bool";
     case DType::kI8: return "int8_t";
     case DType::kU8: return "uint8_t";
     case DType::kI16: return "int16_t";
@@ -28,7 +28,7 @@ const char* CType(DType t) {
     case DType::kU32: return "unsigned int";
     case DType::kI64: return "long long";
     case DType::kU64: return "unsigned long long";
-    case DType::kF16: return "_Float16";
+    case DType::kF16: return lang == CLang::kCuda ? "float" : "_Float16";
     case DType::kBF16: return "float";
     case DType::kF32: return "float";
     case DType::kF64: return "double";
@@ -37,11 +37,24 @@ const char* CType(DType t) {
   return "void";
 }
 
-// The C type of an element in memory.
-const char* MemType(DType t) {
+// The C type of an element in memory (16-bit floats held as their bits where C has no type
+// for them).
+const char* MemType(DType t, CLang lang) {
   if (t == DType::kBool) return "uint8_t";
-  if (t == DType::kBF16) return "uint16_t";
-  return CType(t);
+  if (t == DType::kBF16 || (t == DType::kF16 && lang == CLang::kCuda)) return "uint16_t";
+  return CType(t, lang);
+}
+
+// Whether a 16-bit float lives in memory as bits and in registers as float.
+bool AsBits(DType t, CLang lang) {
+  return t == DType::kBF16 || (t == DType::kF16 && lang == CLang::kCuda);
+}
+// The calls that turn such bits into a float and back.
+std::string FromBits(DType t, const std::string& e) {
+  return (t == DType::kBF16 ? "uopc_bf16_to_f32(" : "uopc_f16_to_f32(") + e + ")";
+}
+std::string ToBits(DType t, const std::string& e) {
+  return (t == DType::kBF16 ? "uopc_f32_to_bf16(" : "uopc_f32_to_f16(") + e + ")";
 }
 
 // The unsigned type of the same width, for shifts that must not overflow.
@@ -54,23 +67,27 @@ const char* UType(DType t) {
   }
 }
 
+// The unsigned type integer arithmetic of `t` wraps in (C promotes narrow types to int).
+const char* WrapType(DType t) { return DTypeSize(t) == 8 ? "unsigned long long" : "unsigned int"; }
+
 // Suffix of the int helpers in the prelude ("i32").
 std::string Sfx(DType t) { return std::string(DTypeName(t)); }
 
-std::string Literal(const UOp& c) {
+std::string Literal(const UOp& c, CLang lang) {
   DType t = c.dtype();
   const Arg& a = c.arg();
   if (IsBool(t)) return Truthy(a) ? "1" : "0";
   if (IsFloat(t)) {
+    const bool half = t == DType::kF16 && lang == CLang::kC;  // a _Float16 value
     double v = a.Get<double>();
-    if (std::isnan(v)) return t == DType::kF16 ? "((_Float16)NAN)" : "NAN";
+    if (std::isnan(v)) return half ? "((_Float16)NAN)" : "NAN";
     if (std::isinf(v))
-      return std::string(t == DType::kF16 ? "((_Float16)" : "(") + (v > 0 ? "" : "-") + "INFINITY)";
+      return std::string(half ? "((_Float16)" : "(") + (v > 0 ? "" : "-") + "INFINITY)";
     if (t == DType::kF64) return FormatFloat(v, t);
     if (t == DType::kF32) return FormatFloat(v, t) + "f";
     char hex[40];  // f16 and bf16 values are exact in a hex float literal
     std::snprintf(hex, sizeof hex, "%af", v);
-    return t == DType::kF16 ? absl::StrCat("((_Float16)", hex, ")") : std::string(hex);
+    return half ? absl::StrCat("((_Float16)", hex, ")") : std::string(hex);
   }
   int64_t v = a.Get<int64_t>();
   switch (t) {
@@ -82,9 +99,16 @@ std::string Literal(const UOp& c) {
   }
 }
 
+// Whether a RANGE is a loop the kernel runs, rather than a launch dimension (global and
+// local ranges are the thread's place in the grid, in CUDA).
+bool IsLoop(const UOp& range, CLang lang) {
+  RangeKind k = range.arg().Get<RangeArg>().kind;
+  return lang == CLang::kC || (k != RangeKind::kGlobal && k != RangeKind::kLocal);
+}
+
 class Renderer {
  public:
-  explicit Renderer(absl::Span<const UOp> p) : p_(p) {}
+  Renderer(absl::Span<const UOp> p, CLang lang) : p_(p), lang_(lang) {}
   absl::StatusOr<std::string> Run(absl::string_view name);
 
  private:
@@ -92,6 +116,14 @@ class Renderer {
   std::string R(const UOp& u) const { return expr_.at(u.get()); }  // a copy: expr_ may rehash
   absl::StatusOr<std::string> Alu(const UOp& u) const;
   std::string Div(const UOp& u) const;
+  /// `x`, a value of `from`'s memory type, as `to`'s memory type with the same bits.
+  std::string Reinterpret(DType from, DType to, const std::string& x) const {
+    if (lang_ == CLang::kCuda)  // C++ has no compound literals
+      return absl::StrCat("uopc_bits<", MemType(to, lang_), ">((", MemType(from, lang_), ")", x,
+                          ")");
+    return absl::StrCat("(((union { ", MemType(from, lang_), " a; ", MemType(to, lang_),
+                        " b; }){.a = ", x, "}).b)");
+  }
   std::string Round(DType t, const std::string& e) const;
   absl::Status Emit(const UOp& u, size_t pos);
 
@@ -101,13 +133,14 @@ class Renderer {
   absl::flat_hash_map<const UOp::Node*, int> depth_at_;   // loop depth where a node is placed
   absl::flat_hash_map<const UOp::Node*, int> use_depth_;  // deepest loop depth of a use
   std::string body_;
-  int depth_ = 1, vals_ = 0, alus_ = 0;
+  CLang lang_;
+  int depth_ = 1, vals_ = 0, alus_ = 0, globals_ = 0, locals_ = 0;
 };
 
 // f16 and bf16 results are rounded to their dtype after every op, as the IR defines, and
 // integers narrower than int (which C computes in int) wrap to their width.
 std::string Renderer::Round(DType t, const std::string& e) const {
-  if (t == DType::kF16) return "((_Float16)" + e + ")";
+  if (t == DType::kF16) return lang_ == CLang::kCuda ? "uopc_rf16(" + e + ")" : "((_Float16)" + e + ")";
   if (t == DType::kBF16) return "uopc_rbf16(" + e + ")";
   if (IsInt(t) && DTypeSize(t) < 4) return absl::StrCat("((", CType(t), ")", e, ")");
   return e;
@@ -127,12 +160,18 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
   // float math on f16/bf16 goes through float; f64 has its own functions
   auto fn = [&](const char* f32, const char* f64) {
     if (t == DType::kF64) return absl::StrCat(f64, "(", R(u.src(0)), ")");
-    std::string arg = t == DType::kF16 ? "(float)" + R(u.src(0)) : R(u.src(0));
+    std::string arg = t == DType::kF16 && lang_ == CLang::kC ? "(float)" + R(u.src(0)) : R(u.src(0));
     return absl::StrCat(f32, "(", arg, ")");
   };
+  // integer + and * wrap: gcc is told so (-fwrapv); NVRTC is not, so CUDA goes unsigned
+  auto wrapping = [&](const char* op) {
+    if (lang_ == CLang::kC || !IsInt(t)) return bin(op);
+    return absl::StrCat("((", CType(t, lang_), ")((", WrapType(t), ")", R(u.src(0)), op, "(",
+                        WrapType(t), ")", R(u.src(1)), "))");
+  };
   switch (u.op()) {
-    case Ops::ADD: return Round(t, bin("+"));
-    case Ops::MUL: return Round(t, bin("*"));
+    case Ops::ADD: return Round(t, wrapping("+"));
+    case Ops::MUL: return Round(t, wrapping("*"));
     case Ops::FDIV: return Round(t, bin("/"));
     case Ops::FLOORDIV:
     case Ops::MOD: return Div(u);
@@ -144,7 +183,8 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
     case Ops::XOR: return bin("^");
     case Ops::MAX:
       if (IsFloat(t))
-        return absl::StrCat("((", CType(t), ")uopc_fmax(", R(u.src(0)), ", ", R(u.src(1)), "))");
+        return absl::StrCat("((", CType(t, lang_), ")uopc_fmax(", R(u.src(0)), ", ", R(u.src(1)),
+                            "))");
       return absl::StrCat("((", R(u.src(0)), ">", R(u.src(1)), ")?", R(u.src(0)), ":", R(u.src(1)),
                           ")");
     case Ops::SHL:
@@ -156,7 +196,8 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
         return absl::StrCat(u.is(Ops::SHL) ? "uopc_shl_" : "uopc_shr_", Sfx(t), "(", R(u.src(0)),
                             ", ", R(b), ")");
       if (u.is(Ops::SHR)) return bin(">>");
-      return absl::StrCat("((", CType(t), ")((", UType(t), ")", R(u.src(0)), "<<", R(b), "))");
+      return absl::StrCat("((", CType(t, lang_), ")((", UType(t), ")", R(u.src(0)), "<<", R(b),
+                          "))");
     }
     case Ops::WHERE: return absl::StrCat("(", R(u.src(0)), "?", R(u.src(1)), ":", R(u.src(2)), ")");
     case Ops::EXP2: return Round(t, fn("exp2f", "exp2"));
@@ -172,16 +213,16 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
       if (IsInt(t) && IsFloat(in))
         return absl::StrCat("uopc_f2", Sfx(t), "((double)", R(u.src(0)), ")");
       if (t == DType::kBF16) return absl::StrCat("uopc_rbf16((float)", R(u.src(0)), ")");
+      if (t == DType::kF16 && lang_ == CLang::kCuda)
+        return absl::StrCat("uopc_rf16((float)", R(u.src(0)), ")");
       if (t == DType::kF16 && in == DType::kF64)
         return absl::StrCat("((_Float16)(float)", R(u.src(0)), ")");
-      return absl::StrCat("((", CType(t), ")", R(u.src(0)), ")");
+      return absl::StrCat("((", CType(t, lang_), ")", R(u.src(0)), ")");
     }
-    case Ops::BITCAST: {  // through a union of the memory types (bf16 travels as its bits)
-      std::string x =
-          in == DType::kBF16 ? absl::StrCat("uopc_f32_to_bf16(", R(u.src(0)), ")") : R(u.src(0));
-      std::string bits =
-          absl::StrCat("(((union { ", MemType(in), " a; ", MemType(t), " b; }){.a = ", x, "}).b)");
-      return t == DType::kBF16 ? absl::StrCat("uopc_bf16_to_f32(", bits, ")") : bits;
+    case Ops::BITCAST: {  // the bits in memory form (16-bit floats as bits)
+      std::string x = AsBits(in, lang_) ? ToBits(in, R(u.src(0))) : R(u.src(0));
+      std::string bits = Reinterpret(in, t, x);
+      return AsBits(t, lang_) ? FromBits(t, bits) : bits;
     }
     case Ops::SINK:
     case Ops::CONST:
@@ -212,7 +253,7 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
 absl::Status Renderer::Emit(const UOp& u, size_t pos) {
   switch (u.op()) {
     case Ops::SINK: return absl::OkStatus();
-    case Ops::CONST: expr_[u.get()] = Literal(u); return absl::OkStatus();
+    case Ops::CONST: expr_[u.get()] = Literal(u, lang_); return absl::OkStatus();
     case Ops::VAR: expr_[u.get()] = u.arg().Get<VarArg>().name; return absl::OkStatus();
     case Ops::BUFFER:
       expr_[u.get()] = absl::StrCat("data", u.arg().Get<ParamArg>().slot);
@@ -220,7 +261,7 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
     case Ops::ALLOC: {
       const ParamArg& a = u.arg().Get<ParamArg>();
       std::string name = absl::StrCat("acc", a.slot);
-      Line(absl::StrCat(CType(u.dtype()), " ", name,
+      Line(absl::StrCat(CType(u.dtype(), lang_), " ", name,
                         a.size == 1 ? "" : absl::StrCat("[", a.size, "]"), ";"));
       expr_[u.get()] = name;
       return absl::OkStatus();
@@ -228,14 +269,23 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
     case Ops::AFTER: expr_[u.get()] = R(u.src(0)); return absl::OkStatus();
     case Ops::RANGE: {
       std::string r = absl::StrCat("ridx", u.arg().Get<RangeArg>().idx);
-      Line(absl::StrCat("for (", CType(u.dtype()), " ", r, " = 0; ", r, " < ", R(u.src(0)), "; ", r,
-                        "++) {"));
       expr_[u.get()] = r;
+      if (!IsLoop(u, lang_)) {  // the thread's place in the grid: x, then y, then z
+        bool global = u.arg().Get<RangeArg>().kind == RangeKind::kGlobal;
+        int& n = global ? globals_ : locals_;
+        if (n > 2)
+          return absl::InvalidArgumentError("render CUDA: more than 3 global or local ranges");
+        Line(absl::StrCat("int ", r, " = ", global ? "blockIdx." : "threadIdx.", std::string(1, "xyz"[n++]), ";"));
+        return absl::OkStatus();
+      }
+      Line(absl::StrCat("for (", CType(u.dtype(), lang_), " ", r, " = 0; ", r, " < ", R(u.src(0)),
+                        "; ", r, "++) {"));
       ++depth_;
       return absl::OkStatus();
     }
     case Ops::END:
       for (size_t i = 1; i < u.src().size(); ++i) {
+        if (!IsLoop(u.src(i), lang_)) continue;
         --depth_;
         Line("}");
       }
@@ -252,9 +302,9 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
       UOp b = u.src(0).src(0);
       while (b.is(Ops::AFTER)) b = b.src(0);
       bool memory = b.is(Ops::BUFFER);
-      if (memory && u.dtype() == DType::kBF16) from = "uopc_bf16_to_f32(" + from + ")";
+      if (memory && AsBits(u.dtype(), lang_)) from = FromBits(u.dtype(), from);
       if (memory && u.dtype() == DType::kBool) from = "(" + from + "!=0)";
-      Line(absl::StrCat(CType(u.dtype()), " ", name, " = ", from, ";"));
+      Line(absl::StrCat(CType(u.dtype(), lang_), " ", name, " = ", from, ";"));
       expr_[u.get()] = name;
       return absl::OkStatus();
     }
@@ -262,7 +312,7 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
       UOp b = u.src(0).src(0);
       while (b.is(Ops::AFTER)) b = b.src(0);
       std::string v = R(u.src(1));
-      if (b.is(Ops::BUFFER) && u.src(1).dtype() == DType::kBF16) v = "uopc_f32_to_bf16(" + v + ")";
+      if (b.is(Ops::BUFFER) && AsBits(u.src(1).dtype(), lang_)) v = ToBits(u.src(1).dtype(), v);
       Line(absl::StrCat(R(u.src(0)), " = ", v, ";"));
       return absl::OkStatus();
     }
@@ -277,7 +327,7 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
     expr_[u.get()] = e;
   } else {
     std::string name = absl::StrCat("alu", alus_++);
-    Line(absl::StrCat(CType(u.dtype()), " ", name, " = ", e, ";"));
+    Line(absl::StrCat(CType(u.dtype(), lang_), " ", name, " = ", e, ";"));
     expr_[u.get()] = name;
   }
   return absl::OkStatus();
@@ -286,13 +336,14 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
 absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
   int depth = 0;
   for (const UOp& u : p_) {
-    if (u.is(Ops::END)) depth -= static_cast<int>(u.src().size()) - 1;
+    if (u.is(Ops::END))
+      for (size_t i = 1; i < u.src().size(); ++i) depth -= IsLoop(u.src(i), lang_);
     depth_at_[u.get()] = depth;
     for (const UOp& s : u.src()) {
       ++uses_[s.get()];
       use_depth_[s.get()] = std::max(use_depth_[s.get()], depth);
     }
-    if (u.is(Ops::RANGE)) ++depth;
+    if (u.is(Ops::RANGE) && IsLoop(u, lang_)) ++depth;
   }
   for (size_t k = 0; k < p_.size(); ++k) RETURN_IF_ERROR(Emit(p_[k], k));
   if (p_.empty() || !p_.back().is(Ops::SINK))
@@ -300,14 +351,23 @@ absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
   ASSIGN_OR_RETURN(KernelSignature sig, SignatureOf(p_.back()));
   std::vector<std::string> params, args;
   for (size_t s = 0; s < sig.buffers.size(); ++s) {
+    const char* type = MemType(sig.buffers[s].dtype, lang_);
+    if (lang_ == CLang::kCuda) {  // every slot, used or not: the device passes them all
+      params.push_back(sig.buffers[s].used ? absl::StrCat(type, "* __restrict__ data", s)
+                                           : absl::StrCat("void* unused", s));
+      continue;
+    }
     if (!sig.buffers[s].used) continue;
-    params.push_back(absl::StrCat(MemType(sig.buffers[s].dtype), "* restrict data", s));
-    args.push_back(absl::StrCat("(", MemType(sig.buffers[s].dtype), "*)bufs[", s, "]"));
+    params.push_back(absl::StrCat(type, "* restrict data", s));
+    args.push_back(absl::StrCat("(", type, "*)bufs[", s, "]"));
   }
   for (size_t v = 0; v < sig.vars.size(); ++v) {
     params.push_back(absl::StrCat("int ", sig.vars[v].name));
     args.push_back(absl::StrCat("(int)vars[", v, "]"));
   }
+  if (lang_ == CLang::kCuda)
+    return absl::StrCat("extern \"C\" __global__ void ", name, "(", absl::StrJoin(params, ", "),
+                        ") {\n", body_, "}\n");
   return absl::StrCat(
       "void ", name, "(", absl::StrJoin(params, ", "), ") {\n", body_, "}\n", "UOPC_ENTRY void ",
       name, "_entry(void* const* bufs, const long long* vars) {\n", "  (void)bufs; (void)vars;\n  ",
@@ -316,25 +376,22 @@ absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
 
 }  // namespace
 
-std::string CPrelude() {
-  return R"C(#include <math.h>
-#include <stdint.h>
-#define UOPC_ENTRY __attribute__((visibility("default")))
-#define UOPC_INT_HELPERS(S, T, U, BITS)                                                      \
-  static inline T uopc_floordiv_##S(T a, T b) {                                              \
+std::string CStyleHelpers() {
+  return R"C(#define UOPC_INT_HELPERS(S, T, U, BITS)                                                      \
+  UOPC_FN T uopc_floordiv_##S(T a, T b) {                                              \
     if (b == 0) return 0;                                                                    \
     if ((T)-1 < 0 && b == (T)-1) return (T)(0 - (U)a);                                       \
     T q = a / b;                                                                             \
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;                                 \
   }                                                                                          \
-  static inline T uopc_mod_##S(T a, T b) {                                                   \
+  UOPC_FN T uopc_mod_##S(T a, T b) {                                                   \
     if (b == 0 || ((T)-1 < 0 && b == (T)-1)) return 0;                                       \
     T m = a % b;                                                                             \
     return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;                                     \
   }                                                                                          \
-  static inline T uopc_shl_##S(T a, T b) { return (b < 0 || b >= BITS) ? 0 : (T)((U)a << b); } \
-  static inline T uopc_shr_##S(T a, T b) { return (b < 0 || b >= BITS) ? (a < 0 ? (T)-1 : 0) : (T)(a >> b); } \
-  static inline T uopc_f2##S(double x) {                                                     \
+  UOPC_FN T uopc_shl_##S(T a, T b) { return (b < 0 || b >= BITS) ? 0 : (T)((U)a << b); } \
+  UOPC_FN T uopc_shr_##S(T a, T b) { return (b < 0 || b >= BITS) ? (a < 0 ? (T)-1 : 0) : (T)(a >> b); } \
+  UOPC_FN T uopc_f2##S(double x) {                                                     \
     const double lo = (T)-1 < 0 ? -(double)((U)1 << (BITS - 1)) : 0.0;                      \
     const double hi = (T)-1 < 0 ? (double)((U)1 << (BITS - 1)) : 2.0 * (double)((U)1 << (BITS - 1)); \
     if (x != x) return 0;                                                                    \
@@ -350,22 +407,31 @@ UOPC_INT_HELPERS(i32, int, unsigned int, 32)
 UOPC_INT_HELPERS(u32, unsigned int, unsigned int, 32)
 UOPC_INT_HELPERS(i64, long long, unsigned long long, 64)
 UOPC_INT_HELPERS(u64, unsigned long long, unsigned long long, 64)
-static inline float uopc_bf16_to_f32(uint16_t b) {
+UOPC_FN float uopc_bf16_to_f32(uint16_t b) {
   union { uint32_t u; float f; } v = {.u = (uint32_t)b << 16};
   return v.f;
 }
-static inline uint16_t uopc_f32_to_bf16(float f) {
+UOPC_FN uint16_t uopc_f32_to_bf16(float f) {
   union { float f; uint32_t u; } v = {.f = f};
   if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40u);
   return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
 }
-static inline float uopc_rbf16(float f) { return uopc_bf16_to_f32(uopc_f32_to_bf16(f)); }
-static inline double uopc_fmax(double a, double b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }
+UOPC_FN float uopc_rbf16(float f) { return uopc_bf16_to_f32(uopc_f32_to_bf16(f)); }
+UOPC_FN double uopc_fmax(double a, double b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }
 )C";
 }
 
-absl::StatusOr<std::string> RenderC(absl::Span<const UOp> program, absl::string_view name) {
-  return Renderer(program).Run(name);
+std::string CPrelude() {
+  return R"C(#include <math.h>
+#include <stdint.h>
+#define UOPC_ENTRY __attribute__((visibility("default")))
+#define UOPC_FN static inline
+)C" + CStyleHelpers();
+}
+
+absl::StatusOr<std::string> RenderC(absl::Span<const UOp> program, absl::string_view name,
+                                    CLang lang) {
+  return Renderer(program, lang).Run(name);
 }
 
 }  // namespace uopc

@@ -1,11 +1,17 @@
-// The C renderer: a linearized kernel as C11 source that gcc compiles. Buffers are
-// `restrict` pointers (the executor never binds one buffer to two slots); f16 is
-// _Float16, rounded after every op as the IR defines; bf16 is stored as a 16-bit integer
-// and computed in float, converted with a shift (widen) and round-to-nearest-even
-// (narrow); integer division and modulo use a floor helper unless bounds prove both
-// operands non-negative; VARs are `int` parameters. Every kernel also gets an entry
-// `NAME_entry(void* const* bufs, const long long* vars)` with the launch convention of
-// core/kernel_signature.h, which is what the plugin calls.
+// The C-style renderer: a linearized kernel as C11 source that gcc compiles, or as CUDA C++
+// that NVRTC compiles (the two languages differ in a few places, chosen by CLang). Buffers
+// are `restrict` pointers (the executor never binds one buffer to two slots); f16 is
+// _Float16 in C, rounded after every op as the IR defines; bf16 (and, in CUDA, f16) is
+// stored as its 16 bits and computed in float, rounded to nearest even when narrowed;
+// integer division and modulo use a floor helper unless bounds prove both operands
+// non-negative; integer + and * wrap (gcc runs with -fwrapv; CUDA computes them unsigned);
+// VARs are `int` parameters.
+//
+// C: every kernel also gets an entry `NAME_entry(void* const* bufs, const long long* vars)`
+// with the launch convention of core/kernel_signature.h, which is what the plugin calls.
+// CUDA: a kernel is `extern "C" __global__ void NAME(...)` taking every buffer slot (used
+// or not) then the VARs as int; global and local ranges are blockIdx and threadIdx (x, y,
+// z in order), and in C they are plain loops.
 #pragma once
 
 #include <string>
@@ -18,9 +24,15 @@
 
 namespace uopc {
 
-/// The helpers and includes a translation unit of rendered kernels starts with (once).
+enum class CLang { kC, kCuda };
+
+/// The helpers and includes a C translation unit of rendered kernels starts with (once).
 std::string CPrelude();
-/// The C source of linearized kernel `program` as function `name` (plus its entry).
-absl::StatusOr<std::string> RenderC(absl::Span<const UOp> program, absl::string_view name);
+/// The helpers both languages share, defined with UOPC_FN (which the prelude of each
+/// language defines: `static inline`, `static __device__ __forceinline__`).
+std::string CStyleHelpers();
+/// The source of linearized kernel `program` as function `name` in `lang`.
+absl::StatusOr<std::string> RenderC(absl::Span<const UOp> program, absl::string_view name,
+                                    CLang lang = CLang::kC);
 
 }  // namespace uopc

@@ -25,7 +25,8 @@ PIN_SIZE(uopc_op_query, 32);
 PIN_SIZE(uopc_render_args, 48);
 PIN_SIZE(uopc_source, 32);
 PIN_SIZE(uopc_compile_args, 40);
-PIN_SIZE(uopc_backend_api, 64);
+PIN_SIZE(uopc_backend_api, 72);
+PIN_SIZE(uopc_render_result, 56);
 PIN_SIZE(uopc_device_props, 72);
 PIN_SIZE(uopc_launch_args, 88);
 PIN_SIZE(uopc_copy_args, 72);
@@ -43,6 +44,7 @@ PIN_OFFSET(uopc_device_api, queue_synchronize, 152);
 PIN_OFFSET(uopc_device_api, copy, 160);
 PIN_OFFSET(uopc_device_api, memory_info, 168);
 PIN_OFFSET(uopc_backend_api, compile, 56);
+PIN_OFFSET(uopc_backend_api, render_kernel, 64);
 PIN_OFFSET(uopc_launch_args, grid, 64);
 
 TEST(PluginApi, DTypeValuesAreCoresDTypes) {

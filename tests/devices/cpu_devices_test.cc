@@ -76,7 +76,7 @@ TEST(CpuDevices, PeerCopyOrderedAfterTheOtherDevicesKernel) {
   ASSERT_TRUE(a.CopyIn(in, x.data(), in.bytes()).ok());
   KernelCache kernels(a);
   // a's kernel is still running (or queued) when b is told to copy its result
-  absl::StatusOr<Event> computed = kernels.Launch({Scale(n, 50), {out, in}, {}, {}});
+  absl::StatusOr<Event> computed = kernels.Launch({Scale(n, 50), {out, in}, {}});
   ASSERT_TRUE(computed.ok()) << computed.status();
   ASSERT_TRUE(b.Wait(*computed).ok());
   absl::StatusOr<Event> copied = b.EnqueueCopy(there, 0, out, 0, out.bytes());
@@ -94,7 +94,7 @@ TEST(CpuDevices, PeerCopyOrderedAfterTheOtherDevicesKernel) {
 TEST(CpuDevices, AKernelLaunchOnAnotherDevicesBufferIsRefused) {
   Device &a = Get("CPU:0"), &b = Get("CPU:1");
   Buffer mine = *a.Allocate(DType::kI32, 8), theirs = *b.Allocate(DType::kI32, 8);
-  absl::StatusOr<Event> e = KernelCache(a).Launch({Scale(8, 1), {mine, theirs}, {}, {}});
+  absl::StatusOr<Event> e = KernelCache(a).Launch({Scale(8, 1), {mine, theirs}, {}});
   EXPECT_EQ(e.status().message(),
             "launch on CPU:0: buffer slot 1 wants 8 x i32; the buffer lives on CPU:1");
 }
@@ -138,8 +138,8 @@ TEST(CpuDevices, ALostDeviceFailsCleanlyAndTheOthersGoOn) {
   Buffer in = *lost.Allocate(DType::kI32, n), out = *lost.Allocate(DType::kI32, n);
   ASSERT_TRUE(lost.CopyIn(in, x.data(), in.bytes()).ok());
   KernelCache kernels(lost);
-  ASSERT_TRUE(kernels.Launch({Scale(n, 1), {out, in}, {}, {}})->Wait().ok());  // launch 1
-  absl::StatusOr<Event> second = kernels.Launch({Scale(n, 1), {in, out}, {}, {}});
+  ASSERT_TRUE(kernels.Launch({Scale(n, 1), {out, in}, {}})->Wait().ok());  // launch 1
+  absl::StatusOr<Event> second = kernels.Launch({Scale(n, 1), {in, out}, {}});
   ASSERT_TRUE(second.ok());  // queued; it fails when it runs
   absl::Status s = second->Wait();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
@@ -152,7 +152,7 @@ TEST(CpuDevices, ALostDeviceFailsCleanlyAndTheOthersGoOn) {
   // and the other devices are untouched
   Buffer a = *fine.Allocate(DType::kI32, n), b = *fine.Allocate(DType::kI32, n);
   ASSERT_TRUE(fine.CopyIn(a, x.data(), a.bytes()).ok());
-  ASSERT_TRUE(KernelCache(fine).Run({{Scale(n, 1), {b, a}, {}, {}}}).ok());
+  ASSERT_TRUE(KernelCache(fine).Run({{Scale(n, 1), {b, a}, {}}}).ok());
   EXPECT_EQ(Read<int32_t>(b)[5], 7);
 }
 

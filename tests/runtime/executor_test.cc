@@ -96,7 +96,7 @@ Plan InPlace() {
   p.buffers = {{DType::kF32, 4, "CPU:0", Plan::Role::kInput}};
   UOp x = UOp::Buffer(DType::kF32, 0, 4), i = UOp::Range(4, 0);
   UOp body = x.Index(i).Store(x.Index(i).Load() * UOp::Const(DType::kF32, 3.0)).End({i});
-  p.steps.push_back({Plan::Kernel{UOp::Sink({body}), {0}, {0}, {}}, "CPU:0"});
+  p.steps.push_back({Plan::Kernel{UOp::Sink({body}), {0}, {0}}, "CPU:0"});
   p.outputs = {0};
   return p;
 }

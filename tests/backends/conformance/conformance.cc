@@ -189,7 +189,8 @@ class Suite {
   void Abi();
   void Memory();
   void Kernels(std::vector<KernelCase> cases);
-  std::string RunOne(const KernelCase& c, const Program& prog, uint32_t entry);
+  std::string RunOne(const KernelCase& c, const Program& prog, uint32_t entry,
+                     const LaunchDims& dims);
   bool Supports(const std::string& op, DType t);
 
   std::vector<KernelCase> AluCases();
@@ -429,7 +430,8 @@ std::vector<KernelCase> Suite::LoopCases() {
   return cases;
 }
 
-std::string Suite::RunOne(const KernelCase& c, const Program& prog, uint32_t entry) {
+std::string Suite::RunOne(const KernelCase& c, const Program& prog, uint32_t entry,
+                          const LaunchDims& dims) {
   // reference: the interpreter on host memory
   std::vector<std::vector<uint8_t>> host;
   for (size_t s = 0; s < c.inputs.size(); ++s) host.push_back(Bytes(c.inputs[s], c.in_types[s]));
@@ -462,7 +464,7 @@ std::string Suite::RunOne(const KernelCase& c, const Program& prog, uint32_t ent
   if (absl::Status st = d_.CopyIn(*ob, got.data(), got.size()); !st.ok()) return st.ToString();
   bufs[3] = ob->handle();
   offsets[3] = kGuard * size;
-  if (absl::Status st = d_.Launch(prog, entry, bufs, {}, offsets).status(); !st.ok())
+  if (absl::Status st = d_.Launch(prog, entry, bufs, {}, offsets, dims).status(); !st.ok())
     return st.ToString();
   if (absl::Status st = d_.CopyOut(got.data(), *ob, got.size()); !st.ok()) return st.ToString();
   for (int64_t k = 0; k < kGuard * size; ++k)
@@ -475,6 +477,7 @@ std::string Suite::RunOne(const KernelCase& c, const Program& prog, uint32_t ent
 void Suite::Kernels(std::vector<KernelCase> cases) {
   std::vector<KernelCase*> todo;
   std::vector<std::string> sources, names;
+  std::vector<LaunchDims> dims;
   for (KernelCase& c : cases) {
     if (!Wanted(c.name)) continue;
     char& cell = matrix_[c.op_row][c.dtype];
@@ -484,7 +487,7 @@ void Suite::Kernels(std::vector<KernelCase> cases) {
       continue;
     }
     std::string name = absl::StrCat("conf_", todo.size());
-    absl::StatusOr<std::string> src = d_.Render(SerializeGraph(c.kernel), name);
+    absl::StatusOr<RenderedKernel> src = d_.Render(SerializeGraph(c.kernel), name);
     if (!src.ok()) {
       Add(ConformanceCase::kFail, c.section, c.name,
           "render: " + std::string(src.status().message()));
@@ -492,7 +495,8 @@ void Suite::Kernels(std::vector<KernelCase> cases) {
       continue;
     }
     todo.push_back(&c);
-    sources.push_back(*src);
+    sources.push_back(src->source);
+    dims.push_back(src->dims);
     names.push_back(name);
   }
   if (todo.empty()) return;
@@ -500,7 +504,7 @@ void Suite::Kernels(std::vector<KernelCase> cases) {
       d_.Build(sources, names);  // one compile for the section
   for (size_t k = 0; k < todo.size(); ++k) {
     const KernelCase& c = *todo[k];
-    std::string err = prog.ok() ? RunOne(c, **prog, static_cast<uint32_t>(k))
+    std::string err = prog.ok() ? RunOne(c, **prog, static_cast<uint32_t>(k), dims[k])
                                 : "compile: " + std::string(prog.status().message());
     Check(c.section, c.name, err.empty(), err);
     if (!c.op_row.empty()) {
