@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
+#include "backends/cache_folder.h"
 #include "core/file.h"
 #include "core/fnv.h"
 #include "core/status_macros.h"
@@ -36,39 +37,6 @@ constexpr size_t kKeyLen = 32, kTrailer = kKeyLen + 8 + 8;
 std::string KeyOf(absl::string_view a, absl::string_view b) {
   std::string all = absl::StrCat(a, std::string(1, '\0'), b);
   return Hex64(Fnv1a(all)) + Hex64(Fnv1a(all, 0x9e3779b97f4a7c15ull));
-}
-
-std::string UniqueStem(absl::string_view base) {
-  static std::atomic<uint64_t> counter{0};
-  return absl::StrCat(base, ".", getpid(), ".", counter.fetch_add(1), ".tmp");
-}
-
-bool MakeDirs(const std::string& path) {
-  std::string cur;
-  for (absl::string_view part : absl::StrSplit(path, '/')) {
-    cur += std::string(part) + "/";
-    if (part.empty()) continue;
-    if (mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) return false;
-  }
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// Whether a file can be created in `dir` (a real write, not just the mode bits).
-bool Writable(const std::string& dir) {
-  std::string probe = UniqueStem(dir + "/.probe");
-  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0) return false;
-  close(fd);
-  unlink(probe.c_str());
-  return true;
-}
-
-std::string DefaultCacheDir() {
-  if (const char* d = std::getenv("UOPC_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return absl::StrCat(x, "/uopc");
-  if (const char* h = std::getenv("HOME"); h && *h) return absl::StrCat(h, "/.cache/uopc");
-  return "/tmp/uopc-cache";
 }
 
 std::string CompilerVersion(const std::string& cc) {
@@ -146,30 +114,6 @@ absl::StatusOr<Run> Spawn(const std::vector<std::string>& argv, absl::string_vie
   return r;
 }
 
-// The folder of this user's kernels when the cache folder cannot be used:
-// $TMPDIR/uopc-cache-UID, private (0700, owned by this user, not a link), reused by every run
-// instead of a new folder each time, and cleared of kernels unused for a day.
-absl::StatusOr<std::string> PrivateFolder() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string dir = absl::StrCat(tmp && *tmp ? tmp : "/tmp", "/uopc-cache-", getuid());
-  mkdir(dir.c_str(), 0700);
-  struct stat st;
-  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-      (st.st_mode & 077) || !Writable(dir))
-    return absl::UnavailableError(absl::StrCat(dir, " is not a private folder of this user"));
-  if (DIR* d = opendir(dir.c_str())) {
-    const time_t old = time(nullptr) - 24 * 3600;
-    while (dirent* e = readdir(d)) {
-      std::string f = dir + "/" + e->d_name;
-      if (e->d_name[0] != '.' && lstat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-          st.st_atime < old && st.st_mtime < old)
-        unlink(f.c_str());
-    }
-    closedir(d);
-  }
-  return dir;
-}
-
 }  // namespace
 
 std::string SealObject(absl::string_view object, absl::string_view key) {
@@ -197,55 +141,20 @@ absl::StatusOr<std::string> CheckSealed(absl::string_view sealed) {
   return std::string(body.substr(body.size() - kKeyLen));
 }
 
-CCompiler::CCompiler(Options options) : options_(std::move(options)) {
+CCompiler::CCompiler(Options options)
+    : options_(std::move(options)), folder_(options_.cache_dir, "c", options_.warn) {
   fingerprint_ = absl::StrCat(options_.cc, " ", CompilerVersion(options_.cc), " ",
                               absl::StrJoin(options_.flags, " "));
 }
 
-absl::StatusOr<std::string> CCompiler::Folder() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!dir_.empty()) return dir_;
-  }
-  std::string want = (options_.cache_dir.empty() ? DefaultCacheDir() : options_.cache_dir) + "/c";
-  if (MakeDirs(want) && Writable(want)) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return dir_ = want;
-  }
-  return Fallback(want, "it cannot be written");
-}
-
-absl::StatusOr<std::string> CCompiler::Fallback(const std::string& failed, const std::string& why) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!fallback_.empty()) return fallback_;
-  absl::StatusOr<std::string> dir = PrivateFolder();
-  if (!dir.ok()) {
-    char tmpl[] = "/tmp/uopc-cache-XXXXXX";  // the last resort: a fresh folder
-    if (!mkdtemp(tmpl))
-      return absl::UnavailableError(
-          absl::StrCat("no folder for compiled kernels: ", failed, " failed (", why, ") and ",
-                       dir.status().message()));
-    dir = std::string(tmpl);
-  }
-  fallback_ = dir_ = *dir;
-  std::string msg = absl::StrCat("uopc: warning: the kernel cache folder ", failed,
-                                 " cannot be used (", why, "); compiled kernels go to ", dir_,
-                                 " for this run");
-  if (options_.warn)
-    options_.warn(msg);
-  else
-    std::cerr << msg << "\n";
-  return dir_;
-}
-
 std::string CCompiler::cache_dir() {
-  absl::StatusOr<std::string> d = Folder();
+  absl::StatusOr<std::string> d = folder_.Get();
   return d.ok() ? *d : "";
 }
 
 absl::StatusOr<std::string> CCompiler::RunCompiler(absl::string_view source, const std::string& dir,
                                                    const std::string& stem) {
-  std::string obj = UniqueStem(absl::StrCat(dir, "/", stem)) + ".so";
+  std::string obj = UniqueTemporary(absl::StrCat(dir, "/", stem)) + ".so";
   std::vector<std::string> argv{options_.cc};
   argv.insert(argv.end(), options_.flags.begin(), options_.flags.end());
   argv.insert(argv.end(), {"-x", "c", "-", "-o", obj, "-lm"});
@@ -262,7 +171,7 @@ absl::StatusOr<std::string> CCompiler::RunCompiler(absl::string_view source, con
 }
 
 absl::StatusOr<std::string> CCompiler::Compile(absl::string_view source) {
-  ASSIGN_OR_RETURN(std::string dir, Folder());
+  ASSIGN_OR_RETURN(std::string dir, folder_.Get());
   const std::string key = KeyOf(source, fingerprint_);
   if (absl::StatusOr<std::string> hit = ReadFile(absl::StrCat(dir, "/", key, ".so")); hit.ok()) {
     absl::StatusOr<std::string> k = CheckSealed(*hit);
@@ -270,7 +179,7 @@ absl::StatusOr<std::string> CCompiler::Compile(absl::string_view source) {
   }
   absl::StatusOr<std::string> object = RunCompiler(source, dir, key);
   if (!object.ok()) {  // perhaps the folder (deleted, a full disk): try the private one
-    ASSIGN_OR_RETURN(std::string other, Fallback(dir, std::string(object.status().message())));
+    ASSIGN_OR_RETURN(std::string other, folder_.Fallback(dir, std::string(object.status().message())));
     if (other == dir) return object.status();
     object = RunCompiler(source, other, key);
     if (!object.ok()) return object.status();  // the compiler's own message
@@ -278,20 +187,20 @@ absl::StatusOr<std::string> CCompiler::Compile(absl::string_view source) {
   }
   std::string sealed = SealObject(*object, key);
   if (absl::Status s = WriteFileAtomic(absl::StrCat(dir, "/", key, ".so"), {sealed}); !s.ok())
-    if (absl::StatusOr<std::string> other = Fallback(dir, std::string(s.message())); other.ok())
+    if (absl::StatusOr<std::string> other = folder_.Fallback(dir, std::string(s.message())); other.ok())
       WriteFileAtomic(absl::StrCat(*other, "/", key, ".so"), {sealed}).IgnoreError();
   return sealed;
 }
 
 absl::StatusOr<std::string> CCompiler::Materialize(absl::string_view sealed) {
   ASSIGN_OR_RETURN(std::string key, CheckSealed(sealed));
-  ASSIGN_OR_RETURN(std::string dir, Folder());
+  ASSIGN_OR_RETURN(std::string dir, folder_.Get());
   for (int attempt = 0;; ++attempt) {
     std::string path = absl::StrCat(dir, "/", key, ".so");
     if (absl::StatusOr<std::string> have = ReadFile(path); have.ok() && *have == sealed) return path;
     absl::Status s = WriteFileAtomic(path, {sealed});
     if (s.ok()) return path;
-    ASSIGN_OR_RETURN(std::string other, Fallback(dir, std::string(s.message())));
+    ASSIGN_OR_RETURN(std::string other, folder_.Fallback(dir, std::string(s.message())));
     if (other == dir || attempt > 0) return s;
     dir = other;
   }

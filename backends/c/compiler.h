@@ -6,11 +6,9 @@
 // Writes go to a temporary file that is then renamed, so readers never see half an entry
 // and two processes compiling the same source both succeed.
 //
-// The cache is an optimization: a fault of its folder (it cannot be written, it is deleted
-// during a run, the disk is full, a folder stands where an entry goes) moves this compiler
-// to a private folder of the user's ($TMPDIR/uopc-cache-UID, reused across runs, pruned of
-// day-old kernels) with one warning, and compiling goes on. The source reaches gcc on its
-// stdin and gcc's messages come back through a pipe, so a failed compile always says why.
+// The cache is an optimization: a fault of its folder moves this compiler to a private one
+// (backends/cache_folder.h) and compiling goes on. The source reaches gcc on its stdin and
+// gcc's messages come back through a pipe, so a failed compile always says why.
 #pragma once
 
 #include <functional>
@@ -20,6 +18,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+
+#include "backends/cache_folder.h"
 
 namespace uopc {
 
@@ -54,17 +54,12 @@ class CCompiler {
   std::string cache_dir();
 
  private:
-  absl::StatusOr<std::string> Folder();
-  /// Moves to the private folder after `failed` failed because of `why` (warning once).
-  absl::StatusOr<std::string> Fallback(const std::string& failed, const std::string& why);
   absl::StatusOr<std::string> RunCompiler(absl::string_view source, const std::string& dir,
                                           const std::string& stem);
 
   Options options_;
   std::string fingerprint_;
-  std::mutex mu_;
-  std::string dir_;       // resolved cache folder, once known
-  std::string fallback_;  // the private folder, once moved there
+  CacheFolder folder_;
 };
 
 /// `object` followed by the trailer that seals it under `key`.

@@ -1,0 +1,68 @@
+#include "passes/launch_dims.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+
+#include "core/substitute.h"
+#include "core/symbolic/simplify.h"
+
+namespace uopc {
+namespace {
+
+// The largest divisor of n that is at most `limit`.
+int64_t LargestDivisor(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+}  // namespace
+
+absl::StatusOr<UOp> MapToLaunchDims(const UOp& kernel, const LaunchLimits& limits,
+                                    LaunchDims* dims) {
+  *dims = LaunchDims{};
+  // one store group: SINK(END(statement, r0, r1, ...)) with loops of constant length
+  if (!kernel.is(Ops::SINK) || kernel.src().size() != 1 || !kernel.src(0).is(Ops::END))
+    return kernel;
+  const UOp& end = kernel.src(0);
+  std::vector<UOp> loops(end.src().begin() + 1, end.src().end());
+  int64_t total = 1;
+  for (const UOp& r : loops) {
+    std::optional<int64_t> n = r.src(0).ConstIntValue();
+    if (!r.is(Ops::RANGE) || r.arg().Get<RangeArg>().kind != RangeKind::kLoop || !n || *n < 1)
+      return kernel;
+    total *= *n;
+    if (total > (int64_t{1} << 40)) return kernel;
+  }
+  if (total <= 1) return kernel;
+  const int64_t local = LargestDivisor(total, limits.max_local), global = total / local;
+  if (static_cast<uint64_t>(global) > limits.max_global || global > UINT32_MAX) return kernel;
+  int next = 0;
+  for (const UOp& u : kernel.Toposort())
+    if (u.is(Ops::RANGE)) next = std::max(next, u.arg().Get<RangeArg>().idx + 1);
+  UOp g = UOp::Range(global, next, RangeKind::kGlobal),
+      l = UOp::Range(local, next + 1, RangeKind::kLocal);
+  UOp flat = local == 1 ? g : g * local + l;
+  // each output loop's index from the flat one: (flat // stride) % size
+  absl::flat_hash_map<const UOp::Node*, UOp> index;
+  int64_t stride = total;
+  for (const UOp& r : loops) {
+    int64_t n = *r.src(0).ConstIntValue();
+    stride /= n;
+    UOp q = stride == 1 ? flat : flat.FloorDiv(stride);
+    index[r.get()] = r == loops.front() ? q : q.Mod(n);
+  }
+  UOp body = RewriteNodes(end.src(0), [&](const UOp& orig, const UOp& rebuilt) {
+    auto it = index.find(orig.get());
+    return it == index.end() ? rebuilt : it->second;
+  });
+  std::vector<UOp> closed{Simplify(body), g};
+  if (local > 1) closed.push_back(l);
+  dims->global = {static_cast<uint32_t>(global), 1, 1};
+  dims->local = {static_cast<uint32_t>(local), 1, 1};
+  return UOp::Sink({UOp::Derived(Ops::END, closed)});
+}
+
+}  // namespace uopc

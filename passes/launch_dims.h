@@ -1,0 +1,31 @@
+// MapToLaunchDims: gives a kernel's output elements to a grid of threads. The loops that
+// enclose a kernel's one store group (its output loops) become one index over all their
+// elements, split into global ranges (blocks) of local ranges (threads in a block); each
+// thread computes one output element, reductions staying inside it (one thread per
+// output). The block size is the largest divisor of the element count within the limit,
+// so no thread falls past the end and none needs a guard. A kernel it cannot map (output
+// loops of run-time length, more than one store group, nothing to split) comes back as it
+// was, launched once. Backend-neutral: a GPU backend runs it before rendering; the same
+// mapping can split a CPU kernel over cores.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+
+#include "core/kernel_signature.h"
+#include "core/uop.h"
+
+namespace uopc {
+
+struct LaunchLimits {
+  uint32_t max_local = 256;          // threads in a block
+  uint64_t max_global = 2147483647;  // blocks (CUDA's grid.x)
+};
+
+/// `kernel` (a SINK of loop IR) with its output loops mapped to global and local ranges,
+/// and in `dims` how many of each to launch ({1,1,1} both when nothing was mapped).
+absl::StatusOr<UOp> MapToLaunchDims(const UOp& kernel, const LaunchLimits& limits,
+                                    LaunchDims* dims);
+
+}  // namespace uopc
