@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
@@ -15,8 +16,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
+#include "core/fnv.h"
+
 namespace uopc {
 namespace {
+
+constexpr absl::string_view kMagic = "UOPCSO01";
+constexpr size_t kKeyLen = 32, kTrailer = kKeyLen + 8 + 8;
 
 bool MakeDirs(const std::string& path) {
   std::string cur;
@@ -116,6 +122,31 @@ absl::StatusOr<std::string> CacheFolder::Fallback(const std::string& failed,
   else
     std::cerr << msg << "\n";
   return dir_;
+}
+
+std::string SealObject(absl::string_view object, absl::string_view key) {
+  std::string out(object);
+  out += std::string(key).substr(0, kKeyLen);
+  out.resize(object.size() + kKeyLen, '0');
+  uint64_t h = Fnv1a(out);
+  char hb[8];
+  std::memcpy(hb, &h, 8);
+  out.append(hb, 8);
+  out.append(kMagic.data(), kMagic.size());
+  return out;
+}
+
+absl::StatusOr<std::string> CheckSealed(absl::string_view sealed) {
+  if (sealed.size() < kTrailer || sealed.substr(sealed.size() - 8) != kMagic)
+    return absl::DataLossError(absl::StrCat("compiled object of ", sealed.size(),
+                                            " bytes has no uopc trailer (truncated?)"));
+  absl::string_view body = sealed.substr(0, sealed.size() - 16);
+  uint64_t want;
+  std::memcpy(&want, sealed.data() + sealed.size() - 16, 8);
+  if (Fnv1a(body) != want)
+    return absl::DataLossError(
+        absl::StrCat("compiled object of ", sealed.size(), " bytes fails its checksum (corrupt)"));
+  return std::string(body.substr(body.size() - kKeyLen));
 }
 
 }  // namespace uopc

@@ -34,6 +34,12 @@ class CacheFolder {
   std::string dir_, fallback_;
 };
 
+/// `object` followed by the trailer that seals it under `key` (its key, a hash of the bytes
+/// before it, a magic): a cache entry whose truncation or corruption is detected.
+std::string SealObject(absl::string_view object, absl::string_view key);
+/// The key of a sealed object, or DATA_LOSS if the bytes are truncated or corrupt.
+absl::StatusOr<std::string> CheckSealed(absl::string_view sealed);
+
 /// `base.PID.N.tmp`, unique per process and call.
 std::string UniqueTemporary(absl::string_view base);
 

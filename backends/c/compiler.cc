@@ -30,8 +30,6 @@ extern char** environ;
 namespace uopc {
 namespace {
 
-constexpr absl::string_view kMagic = "UOPCSO01";
-constexpr size_t kKeyLen = 32, kTrailer = kKeyLen + 8 + 8;
 
 // A 128-bit key from two FNV-1a hashes with different bases.
 std::string KeyOf(absl::string_view a, absl::string_view b) {
@@ -115,31 +113,6 @@ absl::StatusOr<Run> Spawn(const std::vector<std::string>& argv, absl::string_vie
 }
 
 }  // namespace
-
-std::string SealObject(absl::string_view object, absl::string_view key) {
-  std::string out(object);
-  out += std::string(key).substr(0, kKeyLen);
-  out.resize(object.size() + kKeyLen, '0');
-  uint64_t h = Fnv1a(out);
-  char hb[8];
-  std::memcpy(hb, &h, 8);
-  out.append(hb, 8);
-  out.append(kMagic.data(), kMagic.size());
-  return out;
-}
-
-absl::StatusOr<std::string> CheckSealed(absl::string_view sealed) {
-  if (sealed.size() < kTrailer || sealed.substr(sealed.size() - 8) != kMagic)
-    return absl::DataLossError(absl::StrCat("compiled object of ", sealed.size(),
-                                            " bytes has no uopc trailer (truncated?)"));
-  absl::string_view body = sealed.substr(0, sealed.size() - 16);
-  uint64_t want;
-  std::memcpy(&want, sealed.data() + sealed.size() - 16, 8);
-  if (Fnv1a(body) != want)
-    return absl::DataLossError(
-        absl::StrCat("compiled object of ", sealed.size(), " bytes fails its checksum (corrupt)"));
-  return std::string(body.substr(body.size() - kKeyLen));
-}
 
 CCompiler::CCompiler(Options options)
     : options_(std::move(options)), folder_(options_.cache_dir, "c", options_.warn) {

@@ -62,9 +62,5 @@ class CCompiler {
   CacheFolder folder_;
 };
 
-/// `object` followed by the trailer that seals it under `key`.
-std::string SealObject(absl::string_view object, absl::string_view key);
-/// The key of a sealed object, or DATA_LOSS if the bytes are truncated or corrupt.
-absl::StatusOr<std::string> CheckSealed(absl::string_view sealed);
 
 }  // namespace uopc

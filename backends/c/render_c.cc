@@ -1,5 +1,6 @@
 #include "backends/c/render_c.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -99,6 +100,27 @@ std::string Literal(const UOp& c, CLang lang) {
   }
 }
 
+// Whether an integer ADD or MUL provably stays within its dtype (from its operands' bounds).
+bool Fits(const UOp& u) {
+  const UOp &a = u.src(0), &b = u.src(1);
+  if (!HasBounds(a.dtype()) || !HasBounds(b.dtype())) return false;
+  __int128 lo, hi;
+  if (u.is(Ops::ADD)) {
+    lo = static_cast<__int128>(VMin(a)) + VMin(b);
+    hi = static_cast<__int128>(VMax(a)) + VMax(b);
+  } else {
+    __int128 c[4] = {static_cast<__int128>(VMin(a)) * VMin(b), static_cast<__int128>(VMin(a)) * VMax(b),
+                     static_cast<__int128>(VMax(a)) * VMin(b), static_cast<__int128>(VMax(a)) * VMax(b)};
+    lo = std::min({c[0], c[1], c[2], c[3]});
+    hi = std::max({c[0], c[1], c[2], c[3]});
+  }
+  DType t = u.dtype();
+  // bounds of a wide type can be its whole range: prove nothing there
+  return DTypeSize(t) < 8 && lo >= DTypeMin(t) && hi <= DTypeMax(t) &&
+         VMin(a) > DTypeMin(t) && VMax(a) < DTypeMax(t) && VMin(b) > DTypeMin(t) &&
+         VMax(b) < DTypeMax(t);
+}
+
 // Whether a RANGE is a loop the kernel runs, rather than a launch dimension (global and
 // local ranges are the thread's place in the grid, in CUDA).
 bool IsLoop(const UOp& range, CLang lang) {
@@ -164,8 +186,9 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
     return absl::StrCat(f32, "(", arg, ")");
   };
   // integer + and * wrap: gcc is told so (-fwrapv); NVRTC is not, so CUDA goes unsigned
+  // unless the operands' bounds prove the result fits (index arithmetic, mostly)
   auto wrapping = [&](const char* op) {
-    if (lang_ == CLang::kC || !IsInt(t)) return bin(op);
+    if (lang_ == CLang::kC || !IsInt(t) || Fits(u)) return bin(op);
     return absl::StrCat("((", CType(t, lang_), ")((", WrapType(t), ")", R(u.src(0)), op, "(",
                         WrapType(t), ")", R(u.src(1)), "))");
   };
@@ -408,11 +431,13 @@ UOPC_INT_HELPERS(u32, unsigned int, unsigned int, 32)
 UOPC_INT_HELPERS(i64, long long, unsigned long long, 64)
 UOPC_INT_HELPERS(u64, unsigned long long, unsigned long long, 64)
 UOPC_FN float uopc_bf16_to_f32(uint16_t b) {
-  union { uint32_t u; float f; } v = {.u = (uint32_t)b << 16};
+  union { uint32_t u; float f; } v;
+  v.u = (uint32_t)b << 16;
   return v.f;
 }
 UOPC_FN uint16_t uopc_f32_to_bf16(float f) {
-  union { float f; uint32_t u; } v = {.f = f};
+  union { float f; uint32_t u; } v;
+  v.f = f;
   if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40u);
   return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
 }

@@ -162,9 +162,8 @@ struct KernelCase {
   std::vector<DType> in_types;
   std::vector<std::vector<Arg>> inputs;  // by slot 0..
   DType out_type = DType::kVoid;
+  DType to = DType::kVoid;  // a cast's target, whose support is asked too
   int ulps = 0;
-  bool supported = true;
-  std::string unsupported_why;
 };
 
 class Suite {
@@ -193,9 +192,6 @@ class Suite {
                      const LaunchDims& dims);
   bool Supports(const std::string& op, DType t);
 
-  std::vector<KernelCase> AluCases();
-  std::vector<KernelCase> CastCases();
-  std::vector<KernelCase> LoopCases();
 
   Device& d_;
   ConformanceOptions opt_;
@@ -353,7 +349,7 @@ UOp Elementwise(const std::vector<DType>& in, DType out,
   return UOp::Sink({UOp::Buffer(out, 3, kN).Index(i).Store(f(loads)).End({i})});
 }
 
-std::vector<KernelCase> Suite::AluCases() {
+std::vector<KernelCase> AluCases() {
   std::vector<KernelCase> cases;
   for (int o = 0; o < kNumOps; ++o) {
     Ops op = static_cast<Ops>(o);
@@ -376,14 +372,13 @@ std::vector<KernelCase> Suite::AluCases() {
                                   static_cast<int>(s)));
       if (op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN)
         c.ulps = IsFloat(t) && DTypeSize(t) == 2 ? 1 : 2;
-      c.supported = Supports(c.op_row, t);
       cases.push_back(std::move(c));
     }
   }
   return cases;
 }
 
-std::vector<KernelCase> Suite::CastCases() {
+std::vector<KernelCase> CastCases() {
   std::vector<KernelCase> cases;
   for (DType from : kDTypes)
     for (DType to : kDTypes)
@@ -401,13 +396,13 @@ std::vector<KernelCase> Suite::CastCases() {
         if (!Verify(c.kernel).ok()) continue;  // e.g. a bitcast of bool
         c.inputs.push_back(
             Values(from, 77 + 13 * static_cast<int>(from) + static_cast<int>(to), op, 0));
-        c.supported = Supports(c.op_row, from) && Supports(c.op_row, to);
+        c.to = to;
         cases.push_back(std::move(c));
       }
   return cases;
 }
 
-std::vector<KernelCase> Suite::LoopCases() {
+std::vector<KernelCase> LoopCases() {
   std::vector<KernelCase> cases;
   {  // out[i] = sum(x[i*8 : i*8+n]) for n read from memory, as in the seed
     KernelCase c;
@@ -481,7 +476,10 @@ void Suite::Kernels(std::vector<KernelCase> cases) {
   for (KernelCase& c : cases) {
     if (!Wanted(c.name)) continue;
     char& cell = matrix_[c.op_row][c.dtype];
-    if (!c.supported) {
+    bool supported = c.op_row.empty() ||
+                     (Supports(c.op_row, c.dtype) &&
+                      (c.to == DType::kVoid || Supports(c.op_row, c.to)));
+    if (!supported) {
       Add(ConformanceCase::kSkip, c.section, c.name, "declared unsupported");
       if (!c.op_row.empty() && cell != 'F') cell = cell == 'P' ? 'P' : '-';
       continue;
@@ -543,6 +541,13 @@ ConformanceReport Suite::Run() {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, UOp>> ConformanceKernels() {
+  std::vector<std::pair<std::string, UOp>> out;
+  for (auto cases : {AluCases(), CastCases(), LoopCases()})
+    for (KernelCase& c : cases) out.push_back({c.section + " " + c.name, c.kernel});
+  return out;
+}
 
 ConformanceReport RunConformance(Device& device, const ConformanceOptions& options) {
   return Suite(device, options).Run();

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/uop.h"
 #include "devices/device.h"
 
 namespace uopc {
@@ -38,6 +39,10 @@ struct ConformanceReport {
   int passed = 0, failed = 0, skipped = 0;
   std::string matrix;  // the support matrix, one line per op
 };
+
+/// Every kernel the suite runs, by case ("alu add f32", "cast cast i8 to f16", ...): for a
+/// backend's compiler to be checked on its own, with no device.
+std::vector<std::pair<std::string, UOp>> ConformanceKernels();
 
 /// Runs the suite on `device` (its plugin and backend).
 ConformanceReport RunConformance(Device& device, const ConformanceOptions& options = {});

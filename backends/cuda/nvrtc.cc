@@ -1,0 +1,122 @@
+#include "backends/cuda/nvrtc.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <dlfcn.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace uopc {
+namespace {
+
+// The first of `names` that dlopen finds, trying each folder first; the reasons otherwise.
+void* Open(const std::vector<std::string>& folders, const std::vector<std::string>& names,
+           std::string* why) {
+  for (const std::string& dir : folders)
+    for (const std::string& n : names)
+      if (void* h = dlopen((dir + "/" + n).c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+  for (const std::string& n : names) {
+    if (void* h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+    absl::StrAppend(why, why->empty() ? "" : "; ", dlerror());
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+absl::StatusOr<const Nvrtc*> Nvrtc::Load() {
+  static const absl::StatusOr<const Nvrtc*> loaded = []() -> absl::StatusOr<const Nvrtc*> {
+    std::vector<std::string> folders;
+    if (const char* p = std::getenv("UOPC_CUDA_PATH"); p && *p) folders.push_back(absl::StrCat(p, "/lib64"));
+    folders.push_back("/usr/local/cuda/lib64");
+    std::string why;
+    void* h = Open(folders, {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"}, &why);
+    if (!h)
+      return absl::NotFoundError(absl::StrCat("NVRTC not found (looked in ",
+                                              absl::StrJoin(folders, ", "),
+                                              " and the loader's path: ", why, ")"));
+    auto n = std::unique_ptr<Nvrtc>(new Nvrtc());
+    bool ok = true;
+    auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
+      ok = ok && fn;
+    };
+    int (*version)(int*, int*) = nullptr;
+    int (*num_archs)(int*) = nullptr;
+    int (*archs)(int*) = nullptr;
+    sym(n->create_, "nvrtcCreateProgram");
+    sym(n->compile_, "nvrtcCompileProgram");
+    sym(n->destroy_, "nvrtcDestroyProgram");
+    sym(n->log_size_, "nvrtcGetProgramLogSize");
+    sym(n->log_, "nvrtcGetProgramLog");
+    sym(n->cubin_size_, "nvrtcGetCUBINSize");
+    sym(n->cubin_, "nvrtcGetCUBIN");
+    sym(n->ptx_size_, "nvrtcGetPTXSize");
+    sym(n->ptx_, "nvrtcGetPTX");
+    sym(n->error_, "nvrtcGetErrorString");
+    sym(version, "nvrtcVersion");
+    sym(num_archs, "nvrtcGetNumSupportedArchs");
+    sym(archs, "nvrtcGetSupportedArchs");
+    if (!ok) return absl::FailedPreconditionError("NVRTC lacks a function the CUDA backend needs");
+    int major = 0, minor = 0, count = 0;
+    version(&major, &minor);
+    n->version_ = absl::StrCat(major, ".", minor);
+    if (num_archs(&count) == 0 && count > 0) {
+      n->archs_.resize(count);
+      archs(n->archs_.data());
+    }
+    return n.release();  // for the life of the process, as the library is
+  }();
+  return loaded;
+}
+
+absl::StatusOr<Nvrtc::Binary> Nvrtc::Compile(const std::string& source, int arch,
+                                             const std::vector<std::string>& options) const {
+  // a cubin for a known arch; else PTX of the newest arch below it, which the driver JITs
+  const bool cubin = std::find(archs_.begin(), archs_.end(), arch) != archs_.end();
+  int target = arch;
+  if (!cubin) {
+    target = 0;
+    for (int a : archs_)
+      if (a < arch) target = std::max(target, a);
+    if (target == 0)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "NVRTC ", version_, " knows no architecture at or below sm_", arch));
+  }
+  std::vector<std::string> opts = options;
+  opts.push_back(absl::StrCat("--gpu-architecture=", cubin ? "sm_" : "compute_", target));
+  std::vector<const char*> argv;
+  for (const std::string& o : opts) argv.push_back(o.c_str());
+  Program p = nullptr;
+  if (int rc = create_(&p, source.c_str(), "uopc.cu", 0, nullptr, nullptr); rc != 0)
+    return absl::InternalError(absl::StrCat("NVRTC: cannot create a program: ", error_(rc)));
+  int rc = compile_(p, static_cast<int>(argv.size()), argv.data());
+  size_t n = 0;
+  std::string log;
+  if (log_size_(p, &n) == 0 && n > 1) {
+    log.resize(n);
+    log_(p, log.data());
+    log.resize(n - 1);
+  }
+  if (rc != 0) {
+    destroy_(&p);
+    if (log.size() > 4000) log = log.substr(0, 4000) + "...";
+    return absl::InternalError(absl::StrCat("NVRTC ", version_, " failed (", error_(rc), ", ",
+                                            absl::StrJoin(opts, " "), ") on generated CUDA:\n",
+                                            log));
+  }
+  Binary b;
+  b.ptx = !cubin;
+  size_t size = 0;
+  if ((cubin ? cubin_size_(p, &size) : ptx_size_(p, &size)) == 0) {
+    b.bytes.resize(size);
+    if (cubin) cubin_(p, b.bytes.data()); else ptx_(p, b.bytes.data());
+  }
+  destroy_(&p);
+  if (b.bytes.empty()) return absl::InternalError("NVRTC produced no binary");
+  return b;
+}
+
+}  // namespace uopc

@@ -1,0 +1,96 @@
+// The CUDA backend without a GPU: golden CUDA source for a few kernels, and every kernel of
+// the conformance suite compiled by NVRTC to cubins for sm_90 and sm_80 (skipped, saying
+// why, where NVRTC is not installed).
+#include "backends/cuda/render_cuda.h"
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+
+#include "backends/cuda/nvrtc.h"
+#include "tests/backends/conformance/conformance.h"
+#include "tests/testing/seed_program.h"
+
+namespace uopc {
+namespace {
+
+TEST(RenderCuda, SeedProgramGetsAThreadPerRow) {
+  // the output loop (4 rows) becomes 4 threads; the run-time trip count stays a loop
+  absl::StatusOr<CudaKernel> k = RenderCudaKernel(testing::SeedTripCountKernel(), "k", {});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->dims.global[0], 1u);
+  EXPECT_EQ(k->dims.local[0], 4u);
+  EXPECT_EQ(k->source,
+            "extern \"C\" __global__ void k(float* __restrict__ data0, int* __restrict__ data1, "
+            "float* __restrict__ data2) {\n"
+            "  float acc0;\n"
+            "  int val0 = data1[0];\n"
+            "  int ridx2 = blockIdx.x;\n"
+            "  int ridx3 = threadIdx.x;\n"
+            "  acc0 = 0.0f;\n"
+            "  int alu0 = (ridx3*8);\n"
+            "  for (int ridx1 = 0; ridx1 < val0; ridx1++) {\n"
+            "    float val1 = acc0;\n"
+            "    float val2 = data0[((int)((unsigned int)alu0+(unsigned int)ridx1))];\n"
+            "    acc0 = (val1+val2);\n"
+            "  }\n"
+            "  float val3 = acc0;\n"
+            "  data2[ridx3] = val3;\n"
+            "}\n")
+      << k->source;
+}
+
+TEST(RenderCuda, ElementwiseKernelsGetAThreadPerElement) {
+  UOp a = UOp::Buffer(DType::kF16, 0, 1024), o = UOp::Buffer(DType::kI32, 2, 1024);
+  UOp i = UOp::Range(1024, 0);
+  UOp v = (a.Index(i).Load() * a.Index(i).Load()).Cast(DType::kI32) + i;
+  absl::StatusOr<CudaKernel> k =
+      RenderCudaKernel(UOp::Sink({o.Index(i).Store(v).End({i})}), "e", {256, 1u << 31});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->dims.global[0], 4u);
+  EXPECT_EQ(k->dims.local[0], 256u);
+  const std::string& s = k->source;
+  EXPECT_NE(s.find("extern \"C\" __global__ void e(uint16_t* __restrict__ data0, void* unused1, "
+                   "int* __restrict__ data2)"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("int ridx1 = blockIdx.x;"), std::string::npos) << s;
+  EXPECT_NE(s.find("int ridx2 = threadIdx.x;"), std::string::npos) << s;
+  EXPECT_NE(s.find("uopc_f16_to_f32(data0["), std::string::npos) << s;    // f16 from its bits
+  EXPECT_NE(s.find("uopc_rf16("), std::string::npos) << s;                 // rounded after *
+  EXPECT_NE(s.find("((int)((unsigned int)"), std::string::npos) << s;      // + wraps unsigned
+  EXPECT_EQ(s.find("for ("), std::string::npos) << s;                      // no loop left
+}
+
+// Every conformance kernel, in one translation unit, compiled for `arch`.
+void CompilesForArch(int arch) {
+  absl::StatusOr<const Nvrtc*> nvrtc = Nvrtc::Load();
+  if (!nvrtc.ok()) GTEST_SKIP() << "no NVRTC here: " << nvrtc.status().message();
+  std::string tu = CudaPrelude();
+  int n = 0;
+  for (const auto& [name, kernel] : ConformanceKernels()) {
+    absl::StatusOr<CudaKernel> k = RenderCudaKernel(kernel, absl::StrCat("conf_", n++), {});
+    ASSERT_TRUE(k.ok()) << name << ": " << k.status();
+    tu += k->source;
+  }
+  EXPECT_GT(n, 300);
+  absl::StatusOr<Nvrtc::Binary> b = (*nvrtc)->Compile(tu, arch, {"-fmad=false", "-w"});
+  ASSERT_TRUE(b.ok()) << b.status().message().substr(0, 3000);
+  EXPECT_FALSE(b->ptx) << "NVRTC " << (*nvrtc)->version() << " made no cubin for sm_" << arch;
+  EXPECT_EQ(b->bytes.substr(0, 4), "\x7f" "ELF");  // a cubin is an ELF file
+}
+
+TEST(RenderCuda, EveryConformanceKernelCompilesForSm90) { CompilesForArch(90); }
+TEST(RenderCuda, EveryConformanceKernelCompilesForSm80) { CompilesForArch(80); }
+
+TEST(RenderCuda, ACompileErrorCarriesNvrtcsLog) {
+  absl::StatusOr<const Nvrtc*> nvrtc = Nvrtc::Load();
+  if (!nvrtc.ok()) GTEST_SKIP() << "no NVRTC here: " << nvrtc.status().message();
+  absl::StatusOr<Nvrtc::Binary> b = (*nvrtc)->Compile("int broken( {", 90, {});
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("error"), std::string::npos) << b.status();
+  EXPECT_NE(b.status().message().find("--gpu-architecture=sm_90"), std::string::npos) << b.status();
+}
+
+}  // namespace
+}  // namespace uopc
