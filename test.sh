@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of uopc: installs what is missing, builds, tests. Extra arguments go to
 # `bazel test` (e.g. --config=asan). The last line counts GoogleTest cases:
-# "N passed, N failed".
+# "N passed, N failed" (skipped cases, if any, are counted on the line before).
 set -uo pipefail
 cd "$(dirname "$0")"
 third_party/install_deps.sh || exit 1
@@ -9,6 +9,7 @@ bazel test --keep_going //... "$@"
 status=$?
 # Sum the cases of every test.xml (a crashed binary's test.xml counts as one failure).
 find -L bazel-testlogs/ -name test.xml -print0 2>/dev/null | xargs -0 -r awk '
+  /<testsuite / && match($0, / skipped="[0-9]+"/) { skipped += substr($0, RSTART + 10, RLENGTH - 11) }
   /<testsuites / || (/<testsuite / && !seen[FILENAME]) {
     if (/<testsuites /) seen[FILENAME] = 1
     else if (seen[FILENAME]) next
@@ -20,5 +21,8 @@ find -L bazel-testlogs/ -name test.xml -print0 2>/dev/null | xargs -0 -r awk '
     bad = f + e; if (bad > t) bad = t
     tests += t; failed += bad; seen[FILENAME] = 1
   }
-  END { printf "%d passed, %d failed\n", tests - failed, failed }' || echo "0 passed, 1 failed"
+  END {
+    if (skipped) printf "%d skipped (each says why: a GPU test on a machine without one)\n", skipped
+    printf "%d passed, %d failed\n", tests - failed - skipped, failed
+  }' || echo "0 passed, 1 failed"
 exit $status

@@ -149,4 +149,8 @@ absl::StatusOr<std::string> CheckSealed(absl::string_view sealed) {
   return std::string(body.substr(body.size() - kKeyLen));
 }
 
+absl::string_view SealedObject(absl::string_view sealed) {
+  return sealed.substr(0, sealed.size() >= kTrailer ? sealed.size() - kTrailer : 0);
+}
+
 }  // namespace uopc

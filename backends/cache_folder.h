@@ -39,6 +39,8 @@ class CacheFolder {
 std::string SealObject(absl::string_view object, absl::string_view key);
 /// The key of a sealed object, or DATA_LOSS if the bytes are truncated or corrupt.
 absl::StatusOr<std::string> CheckSealed(absl::string_view sealed);
+/// The object a sealed entry holds, its trailer off (for an entry CheckSealed accepted).
+absl::string_view SealedObject(absl::string_view sealed);
 
 /// `base.PID.N.tmp`, unique per process and call.
 std::string UniqueTemporary(absl::string_view base);

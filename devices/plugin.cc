@@ -69,7 +69,15 @@ absl::StatusOr<std::unique_ptr<Plugin>> Plugin::Load(const std::string& path) {
   p->api_ = api;
   p->path_ = path;
   p->name_ = api->name ? api->name : "?";
-  if (api->probe() <= 0) return fail("unusable on this machine (its probe said no)");
+  if (api->probe() <= 0) {  // unusable here: its initialize may say why (a missing driver)
+    std::string why = "its probe said no";
+    if (uopc_error* e = api->initialize())
+      why = std::string(p->Take(e).message());
+    else
+      p->Take(api->shutdown()).IgnoreError();
+    return absl::UnavailableError(
+        absl::StrCat("plugin ", path, ": unusable on this machine (", why, ")"));
+  }
   if (absl::Status s = p->Take(api->initialize()); !s.ok())
     return fail(absl::StrCat("initialize failed: ", s.message()));
   return p;

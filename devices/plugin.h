@@ -1,7 +1,8 @@
 // A loaded plugin: the shared library opened with dlopen, its entry called, its table
 // checked (ABI major, struct sizes), initialized. Errors name the file and what went
 // wrong: missing file, not loadable, no entry symbol, another ABI major, a table too small,
-// a failed initialize. Calls into the plugin go through Call(), which turns its error
+// a failed initialize. A plugin whose probe says it cannot work on this machine (no driver,
+// no hardware) is refused with UNAVAILABLE and the reason its initialize gives. Calls into the plugin go through Call(), which turns its error
 // objects into absl::Status and treats a table member the plugin's (older, smaller)
 // struct does not have as UNIMPLEMENTED rather than reading past it.
 #pragma once

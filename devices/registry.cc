@@ -102,8 +102,9 @@ std::unique_ptr<DeviceRegistry> DeviceRegistry::Discover(const DiscoveryOptions&
                                                   "' is already loaded from ", (*same)->path()));
       }
     }
-    if (!p.ok()) {
-      if (options.log_failures) std::cerr << "uopc: " << p.status().message() << "\n";
+    if (!p.ok()) {  // (a plugin for hardware this machine lacks is no news: kept, not logged)
+      if (options.log_failures && !absl::IsUnavailable(p.status()))
+        std::cerr << "uopc: " << p.status().message() << "\n";
       r->failures_.push_back({path, p.status()});
       continue;
     }

@@ -4,8 +4,11 @@
 // Where plugins are found, in order: beside the running binary (and in its uopc_plugins/
 // folder, and in Bazel runfiles under backends/), the folders of UOPC_PLUGIN_DIRS
 // (colon-separated), and the files of UOPC_PLUGINS (comma- or colon-separated paths).
-// Folders are scanned for libuopc_plugin_*.so. UOPC_DEVICES lists devices the user insists
-// on: if one is missing, the registry fails loudly, with every load failure.
+// Folders are scanned for libuopc_plugin_*.so. A plugin that did not load is said on stderr,
+// unless it is for hardware this machine lacks (UNAVAILABLE: the CUDA plugin without a
+// driver); either way the reason is kept, and given when its device is asked for.
+// UOPC_DEVICES lists devices the user insists on: if one is missing, the registry fails
+// loudly, with every load failure.
 #pragma once
 
 #include <memory>

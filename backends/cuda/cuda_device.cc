@@ -1,0 +1,534 @@
+#include "backends/cuda/cuda_device.h"
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <thread>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+#include "backends/plugin_sdk.h"
+
+namespace uopc::cuda {
+namespace {
+
+const Driver* g_driver = nullptr;
+std::vector<std::unique_ptr<uopc_device>> g_devices;
+std::mutex g_live_mu;
+absl::flat_hash_set<const void*> g_live;  // buffers, queues and programs not yet destroyed
+
+constexpr char kMagic[] = "UOPCCU01";  // then 'C' (cubin) or 'P' (PTX), then the image
+constexpr size_t kHeader = 9;
+
+#define NULL_ARG(name) uopc_sdk_error(UOPC_INVALID_ARGUMENT, "cuda plugin: %s is NULL", name)
+
+void Live(const void* p, bool on) {
+  std::lock_guard<std::mutex> lock(g_live_mu);
+  if (on)
+    g_live.insert(p);
+  else
+    g_live.erase(p);
+}
+
+uopc_error* CheckLive(const void* p, const char* what) {
+  std::lock_guard<std::mutex> lock(g_live_mu);
+  if (g_live.contains(p)) return nullptr;
+  return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                        "cuda plugin: %s: %p is not a live handle of this plugin (freed already?)",
+                        what, p);
+}
+
+uopc_error* Lost(const uopc_device* d) {
+  return uopc_sdk_error(UOPC_DEVICE_LOST, "cuda plugin: %s is lost: %s", d->name.c_str(),
+                        d->lost_why.c_str());
+}
+
+// CUDA's result as the ABI's error (NULL for success). Sticky errors lose the device.
+uopc_error* Check(uopc_device* d, CUresult r, const char* what, const std::string& kernel = "") {
+  if (r == kSuccess) return nullptr;
+  std::string err = g_driver->Error(r);
+  if (r == kOutOfMemory)
+    return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: %s on %s: %s", what,
+                          d->name.c_str(), err.c_str());
+  if (r == kIllegalAddress || r == kLaunchFailed || r == 214 /* ECC */ || r == 999 /* unknown */) {
+    std::lock_guard<std::mutex> lock(d->mu);
+    if (!d->lost) {
+      d->lost_why = absl::StrCat(err, kernel.empty() ? "" : " in or before kernel " + kernel);
+      d->lost = true;
+    }
+    return Lost(d);
+  }
+  return uopc_sdk_error(r == kInvalidValue ? UOPC_INVALID_ARGUMENT : UOPC_INTERNAL,
+                        "cuda plugin: %s on %s: %s", what, d->name.c_str(), err.c_str());
+}
+
+// Makes `d`'s context current on this thread (every call that touches the device does).
+uopc_error* Use(uopc_device* d) {
+  if (d->lost) return Lost(d);
+  return Check(d, g_driver->CtxSetCurrent(d->ctx), "cuCtxSetCurrent");
+}
+
+// Use() for clean-up paths, which report nothing: whether the device can be used.
+bool Usable(uopc_device* d) {
+  uopc_error* e = Use(d);
+  uopc_sdk_error_destroy(e);
+  return e == nullptr;
+}
+
+// ---- pinned staging buffers ----
+
+size_t SizeClass(size_t n) {
+  size_t c = 64 << 10;
+  while (c < n) c <<= 1;
+  return c;
+}
+
+// A pinned chunk of at least `n` bytes (null if pinned memory ran out).
+void* TakePinned(uopc_device* d, size_t n) {
+  size_t c = SizeClass(n);
+  {
+    std::lock_guard<std::mutex> lock(d->mu);
+    auto& free = d->pinned[c];
+    if (!free.empty()) {
+      void* p = free.back();
+      free.pop_back();
+      return p;
+    }
+  }
+  void* p = nullptr;
+  return g_driver->MemAllocHost(&p, c) == kSuccess ? p : nullptr;
+}
+
+struct Staged {
+  uopc_device* device;
+  void* pinned;
+  size_t size;
+  void* out;  // where a copy-out's bytes go; null for a copy-in
+};
+
+// A host function on the stream, after the staged copy: lands a copy-out's bytes and
+// returns the chunk to its pool (no CUDA call may be made here).
+void FinishStaged(void* arg) {
+  std::unique_ptr<Staged> s(static_cast<Staged*>(arg));
+  if (s->out) std::memcpy(s->out, s->pinned, s->size);
+  std::lock_guard<std::mutex> lock(s->device->mu);
+  s->device->pinned[SizeClass(s->size)].push_back(s->pinned);
+}
+
+// Records an event on `q` for `done`, if asked.
+uopc_error* Done(uopc_queue* q, uopc_event** done) {
+  if (!done) return nullptr;
+  auto e = std::make_unique<uopc_event>();
+  e->device = q->device;
+  e->after_kernel = q->last_kernel;
+  if (uopc_error* err =
+          Check(q->device, g_driver->EventCreate(&e->event, kEventDisableTiming), "cuEventCreate"))
+    return err;
+  if (uopc_error* err = Check(q->device, g_driver->EventRecord(e->event, q->stream),
+                              "cuEventRecord", q->last_kernel)) {
+    g_driver->EventDestroy(e->event);
+    return err;
+  }
+  *done = e.release();
+  return nullptr;
+}
+
+uopc_error* CheckRange(const uopc_buffer* b, uint64_t offset, uint64_t size, const char* what) {
+  if (offset > b->size || size > b->size - offset)
+    return uopc_sdk_error(
+        UOPC_OUT_OF_RANGE, "cuda plugin: %s of %llu bytes at offset %llu of a %llu-byte buffer",
+        what, (unsigned long long)size, (unsigned long long)offset, (unsigned long long)b->size);
+  return nullptr;
+}
+
+// ---- the device table ----
+
+uint32_t DeviceCount() { return static_cast<uint32_t>(g_devices.size()); }
+
+uopc_error* DeviceGet(uint32_t i, uopc_device** out) {
+  if (!out) return NULL_ARG("out");
+  if (i >= g_devices.size())
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "cuda plugin: device %u of %zu", i, g_devices.size());
+  *out = g_devices[i].get();
+  return nullptr;
+}
+
+uopc_error* DeviceDescribe(const uopc_device* d, uopc_device_props* out) {
+  if (!d || !out) return NULL_ARG(d ? "out" : "device");
+  UOPC_SDK_CLEAR(out);
+  out->name = d->name.c_str();
+  out->kind = d->kind.c_str();
+  out->uid = d->uid.c_str();
+  out->backend = d->backend.c_str();
+  out->type = UOPC_DEVICE_GPU;
+  out->mem_total = d->total_mem;
+  out->caps = UOPC_DEVICE_CAP_ASYNC | UOPC_DEVICE_CAP_COPY_D2D | UOPC_DEVICE_CAP_COPY_PEER;
+  return nullptr;
+}
+
+uopc_error* MemoryInfo(uopc_memory_args* a) {
+  if (!a || !a->device) return NULL_ARG(a ? "device" : "args");
+  uopc_device* d = const_cast<uopc_device*>(a->device);
+  if (uopc_error* e = Use(d)) return e;
+  size_t free = 0, total = 0;
+  if (uopc_error* e = Check(d, g_driver->MemGetInfo(&free, &total), "cuMemGetInfo")) return e;
+  a->bytes_in_use = total - free;
+  a->bytes_limit = total;
+  return nullptr;
+}
+
+uopc_error* BufferAlloc(uopc_device* d, uint64_t size, uint64_t align, uopc_buffer** out) {
+  if (!d || !out) return NULL_ARG(d ? "out" : "device");
+  if (align & (align - 1))
+    return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "cuda plugin: alignment %llu is not a power of two",
+                          (unsigned long long)align);
+  if (align > 256)  // cuMemAlloc aligns to 256 bytes
+    return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "cuda plugin: alignment %llu is more than 256",
+                          (unsigned long long)align);
+  if (uopc_error* e = Use(d)) return e;
+  auto b = std::make_unique<uopc_buffer>();
+  b->size = size;
+  b->device = d;
+  if (uopc_error* e = Check(d, g_driver->MemAlloc(&b->ptr, size ? size : 1), "cuMemAlloc"))
+    return e;
+  Live(b.get(), true);
+  *out = b.release();
+  return nullptr;
+}
+
+uopc_error* BufferFree(uopc_buffer* b) {
+  if (!b) return NULL_ARG("buffer");
+  if (uopc_error* e = CheckLive(b, "buffer_free")) return e;
+  Live(b, false);
+  std::unique_ptr<uopc_buffer> owned(b);
+  uopc_device* d = b->device;
+  if (d->lost) return nullptr;  // the context is gone; so is the memory
+  if (uopc_error* e = Use(d)) return e;
+  // work queued on it finishes first (frees are rare: the host's allocator keeps blocks)
+  if (uopc_error* e = Check(d, g_driver->CtxSynchronize(), "cuCtxSynchronize")) return e;
+  return Check(d, g_driver->MemFree(b->ptr), "cuMemFree");
+}
+
+uopc_error* QueueCreate(uopc_device* d, uopc_queue** out) {
+  if (!d || !out) return NULL_ARG(d ? "out" : "device");
+  if (uopc_error* e = Use(d)) return e;
+  auto q = std::make_unique<uopc_queue>();
+  q->device = d;
+  if (uopc_error* e = Check(d, g_driver->StreamCreate(&q->stream, kStreamNonBlocking),
+                            "cuStreamCreate"))
+    return e;
+  Live(q.get(), true);
+  *out = q.release();
+  return nullptr;
+}
+
+uopc_error* QueueDestroy(uopc_queue* q) {
+  if (!q) return NULL_ARG("queue");
+  if (uopc_error* e = CheckLive(q, "queue_destroy")) return e;
+  Live(q, false);
+  std::unique_ptr<uopc_queue> owned(q);
+  if (!Usable(q->device)) return nullptr;
+  g_driver->StreamSynchronize(q->stream);
+  g_driver->StreamDestroy(q->stream);
+  return nullptr;
+}
+
+uopc_error* CopyH2D(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* src, uint64_t size,
+                    uopc_event** done) {
+  if (!q || !dst || (!src && size)) return NULL_ARG("an argument");
+  if (uopc_error* e = CheckLive(dst, "copy in")) return e;
+  if (uopc_error* e = CheckRange(dst, off, size, "copy in")) return e;
+  uopc_device* d = q->device;
+  if (uopc_error* e = Use(d)) return e;
+  if (size) {
+    void* pin = TakePinned(d, size);
+    if (pin) {  // staged: the caller's memory is free at once
+      std::memcpy(pin, src, size);
+      if (uopc_error* e = Check(d, g_driver->MemcpyHtoDAsync(dst->ptr + off, pin, size, q->stream),
+                                "cuMemcpyHtoDAsync"))
+        return e;
+      if (uopc_error* e =
+              Check(d, g_driver->LaunchHostFunc(q->stream, FinishStaged, new Staged{d, pin, size, nullptr}),
+                    "cuLaunchHostFunc"))
+        return e;
+    } else if (uopc_error* e =  // no pinned memory left: straight from pageable memory
+                   Check(d, g_driver->MemcpyHtoDAsync(dst->ptr + off, src, size, q->stream),
+                         "cuMemcpyHtoDAsync")) {
+      return e;
+    }
+  }
+  return Done(q, done);
+}
+
+uopc_error* CopyD2H(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t off, uint64_t size,
+                    uopc_event** done) {
+  if (!q || !src || (!dst && size)) return NULL_ARG("an argument");
+  if (uopc_error* e = CheckLive(src, "copy out")) return e;
+  if (uopc_error* e = CheckRange(src, off, size, "copy out")) return e;
+  uopc_device* d = q->device;
+  if (uopc_error* e = Use(d)) return e;
+  if (size) {
+    void* pin = TakePinned(d, size);
+    if (pin) {
+      if (uopc_error* e = Check(d, g_driver->MemcpyDtoHAsync(pin, src->ptr + off, size, q->stream),
+                                "cuMemcpyDtoHAsync", q->last_kernel))
+        return e;
+      if (uopc_error* e =
+              Check(d, g_driver->LaunchHostFunc(q->stream, FinishStaged, new Staged{d, pin, size, dst}),
+                    "cuLaunchHostFunc"))
+        return e;
+    } else if (uopc_error* e = Check(d, g_driver->MemcpyDtoHAsync(dst, src->ptr + off, size, q->stream),
+                                     "cuMemcpyDtoHAsync", q->last_kernel)) {
+      return e;
+    }
+  }
+  return Done(q, done);
+}
+
+uopc_error* Copy(const uopc_copy_args* a) {
+  if (!a || !a->queue || !a->dst || !a->src) return NULL_ARG("an argument");
+  if (uopc_error* e = CheckLive(a->src, "copy from")) return e;
+  if (uopc_error* e = CheckLive(a->dst, "copy to")) return e;
+  if (uopc_error* e = CheckRange(a->dst, a->dst_offset, a->size, "copy to")) return e;
+  if (uopc_error* e = CheckRange(a->src, a->src_offset, a->size, "copy from")) return e;
+  uopc_queue* q = a->queue;
+  uopc_device* d = q->device;
+  for (uopc_device* x : {a->dst->device, a->src->device})
+    if (x->lost) return Lost(x);
+  if (uopc_error* e = Use(d)) return e;
+  if (a->size) {
+    CUresult r = a->dst->device == a->src->device
+                     ? g_driver->MemcpyDtoDAsync(a->dst->ptr + a->dst_offset,
+                                                 a->src->ptr + a->src_offset, a->size, q->stream)
+                     : g_driver->MemcpyPeerAsync(a->dst->ptr + a->dst_offset, a->dst->device->ctx,
+                                                 a->src->ptr + a->src_offset, a->src->device->ctx,
+                                                 a->size, q->stream);
+    if (uopc_error* e = Check(d, r, "copy", q->last_kernel)) return e;
+  }
+  return Done(q, a->done);
+}
+
+uopc_error* CopyD2D(uopc_queue* q, uopc_buffer* dst, uint64_t doff, const uopc_buffer* src,
+                    uint64_t soff, uint64_t size, uopc_event** done) {
+  uopc_copy_args a{};
+  a.struct_size = sizeof a;
+  a.queue = q;
+  a.dst = dst;
+  a.dst_offset = doff;
+  a.src = src;
+  a.src_offset = soff;
+  a.size = size;
+  a.done = done;
+  return Copy(&a);
+}
+
+uopc_error* ProgramLoad(uopc_device* d, const void* binary, uint64_t size,
+                        const char* const* entries, uint32_t n, uopc_program** out) {
+  if (!d || !binary || !out || (!entries && n)) return NULL_ARG("an argument");
+  const char* bytes = static_cast<const char*>(binary);
+  if (size <= kHeader || std::memcmp(bytes, kMagic, kHeader - 1) != 0)
+    return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                          "cuda plugin: not a program of this plugin's compile (no %s magic)",
+                          kMagic);
+  if (uopc_error* e = Use(d)) return e;
+  // a PTX image is text the driver wants NUL-terminated; a cubin is taken as it is
+  std::string image(bytes + kHeader, size - kHeader);
+  image.push_back('\0');
+  auto p = std::make_unique<uopc_program>();
+  p->device = d;
+  if (uopc_error* e = Check(d, g_driver->ModuleLoadData(&p->module, image.data()), "cuModuleLoadData"))
+    return e;
+  for (uint32_t i = 0; i < n; ++i) {
+    CUfunction f = nullptr;
+    if (CUresult r = g_driver->ModuleGetFunction(&f, p->module, entries[i]); r != kSuccess) {
+      g_driver->ModuleUnload(p->module);
+      return uopc_sdk_error(UOPC_NOT_FOUND, "cuda plugin: the program has no kernel '%s' (%s)",
+                            entries[i], g_driver->Error(r).c_str());
+    }
+    p->functions.push_back(f);
+    p->names.push_back(entries[i]);
+  }
+  Live(p.get(), true);
+  *out = p.release();
+  return nullptr;
+}
+
+uopc_error* ProgramUnload(uopc_program* p) {
+  if (!p) return NULL_ARG("program");
+  if (uopc_error* e = CheckLive(p, "program_unload")) return e;
+  Live(p, false);
+  std::unique_ptr<uopc_program> owned(p);
+  if (Usable(p->device)) g_driver->ModuleUnload(p->module);
+  return nullptr;
+}
+
+uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) {
+  if (!q || !a || !a->program) return NULL_ARG("an argument");
+  if (uopc_error* e = CheckLive(a->program, "launch")) return e;
+  uopc_device* d = q->device;
+  if (a->program->device != d)
+    return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "cuda plugin: a program of %s launched on %s",
+                          a->program->device->name.c_str(), d->name.c_str());
+  if (a->entry >= a->program->functions.size())
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "cuda plugin: entry %u of a program with %zu",
+                          a->entry, a->program->functions.size());
+  if ((a->num_buffers && !a->buffers) || (a->num_vars && !a->vars))
+    return NULL_ARG("buffers or vars");
+  for (int i = 0; i < 3; ++i)
+    if (a->grid[i] == 0 || a->block[i] == 0)
+      return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "cuda plugin: launch dims of zero");
+  // the kernel's parameters: every buffer slot, then the VARs as int
+  std::vector<CUdeviceptr> ptrs(a->num_buffers, 0);
+  std::vector<int> vars(a->num_vars);
+  std::vector<void*> params;
+  for (uint32_t i = 0; i < a->num_buffers; ++i) {
+    const uopc_buffer* b = a->buffers[i];
+    if (b) {
+      if (uopc_error* e = CheckLive(b, "launch")) return e;
+      uint64_t off = a->offsets ? a->offsets[i] : 0;
+      if (off > b->size)
+        return uopc_sdk_error(UOPC_OUT_OF_RANGE, "cuda plugin: offset %llu past buffer %u",
+                              (unsigned long long)off, i);
+      if (b->device != d)
+        return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                              "cuda plugin: launch on %s with buffer %u of %s; copy it there first",
+                              d->name.c_str(), i, b->device->name.c_str());
+      ptrs[i] = b->ptr + off;
+    }
+    params.push_back(&ptrs[i]);
+  }
+  for (uint32_t v = 0; v < a->num_vars; ++v) {
+    vars[v] = static_cast<int>(a->vars[v]);
+    params.push_back(&vars[v]);
+  }
+  if (uopc_error* e = Use(d)) return e;
+  const std::string& name = a->program->names[a->entry];
+  CUresult r = g_driver->LaunchKernel(a->program->functions[a->entry], a->grid[0], a->grid[1],
+                                      a->grid[2], a->block[0], a->block[1], a->block[2], 0,
+                                      q->stream, params.data(), nullptr);
+  if (uopc_error* e = Check(d, r, "cuLaunchKernel", name)) return e;
+  q->last_kernel = name;
+  return Done(q, done);
+}
+
+uopc_error* QueueWaitEvent(uopc_queue* q, uopc_event* e) {
+  if (!q || !e) return NULL_ARG("an argument");
+  if (uopc_error* err = Use(q->device)) return err;
+  return Check(q->device, g_driver->StreamWaitEvent(q->stream, e->event, 0), "cuStreamWaitEvent");
+}
+
+uopc_error* EventWait(uopc_event* e, uint64_t timeout_ns) {
+  if (!e) return NULL_ARG("event");
+  if (uopc_error* err = Use(e->device)) return err;
+  if (timeout_ns == ~uint64_t{0})
+    return Check(e->device, g_driver->EventSynchronize(e->event), "waiting for an event",
+                 e->after_kernel);
+  auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+  for (;;) {
+    CUresult r = g_driver->EventQuery(e->event);
+    if (r != kNotReady) return Check(e->device, r, "waiting for an event", e->after_kernel);
+    if (std::chrono::steady_clock::now() >= until)
+      return uopc_sdk_error(UOPC_DEADLINE_EXCEEDED, "cuda plugin: event not done after %llu ns",
+                            (unsigned long long)timeout_ns);
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+uopc_error* EventQuery(uopc_event* e, int32_t* done) {
+  if (!e || !done) return NULL_ARG("an argument");
+  if (uopc_error* err = Use(e->device)) return err;
+  CUresult r = g_driver->EventQuery(e->event);
+  *done = r != kNotReady;
+  return r == kNotReady ? nullptr : Check(e->device, r, "an event", e->after_kernel);
+}
+
+void EventDestroy(uopc_event* e) {
+  if (!e) return;
+  if (Usable(e->device)) g_driver->EventDestroy(e->event);
+  delete e;
+}
+
+uopc_error* QueueSynchronize(uopc_queue* q) {
+  if (!q) return NULL_ARG("queue");
+  if (uopc_error* e = Use(q->device)) return e;
+  return Check(q->device, g_driver->StreamSynchronize(q->stream), "cuStreamSynchronize",
+               q->last_kernel);
+}
+
+}  // namespace
+
+absl::Status OpenDevices(const Driver& driver) {
+  g_driver = &driver;
+  if (!g_devices.empty()) return absl::OkStatus();
+  int n = 0;
+  if (CUresult r = driver.DeviceGetCount(&n); r != kSuccess || n == 0)
+    return absl::UnavailableError(
+        absl::StrCat("no CUDA device (", r == kSuccess ? "the driver found none" : driver.Error(r), ")"));
+  for (int i = 0; i < n; ++i) {
+    auto d = std::make_unique<uopc_device>();
+    d->ordinal = i;
+    char name[256] = {0}, bus[64] = {0};
+    int major = 0, minor = 0, threads = 1024, grid = 0;
+    size_t mem = 0;
+    if (CUresult r = driver.DeviceGet(&d->dev, i); r != kSuccess)
+      return absl::InternalError(absl::StrCat("cuDeviceGet(", i, "): ", driver.Error(r)));
+    driver.DeviceGetName(name, sizeof name - 1, d->dev);
+    driver.DeviceTotalMem(&mem, d->dev);
+    driver.DeviceGetAttribute(&major, kAttrCcMajor, d->dev);
+    driver.DeviceGetAttribute(&minor, kAttrCcMinor, d->dev);
+    driver.DeviceGetAttribute(&threads, kAttrMaxThreadsPerBlock, d->dev);
+    driver.DeviceGetAttribute(&grid, kAttrMaxGridDimX, d->dev);
+    driver.DeviceGetPCIBusId(bus, sizeof bus - 1, d->dev);
+    if (CUresult r = driver.DevicePrimaryCtxRetain(&d->ctx, d->dev); r != kSuccess)
+      return absl::InternalError(absl::StrCat("CUDA:", i, ": no context: ", driver.Error(r)));
+    d->arch = major * 10 + minor;
+    d->max_threads = static_cast<uint32_t>(threads);
+    d->max_grid = grid > 0 ? static_cast<uint64_t>(grid) : 2147483647;
+    d->total_mem = mem;
+    d->name = absl::StrCat("CUDA:", i);
+    d->kind = absl::StrCat(name, ", sm_", d->arch);
+    d->uid = absl::StrCat("cuda://", bus[0] ? bus : std::to_string(i));
+    d->backend = absl::StrCat("cuda-nvrtc-sm_", d->arch);
+    g_devices.push_back(std::move(d));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<uopc_device*> Devices() {
+  std::vector<uopc_device*> out;
+  for (const auto& d : g_devices) out.push_back(d.get());
+  return out;
+}
+
+std::string PackBinary(bool ptx, const std::string& bytes) {
+  std::string out(kMagic, kHeader - 1);
+  out.push_back(ptx ? 'P' : 'C');
+  return out + bytes;
+}
+
+void FillDeviceApi(uopc_device_api* api) {
+  api->device_count = DeviceCount;
+  api->device_get = DeviceGet;
+  api->device_describe = DeviceDescribe;
+  api->buffer_alloc = BufferAlloc;
+  api->buffer_free = BufferFree;
+  api->queue_create = QueueCreate;
+  api->queue_destroy = QueueDestroy;
+  api->copy_h2d = CopyH2D;
+  api->copy_d2h = CopyD2H;
+  api->copy_d2d = CopyD2D;
+  api->program_load = ProgramLoad;
+  api->program_unload = ProgramUnload;
+  api->launch = Launch;
+  api->queue_wait_event = QueueWaitEvent;
+  api->event_wait = EventWait;
+  api->event_query = EventQuery;
+  api->event_destroy = EventDestroy;
+  api->queue_synchronize = QueueSynchronize;
+  api->copy = Copy;
+  api->memory_info = MemoryInfo;
+}
+
+}  // namespace uopc::cuda

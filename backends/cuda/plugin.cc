@@ -1,0 +1,226 @@
+// The CUDA plugin, libuopc_plugin_cuda.so: a backend per GPU architecture present
+// ("cuda-nvrtc-sm_90": render CUDA C++ with the kernel's loops mapped to threads, compile
+// with NVRTC to a cubin, cached on disk under the architecture, NVRTC's version and the
+// options) and a device per GPU (backends/cuda/cuda_device.h). It links nothing of CUDA:
+// the driver and NVRTC are loaded with dlopen, so the plugin loads everywhere; where there
+// is no driver or no GPU it says so (its probe says no, and initialize says why), and the
+// host goes on without it. Only uopc_plugin_entry_v1 is exported.
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include "backends/cache_folder.h"
+#include "backends/cuda/cuda_device.h"
+#include "backends/cuda/driver.h"
+#include "backends/cuda/nvrtc.h"
+#include "backends/cuda/render_cuda.h"
+#include "backends/plugin_sdk.h"
+#include "core/file.h"
+#include "core/fnv.h"
+#include "core/ops.h"
+#include "core/serialize.h"
+
+struct uopc_backend {
+  int arch;
+  std::string name, target, fingerprint;
+  uopc::LaunchLimits limits;
+};
+
+namespace uopc {
+namespace {
+
+const uopc_host_api* g_host = nullptr;
+const Nvrtc* g_nvrtc = nullptr;
+std::vector<std::unique_ptr<uopc_backend>> g_backends;
+std::unique_ptr<CacheFolder> g_cache;
+const std::vector<std::string> kOptions = {"-fmad=false", "-w"};  // exact: no contraction
+
+#define NULL_ARG(name) uopc_sdk_error(UOPC_INVALID_ARGUMENT, "cuda plugin: %s is NULL", name)
+
+void Log(uopc_log_level level, const std::string& msg) {
+  if (g_host && g_host->log) g_host->log(g_host->log_ctx, level, msg.data(), msg.size());
+}
+
+uopc_error* FromStatus(const absl::Status& s) {
+  if (s.ok()) return nullptr;
+  return uopc_sdk_error(static_cast<uopc_code>(s.code()), "cuda plugin: %s",
+                        std::string(s.message()).c_str());
+}
+
+template <typename F>
+uopc_error* Guard(F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: out of host memory");
+  } catch (const std::exception& e) {
+    return uopc_sdk_error(UOPC_INTERNAL, "cuda plugin: %s", e.what());
+  }
+}
+
+int32_t Probe() { return cuda::Driver::Present() ? 20 : 0; }  // cheap: no cuInit
+
+uopc_error* Initialize() {
+  return Guard([]() -> uopc_error* {
+    if (!g_backends.empty()) return nullptr;
+    absl::StatusOr<const cuda::Driver*> driver = cuda::Driver::Load();
+    if (!driver.ok()) return FromStatus(driver.status());
+    absl::StatusOr<const Nvrtc*> nvrtc = Nvrtc::Load();
+    if (!nvrtc.ok()) return FromStatus(nvrtc.status());
+    g_nvrtc = *nvrtc;
+    if (absl::Status s = cuda::OpenDevices(**driver); !s.ok()) return FromStatus(s);
+    for (uopc_device* d : cuda::Devices()) {
+      bool known = false;
+      for (const auto& b : g_backends) known |= b->arch == d->arch;
+      if (known) continue;
+      auto b = std::make_unique<uopc_backend>();
+      b->arch = d->arch;
+      b->name = d->backend;
+      b->target = absl::StrCat("CUDA:CUDA:sm_", d->arch);
+      b->fingerprint = absl::StrCat("nvrtc ", g_nvrtc->version(), " sm_", d->arch, " ",
+                                    absl::StrJoin(kOptions, " "));
+      b->limits = {std::min<uint32_t>(256, d->max_threads), d->max_grid};
+      g_backends.push_back(std::move(b));
+    }
+    g_cache = std::make_unique<CacheFolder>(
+        "", "cuda", [](const std::string& m) { Log(UOPC_LOG_WARNING, m); });
+    return nullptr;
+  });
+}
+
+// ---- backend ----
+
+uint32_t BackendCount() { return static_cast<uint32_t>(g_backends.size()); }
+
+uopc_error* BackendGet(uint32_t i, uopc_backend** out) {
+  if (!out) return NULL_ARG("out");
+  if (i >= g_backends.size())
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "cuda plugin: backend %u of %zu", i, g_backends.size());
+  *out = g_backends[i].get();
+  return nullptr;
+}
+
+uopc_error* BackendDescribe(const uopc_backend* b, uopc_backend_desc* out) {
+  if (!b || !out) return NULL_ARG(b ? "out" : "backend");
+  UOPC_SDK_CLEAR(out);
+  out->name = b->name.c_str();
+  out->target = b->target.c_str();
+  out->fingerprint = b->fingerprint.c_str();
+  out->lang = UOPC_LANG_CUDA;
+  for (int t = UOPC_DTYPE_BOOL; t <= UOPC_DTYPE_F64; ++t) out->dtypes |= 1ull << t;
+  out->global_max[0] = static_cast<uint32_t>(std::min<uint64_t>(b->limits.max_global, UINT32_MAX));
+  out->global_max[1] = out->global_max[2] = 65535;
+  out->local_max[0] = out->local_max[1] = b->limits.max_local;
+  out->local_max[2] = 64;
+  out->shared_max = 48 << 10;
+  return nullptr;
+}
+
+uopc_error* BackendSupports(const uopc_backend* b, const uopc_op_query* q, int32_t* supported) {
+  if (!b || !q || !supported || !q->op) return NULL_ARG("an argument");
+  std::optional<Ops> op = ParseOp(q->op);
+  if (!op) return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "cuda plugin: unknown op '%s'", q->op);
+  bool tensor_level = IsMovement(*op) || *op == Ops::REDUCE || *op == Ops::STAGE ||
+                      *op == Ops::COPY || *op == Ops::ASSIGN;
+  *supported = !tensor_level && q->dtype >= UOPC_DTYPE_VOID && q->dtype <= UOPC_DTYPE_F64;
+  return nullptr;
+}
+
+// A kernel rendered within `limits` (a launch of one thread when they are 1).
+uopc_error* RenderWith(const uopc_render_args* a, const LaunchLimits& limits, uopc_blob** source,
+                       LaunchDims* dims) {
+  if (!a || !a->backend || !a->kernel || !a->name || !source) return NULL_ARG("an argument");
+  return Guard([&]() -> uopc_error* {
+    absl::StatusOr<UOp> sink =
+        DeserializeGraph(absl::string_view(static_cast<const char*>(a->kernel), a->kernel_size));
+    if (!sink.ok()) return FromStatus(sink.status());
+    absl::StatusOr<CudaKernel> k = RenderCudaKernel(*sink, a->name, limits);
+    if (!k.ok()) return FromStatus(k.status());
+    *source = uopc_sdk_blob(k->source.data(), k->source.size());
+    *dims = k->dims;
+    return *source ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: out of memory");
+  });
+}
+
+uopc_error* Render(const uopc_render_args* a, uopc_blob** out) {
+  LaunchDims dims;  // a caller of the ABI 1.0 call launches once: nothing is mapped
+  return RenderWith(a, LaunchLimits{1, 1}, out, &dims);
+}
+
+uopc_error* RenderKernel(const uopc_render_args* a, uopc_render_result* out) {
+  if (!out) return NULL_ARG("out");
+  UOPC_SDK_CLEAR(out);
+  LaunchDims dims;
+  if (uopc_error* e = RenderWith(a, a ? a->backend->limits : LaunchLimits{}, &out->source, &dims))
+    return e;
+  for (int i = 0; i < 3; ++i) {
+    out->global[i] = dims.global[i];
+    out->local[i] = dims.local[i];
+  }
+  return nullptr;
+}
+
+uopc_error* Compile(const uopc_compile_args* a, uopc_blob** out) {
+  if (!a || !a->backend || !out || (!a->sources && a->num_sources)) return NULL_ARG("an argument");
+  return Guard([&]() -> uopc_error* {
+    std::string tu = CudaPrelude();
+    for (uint64_t i = 0; i < a->num_sources; ++i) tu.append(a->sources[i].text, a->sources[i].size);
+    const uopc_backend& b = *a->backend;
+    std::string key = Hex64(Fnv1a(tu)) + Hex64(Fnv1a(b.fingerprint, Fnv1a(tu)));
+    absl::StatusOr<std::string> dir = g_cache->Get();
+    std::string path = dir.ok() ? absl::StrCat(*dir, "/", key, ".cubin") : "";
+    if (absl::StatusOr<std::string> hit = ReadFile(path); dir.ok() && hit.ok()) {
+      absl::StatusOr<std::string> k = CheckSealed(*hit);
+      if (k.ok() && *k == key) {
+        absl::string_view binary = SealedObject(*hit);
+        *out = uopc_sdk_blob(binary.data(), binary.size());
+        return *out ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: out of memory");
+      }
+    }
+    absl::StatusOr<Nvrtc::Binary> bin = g_nvrtc->Compile(tu, b.arch, kOptions);
+    if (!bin.ok()) return FromStatus(bin.status());
+    std::string binary = cuda::PackBinary(bin->ptx, bin->bytes);
+    if (dir.ok())
+      if (absl::Status s = WriteFileAtomic(path, {SealObject(binary, key)}); !s.ok())
+        g_cache->Fallback(*dir, s.message()).IgnoreError();  // a cache fault is no failure
+    *out = uopc_sdk_blob(binary.data(), binary.size());
+    return *out ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: out of memory");
+  });
+}
+
+uopc_backend_api g_backend_api = {
+    .backend_count = BackendCount,
+    .backend_get = BackendGet,
+    .backend_describe = BackendDescribe,
+    .backend_supports = BackendSupports,
+    .render = Render,
+    .compile = Compile,
+    .render_kernel = RenderKernel,
+};
+
+uopc_device_api g_device_api;
+
+uopc_plugin_api g_api = {
+    .uop_format_version = kUOpFormatVersion,
+    .name = "cuda",
+    .version = "1.0",
+    .caps = UOPC_PLUGIN_CAP_BACKEND | UOPC_PLUGIN_CAP_DEVICE,
+    .probe = Probe,
+    .initialize = Initialize,
+};
+
+}  // namespace
+}  // namespace uopc
+
+extern "C" UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v1(const uopc_host_api* host) {
+  if (!host || host->abi_major != UOPC_ABI_MAJOR) return nullptr;
+  uopc::g_host = host;
+  uopc::cuda::FillDeviceApi(&uopc::g_device_api);
+  uopc_sdk_fill(&uopc::g_api, &uopc::g_backend_api, &uopc::g_device_api);
+  return &uopc::g_api;
+}

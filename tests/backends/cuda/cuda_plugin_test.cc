@@ -1,0 +1,83 @@
+// The CUDA plugin through the real loader. Everywhere: it exports only its entry, and where
+// there is no driver or no GPU it is refused as unusable, saying why (the host goes on).
+// With a GPU (the GPU check runs this binary there): the conformance suite on CUDA:0, and a
+// tensor program on CUDA:0 equal to the same program on the CPU.
+#include <cstdio>
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+#include "backends/cuda/driver.h"
+#include "devices/registry.h"
+#include "frontend/tensor.h"
+#include "tests/backends/conformance/conformance.h"
+#include "tests/testing/command.h"
+
+namespace uopc {
+namespace {
+
+std::string PluginPath() { return testing::Runfile("backends/cuda/libuopc_plugin_cuda.so"); }
+
+TEST(CudaPlugin, ExportsOnlyItsEntry) {
+  testing::CommandResult r = testing::RunCommand("nm -D --defined-only " + PluginPath());
+  if (r.status != 0) GTEST_SKIP() << "nm: " << r.out;
+  std::string extra;
+  for (absl::string_view line : absl::StrSplit(r.out, '\n')) {
+    absl::string_view sym = line.substr(line.rfind(' ') + 1);
+    if (sym.empty() || sym == UOPC_ENTRY_SYMBOL || absl::StartsWith(sym, "_ZNSt") ||
+        absl::StartsWith(sym, "_ZNKSt") || absl::StartsWith(sym, "_ZSt") ||
+        absl::StartsWith(sym, "_ZN9__gnu_cxx"))
+      continue;
+    absl::StrAppend(&extra, sym, " ");
+  }
+  EXPECT_EQ(extra, "");
+  EXPECT_EQ(testing::RunCommand("ldd " + PluginPath() + " | grep -c -i cuda").out, "0\n");
+}
+
+TEST(CudaPlugin, WithoutADriverItIsRefusedSayingWhy) {
+  if (cuda::Driver::Present()) GTEST_SKIP() << "this machine has a CUDA driver";
+  absl::StatusOr<std::unique_ptr<Plugin>> p = Plugin::Load(PluginPath());
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(p.status().message().find("unusable on this machine (cuda plugin: no CUDA driver ("),
+            std::string::npos)
+      << p.status();
+}
+
+Device* Gpu() {
+  absl::StatusOr<Device*> d = DeviceRegistry::Get().GetDevice("CUDA:0");
+  return d.ok() ? *d : nullptr;
+}
+
+TEST(CudaPlugin, PassesTheConformanceSuite) {
+  Device* d = Gpu();
+  if (!d) GTEST_SKIP() << "no GPU here: " << DeviceRegistry::Get().GetDevice("CUDA:0").status();
+  ConformanceReport r = RunConformance(*d);
+  for (const ConformanceCase& c : r.cases)
+    EXPECT_NE(c.status, ConformanceCase::kFail) << c.section << ": " << c.name << ": " << c.detail;
+  std::printf("%s%d passed, %d failed, %d skipped\n", r.matrix.c_str(), r.passed, r.failed,
+              r.skipped);
+}
+
+TEST(CudaPlugin, ATensorProgramOnTheGpuEqualsItOnTheCpu) {
+  Device* d = Gpu();
+  if (!d) GTEST_SKIP() << "no GPU here";
+  auto program = [](const char* dev) {
+    Tensor::ManualSeed(4);
+    Tensor a = Tensor::Randn({64, 48}, DType::kF32, dev), b = Tensor::Randn({48, 32}, DType::kF32, dev);
+    return (a.Matmul(b).Relu().Softmax(-1) * 3.0).Sum({0}).ToVector<float>();
+  };
+  std::vector<float> gpu = program("CUDA:0"), cpu = program("CPU");
+  ASSERT_EQ(gpu.size(), cpu.size());
+  for (size_t i = 0; i < cpu.size(); ++i) EXPECT_NEAR(gpu[i], cpu[i], 1e-5 * std::abs(cpu[i]) + 1e-6);
+  // and the copy between them
+  Tensor x = Tensor::FromVector<float>({1, 2, 3}, {3}, DType::kF32, "CPU").To("CUDA:0") * 2.0;
+  EXPECT_EQ(x.To("CPU").ToVector<float>(), (std::vector<float>{2, 4, 6}));
+}
+
+}  // namespace
+}  // namespace uopc
