@@ -16,16 +16,15 @@ namespace uopc {
 
 namespace {
 
-// The graph of the tensors to realize, each root in a STAGE on its tensor's device, and
-// the buffers it reads by their BUFFER node. A tensor realized since these graphs were built
-// appears in them as the expression it was computed by: that expression is replaced by a
-// view of its buffer (nothing is recomputed, and what it read may be gone).
-absl::StatusOr<UOp> Collect(const std::vector<std::shared_ptr<LazyData>>& todo,
-                            absl::flat_hash_map<const UOp::Node*, Buffer>* inputs) {
+// The graph of `roots`, built over the tensors `from` (and what they were computed from),
+// and the buffers it reads by their BUFFER node. A tensor realized since these graphs were
+// built appears in them as the expression it was computed by: that expression is replaced
+// by a view of its buffer (nothing is recomputed, and what it read may be gone).
+UOp Collect(const std::vector<LazyData*>& from, const std::vector<UOp>& roots,
+            absl::flat_hash_map<const UOp::Node*, Buffer>* inputs) {
   absl::flat_hash_map<const UOp::Node*, UOp> realized;
-  std::vector<LazyData*> stack;
+  std::vector<LazyData*> stack = from;
   absl::flat_hash_map<const LazyData*, bool> seen;
-  for (const auto& t : todo) stack.push_back(t.get());
   while (!stack.empty()) {
     LazyData* l = stack.back();
     stack.pop_back();
@@ -39,16 +38,25 @@ absl::StatusOr<UOp> Collect(const std::vector<std::shared_ptr<LazyData>>& todo,
     }
     for (const auto& s : l->srcs) stack.push_back(s.get());
   }
+  std::vector<UOp> out;
+  for (const UOp& r : roots)
+    out.push_back(realized.empty() ? r : RewriteNodes(r, [&](const UOp& orig, const UOp& rebuilt) {
+      auto it = realized.find(orig.get());
+      return it == realized.end() ? rebuilt : it->second;
+    }));
+  return UOp::Sink(out);
+}
+
+// The tensors to realize, each in a STAGE on its tensor's device.
+UOp CollectStaged(const std::vector<std::shared_ptr<LazyData>>& todo,
+                  absl::flat_hash_map<const UOp::Node*, Buffer>* inputs) {
+  std::vector<LazyData*> from;
   std::vector<UOp> roots;
   for (const auto& t : todo) {
-    UOp root =
-        realized.empty() ? t->uop : RewriteNodes(t->uop, [&](const UOp& orig, const UOp& rebuilt) {
-          auto it = realized.find(orig.get());
-          return it == realized.end() ? rebuilt : it->second;
-        });
-    roots.push_back(UOp::Derived(Ops::STAGE, {root}, DeviceArg{t->device->name()}));
+    from.push_back(t.get());
+    roots.push_back(UOp::Derived(Ops::STAGE, {t->uop}, DeviceArg{t->device->name()}));
   }
-  return UOp::Sink(roots);
+  return Collect(from, roots, inputs);
 }
 
 std::vector<std::shared_ptr<LazyData>> Unrealized(
@@ -113,16 +121,12 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::PlanFor(
   std::vector<std::shared_ptr<LazyData>> todo = Unrealized(targets);
   if (todo.empty()) return std::make_shared<const uopc::Plan>();
   Graph g;
-  ASSIGN_OR_RETURN(g.sink, Collect(todo, &g.inputs));
+  g.sink = CollectStaged(todo, &g.inputs);
   CanonicalGraph canonical;
   return FindPlan(g, &canonical);
 }
 
-absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targets) {
-  std::vector<std::shared_ptr<LazyData>> todo = Unrealized(targets);
-  if (todo.empty()) return absl::OkStatus();
-  Graph g;
-  ASSIGN_OR_RETURN(g.sink, Collect(todo, &g.inputs));
+absl::StatusOr<std::vector<Buffer>> Runtime::Run(const Graph& g) {
   CanonicalGraph canonical;
   ASSIGN_OR_RETURN(std::shared_ptr<const uopc::Plan> plan, FindPlan(g, &canonical));
   std::vector<Buffer> inputs;
@@ -132,7 +136,15 @@ absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targ
       return absl::InternalError("realize: a BUFFER of the graph has no realized tensor");
     inputs.push_back(it->second);
   }
-  ASSIGN_OR_RETURN(std::vector<Buffer> outputs, executor_.Run(*plan, inputs));
+  return executor_.Run(*plan, inputs);
+}
+
+absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targets) {
+  std::vector<std::shared_ptr<LazyData>> todo = Unrealized(targets);
+  if (todo.empty()) return absl::OkStatus();
+  Graph g;
+  g.sink = CollectStaged(todo, &g.inputs);
+  ASSIGN_OR_RETURN(std::vector<Buffer> outputs, Run(g));
   for (size_t r = 0; r < todo.size(); ++r) {
     LazyData& t = *todo[r];
     t.buffer = outputs[r];
@@ -144,6 +156,14 @@ absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targ
     if (!t.requires_grad) t.srcs.clear();  // the inputs are only kept for backward
   }
   return absl::OkStatus();
+}
+
+absl::Status Runtime::Assign(const std::shared_ptr<LazyData>& target,
+                             const std::shared_ptr<LazyData>& value) {
+  Graph g;
+  g.sink = Collect({target.get(), value.get()},
+                   {UOp::Derived(Ops::ASSIGN, {target->uop, value->uop})}, &g.inputs);
+  return Run(g).status();
 }
 
 }  // namespace uopc

@@ -22,6 +22,10 @@ class Runtime {
 
   /// Realizes every unrealized tensor of `targets` with one plan.
   absl::Status Realize(const std::vector<std::shared_ptr<LazyData>>& targets);
+  /// Writes `value` into the buffer that `target` is a view of (movement ops over a realized
+  /// tensor), in place, with one plan.
+  absl::Status Assign(const std::shared_ptr<LazyData>& target,
+                      const std::shared_ptr<LazyData>& value);
   /// The plan that realizing `targets` would run (built or from the cache), without running it.
   absl::StatusOr<std::shared_ptr<const Plan>> PlanFor(
       const std::vector<std::shared_ptr<LazyData>>& targets);
@@ -36,6 +40,8 @@ class Runtime {
   struct Graph;
   /// The plan of `g` (from the cache, or built and printed at UOPC_DEBUG=1).
   absl::StatusOr<std::shared_ptr<const Plan>> FindPlan(const Graph& g, CanonicalGraph* canonical);
+  /// Finds the plan of `g` and runs it: the buffer of each root.
+  absl::StatusOr<std::vector<Buffer>> Run(const Graph& g);
 
   PlanCache plans_;
   int debug_ = 0;

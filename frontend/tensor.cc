@@ -111,12 +111,45 @@ Tensor Tensor::Detach() const {
   return t;
 }
 
+namespace {
+
+// The tensor that `t` is a view of (through movement ops only), or null when `t` is no such
+// view (it is realized, or computed). A padded or expanded view cannot be written through.
+LazyData* ViewBase(const LazyData& t) {
+  const LazyData* l = &t;
+  while (!l->buffer && IsMovement(l->uop.op()) && l->srcs.size() == 1 &&
+         (l->uop.src(0) == l->srcs[0]->uop || l->uop.src(0) == l->srcs[0]->forward)) {
+    if (l->uop.is(Ops::PAD) || l->uop.is(Ops::EXPAND)) {
+      const LazyData* base = l->srcs[0].get();
+      while (!base->buffer && IsMovement(base->uop.op()) && base->srcs.size() == 1)
+        base = base->srcs[0].get();
+      ThrowInvalid(absl::StrCat(
+          "assign: the target is ", l->uop.is(Ops::PAD) ? "a padded" : "an expanded",
+          " view of a tensor of shape ", ShapeString(base->shape),
+          l->uop.is(Ops::PAD) ? " (some of its elements are not in the tensor)"
+                              : " (several of its elements are one element of the tensor)",
+          "; expected a view made by reshape, permute, shrink, slice or flip"));
+    }
+    l = l->srcs[0].get();
+  }
+  return l == &t ? nullptr : const_cast<LazyData*>(l);
+}
+
+}  // namespace
+
 void Tensor::Assign(const Tensor& value) {
   if (value.shape() != shape() || value.dtype() != dtype())
     ThrowInvalid("assign: a value of shape " + ShapeString(value.shape()) + " and dtype " +
                  std::string(DTypeName(value.dtype())) + " to a tensor of shape " +
                  ShapeString(shape()) + " and dtype " + std::string(DTypeName(dtype())));
   Tensor v = value.To(device());  // the tensor stays where it is
+  if (LazyData* base = ViewBase(*data_)) {  // written in place, through the view
+    Tensor b;
+    b.data_ = std::shared_ptr<LazyData>(data_, base);  // (kept alive by this view)
+    b.Realize();
+    ThrowIfError(Runtime::Get().Assign(data_, v.data_));
+    return;
+  }
   v.Realize();
   LazyData& d = *data_;
   d.buffer = v.data_->buffer;
@@ -327,15 +360,24 @@ Tensor Tensor::Slice(int axis, int64_t start, int64_t stop, int64_t step) const 
   auto norm = [n](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
   start = norm(start);
   stop = std::max(norm(stop), start);
+  // every step-th element: a window of count*step elements viewed as (count, step), one
+  // column: from start (column 0) or ending after the last element (column step-1) where
+  // the dim holds such a window, else padded (a view that cannot be written through)
+  int64_t len = stop - start, count = (len + step - 1) / step, column = 0;
+  if (step > 1 && start + count * step <= n) {
+    stop = start + count * step;
+  } else if (int64_t end = start + (count - 1) * step + 1; step > 1 && end - count * step >= 0) {
+    start = end - count * step;
+    stop = end;
+    column = step - 1;
+  }
   std::vector<std::pair<int64_t, int64_t>> r;
   for (int d = 0; d < ndim(); ++d) r.push_back({0, shape()[d]});
   r[a] = {start, stop};
   Tensor t = Shrink(r);
   if (step == 1) return t;
-  // every step-th element: pad to a multiple of step, view as (len/step, step), take column 0
-  int64_t len = stop - start, count = (len + step - 1) / step;
   std::vector<std::pair<int64_t, int64_t>> p(ndim(), {0, 0});
-  p[a] = {0, count * step - len};
+  p[a] = {0, count * step - (stop - start)};
   t = t.Pad(p);
   TensorShape s = t.shape();
   s[a] = count;
@@ -343,7 +385,7 @@ Tensor Tensor::Slice(int axis, int64_t start, int64_t stop, int64_t step) const 
   t = t.Reshape(s);
   std::vector<std::pair<int64_t, int64_t>> take;
   for (size_t d = 0; d < s.size(); ++d) take.push_back({0, s[d]});
-  take[a + 1] = {0, 1};
+  take[a + 1] = {column, column + 1};
   return t.Shrink(take).Squeeze(a + 1);
 }
 

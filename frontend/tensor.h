@@ -221,6 +221,13 @@ class Tensor {
   /// Replaces this tensor's contents with `value` (same shape and dtype), realized on this
   /// tensor's device (copied there if need be, as PyTorch's copy_); keeps requires_grad,
   /// drops history and gradient. What an optimizer step does to a parameter.
+  ///
+  /// On a view (reshape, permute, shrink, slice, flip of a tensor), it writes in place, now:
+  /// the viewed tensor's buffer is updated where the view lies and nowhere else, with no
+  /// copy (a value that reads the same buffer is read whole before it is written).
+  ///   cache.Slice(1, pos, pos + 1).Assign(k);
+  /// A tensor computed from the viewed tensor before, and not realized yet, sees the new
+  /// contents when it is realized (realize it first to keep the old ones).
   void Assign(const Tensor& value);
 
   // ---- running it ----

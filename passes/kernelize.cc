@@ -104,6 +104,19 @@ bool ReshapeOfBuffer(const UOp& u) {
   return x.is(Ops::BUFFER);
 }
 
+// The BUFFER that a view (movement ops over a BUFFER) lies in; null for anything else.
+UOp ViewedBuffer(const UOp& u) {
+  UOp x = u;
+  while (IsMovement(x.op())) x = x.src(0);
+  return x.is(Ops::BUFFER) ? x : UOp();
+}
+
+bool ReadsBuffer(const UOp& u, const UOp& buffer) {
+  for (const UOp& x : u.Toposort())
+    if (x == buffer) return true;
+  return false;
+}
+
 // Copies, before anything is staged (ctx: Placement).
 const PatternMatcher kCopyRules({
     // COPY[d](x) -> x, where x has no device (it can be computed on d) or is on d already
@@ -187,6 +200,10 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
     bool down = !boundary && (expanded[u.get()] || u.is(Ops::EXPAND));
     for (const UOp& s : u.src()) expanded[s.get()] |= down;
   }
+  // an in-place ASSIGN's value that reads the buffer it writes is computed whole first
+  for (const UOp& u : order)
+    if (u.is(Ops::ASSIGN) && ReadsBuffer(u.src(1), ViewedBuffer(u.src(0))))
+      staged.insert(u.src(1).get());
   StageBroadcastIntoReduces(order, staged, placed);
   // then, until none is left, the outermost REDUCE that several kernels would repeat
   for (;;) {
@@ -206,7 +223,7 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
   std::vector<UOp> roots;
   for (size_t i = 0; i < out.src().size(); ++i) {
     const UOp& r = out.src(i);
-    roots.push_back(r.is(Ops::STAGE)
+    roots.push_back(r.is(Ops::STAGE) || r.is(Ops::ASSIGN)
                         ? r
                         : UOp::Derived(Ops::STAGE, {r}, DeviceArg{region.at(g.src(i).get())}));
   }

@@ -13,10 +13,13 @@
 //     whole reduction (a row softmax: max, then sum, then the output: three kernels);
 //   - every costly computation broadcast into a REDUCE (under an EXPAND inside the
 //     reduction: a matmul's operand would be recomputed once per column of the other);
-//   - every REDUCE that more than one kernel reads (each would repeat it).
+//   - every REDUCE that more than one kernel reads (each would repeat it);
+//   - the value of an in-place ASSIGN root (ASSIGN(view of a BUFFER, value)) that reads the
+//     buffer it writes: computed whole before it is written (else a kernel could read what
+//     it has overwritten). The ASSIGN root itself stays: its kernel stores into the view.
 // A value made of constants alone that users on two devices share is recomputed by each,
-// never staged. Input: SINK of tensor-level roots. Output: SINK of STAGE(root), with inner
-// STAGEs.
+// never staged. Input: SINK of tensor-level roots. Output: SINK of STAGE(root) (or of the
+// ASSIGN root), with inner STAGEs.
 #pragma once
 
 #include "absl/status/statusor.h"

@@ -260,8 +260,18 @@ absl::StatusOr<UOp> KernelBuilder::Build() {
     std::optional<int64_t> n = loops.back().src(0).ConstIntValue();
     if (n && *n <= kMaxAcrossLoop && loops.back() == idx.back()) inner_ = loops.back();
   }
-  ASSIGN_OR_RETURN(UOp v, Value(root_, idx));
-  UOp store = buffers_.at(root_.get()).Index(Ravel(idx, shape)).Store(v);
+  UOp store;
+  if (root_.is(Ops::ASSIGN)) {  // in place: stored where the target view reads
+    ASSIGN_OR_RETURN(UOp v, Value(root_.src(1), idx));
+    ASSIGN_OR_RETURN(UOp at, Value(root_.src(0), idx));
+    if (!at.is(Ops::LOAD))
+      return absl::InvalidArgumentError(
+          "rangeify: an ASSIGN whose target is not a plain view of a buffer (padded?)");
+    store = at.src(0).Store(v);
+  } else {
+    ASSIGN_OR_RETURN(UOp v, Value(root_, idx));
+    store = buffers_.at(root_.get()).Index(Ravel(idx, shape)).Store(v);
+  }
   if (loops.empty()) return UOp::Sink({store});
   std::vector<UOp> end{store};
   end.insert(end.end(), loops.begin(), loops.end());
@@ -282,6 +292,19 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext&) {
   std::vector<UOp> kernels;
   for (const UOp& u : order) {
     if (u.is(Ops::BUFFER)) buffers[u.get()] = u;
+    if (u.is(Ops::ASSIGN)) {  // in place: the kernel writes the target's buffer
+      UOp target = u.src(0);
+      while (IsMovement(target.op()) && !target.is(Ops::PAD) && !target.is(Ops::EXPAND))
+        target = target.src(0);
+      if (!target.is(Ops::BUFFER))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "rangeify: an ASSIGN into a ", OpName(target.op()),
+            "; expected a view of a BUFFER made by reshape, permute, shrink or flip"));
+      ASSIGN_OR_RETURN(UOp k, KernelBuilder(shapes, buffers, u).Build());
+      kernels.push_back(std::move(k));
+      buffers[u.get()] = target;
+      continue;
+    }
     if (!u.is(Ops::STAGE)) continue;
     Dim n = NumElements(shapes.at(u.get()));
     if (!n.IsStatic())

@@ -9,8 +9,10 @@
 //
 // Buffers: the graph's input BUFFERs keep their slots 0..I-1; each STAGE gets a buffer of
 // its own, slots I, I+1, ... in topological order, on the STAGE's device. A STAGE of a
-// COPY is no kernel but a copy step, ASSIGN(BUFFER dst, COPY[device](BUFFER src)).
-// Input: SINK of STAGE(root) (from Kernelize).
+// COPY is no kernel but a copy step, ASSIGN(BUFFER dst, COPY[device](BUFFER src)). An
+// in-place root ASSIGN(view of a BUFFER, value) is a kernel that loops over the view and
+// stores the value where the view reads; its root's buffer is the BUFFER it wrote.
+// Input: SINK of STAGE(root) or ASSIGN roots (from Kernelize).
 // Output: SINK(SINK(step, ...), SINK(BUFFER of each root, ...)), steps in run order: each
 // a kernel (a SINK of loop IR) or a copy.
 #pragma once

@@ -72,6 +72,15 @@ TEST(Devices, AnOpOnTwoDevicesIsAnErrorThatNamesBoth) {
   EXPECT_EQ((-Tensor::Scalar(1.0)).Minimum(b).device()->name(), "CPU:1");
 }
 
+TEST(Devices, AnInPlaceAssignFromAnotherDeviceWritesOnTheTargetsDevice) {
+  Tensor c = Tensor::Zeros({3, 2}, DType::kF32, "CPU:1").Realize();
+  Buffer before = c.data()->buffer;
+  c.Slice(0, 1, 2).Assign(Tensor::FromVector<float>({7, 8}, {1, 2}, DType::kF32, "CPU:0") * 2);
+  EXPECT_TRUE(c.data()->buffer.SameMemory(before));
+  EXPECT_EQ(c.device()->name(), "CPU:1");
+  EXPECT_EQ(c.ToVector<float>(), (std::vector<float>{0, 0, 14, 16, 0, 0}));
+}
+
 TEST(Devices, ThePlanHasCopySteps) {
   Tensor x = Tensor::FromVector<float>({1, 2, 3, 4}, {4}, DType::kF32, "CPU:0");
   Tensor y = (x * 2.0).To("CPU:1") + 1.0;
