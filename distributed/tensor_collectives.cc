@@ -67,7 +67,7 @@ absl::Status AverageGradients(ProcessGroup& g, const std::vector<Tensor*>& param
           ->Wait());
   for (auto [p, offset] : at) {
     Tensor grad = p->grad();
-    std::vector<float> v(bucket.begin() + offset, bucket.begin() + offset + grad.numel());
+    std::vector<float> v(bucket.begin() + offset, bucket.begin() + offset + grad.numel().value());
     p->SetGrad(Tensor::FromVector(v, grad.shape(), grad.dtype(), grad.device()));
   }
   return absl::OkStatus();

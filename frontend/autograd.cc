@@ -26,6 +26,8 @@ class Backprop {
   UOp Expand();
   /// `u` as a tensor on `device` (where the gradient that reaches it is).
   Tensor Wrap(const UOp& u, Device* device) const;
+  /// An i32 expression of the graph (a dim, a bound) with the value the loss bound it to.
+  SymInt Sym(const UOp& expr) const { return SymInt::FromUOp(expr, loss_.data()->vars); }
   void Add(const UOp& u, const Tensor& g);
   void Rule(const UOp& u, const Tensor& g);
 
@@ -71,7 +73,7 @@ UOp Backprop::Expand() {
 
 Tensor Backprop::Wrap(const UOp& u, Device* device) const {
   TensorShape s;
-  for (const Dim& d : shapes_.at(u.get())) s.push_back(d.value());
+  for (const Dim& d : shapes_.at(u.get())) s.push_back(Sym(d.AsUOp()));
   return Tensor(u, s, u.dtype(), device, {holder_});
 }
 
@@ -131,18 +133,18 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
     }
     case Ops::FLIP: Add(u.src(0), g.Flip(u.arg().Get<Axes>().v)); return;
     case Ops::PAD: {
-      std::vector<std::pair<int64_t, int64_t>> r;
+      std::vector<std::pair<SymInt, SymInt>> r;
       for (size_t d = 0; d < g.shape().size(); ++d) {
-        int64_t before = *u.src(1 + 2 * d).ConstIntValue();
+        SymInt before = Sym(u.src(1 + 2 * d));
         r.push_back({before, before + src(0).shape()[d]});
       }
       Add(u.src(0), g.Shrink(r));
       return;
     }
     case Ops::SHRINK: {
-      std::vector<std::pair<int64_t, int64_t>> p;
+      std::vector<std::pair<SymInt, SymInt>> p;
       for (size_t d = 0; d < g.shape().size(); ++d) {
-        int64_t b = *u.src(1 + 2 * d).ConstIntValue(), e = *u.src(2 + 2 * d).ConstIntValue();
+        SymInt b = Sym(u.src(1 + 2 * d)), e = Sym(u.src(2 + 2 * d));
         p.push_back({b, src(0).shape()[d] - e});
       }
       Add(u.src(0), g.Pad(p));

@@ -1,7 +1,9 @@
 #include "frontend/nn.h"
 
 #include <cmath>
+#include <mutex>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace uopc {
@@ -10,6 +12,16 @@ namespace {
 Tensor Param(Tensor t) {
   t.Realize();
   t.RequiresGrad();
+  return t;
+}
+
+// 0, 1, ..., n-1 (i32) on `device`, realized once for each (n, device).
+Tensor Positions(int64_t n, Device* device) {
+  static std::mutex mu;
+  static auto* cache = new absl::flat_hash_map<std::pair<int64_t, Device*>, Tensor>();
+  std::lock_guard<std::mutex> lock(mu);
+  Tensor& t = (*cache)[{n, device}];
+  if (!t) t = Tensor::Arange(0, static_cast<double>(n), 1, device).Realize();
   return t;
 }
 
@@ -62,7 +74,7 @@ Embedding::Embedding(int64_t num, int64_t dim, double init_std)
     : weight(Param(Tensor::Randn({num, dim}) * init_std)) {}
 
 Tensor Embedding::Forward(const Tensor& idx) const {
-  return idx.OneHot(weight.shape(0)).Cast(weight.dtype()).Matmul(weight);
+  return idx.OneHot(weight.shape(0).value()).Cast(weight.dtype()).Matmul(weight);
 }
 
 void Embedding::Params(const std::string& prefix, NamedParams& out) {
@@ -96,17 +108,27 @@ CausalSelfAttention::CausalSelfAttention(const GptConfig& c)
       resid_dropout(c.dropout),
       heads(c.heads) {}
 
-Tensor CausalSelfAttention::Forward(const Tensor& x) const {
-  int64_t B = x.shape(0), T = x.shape(1), C = x.shape(2), D = C / heads;
+Tensor CausalSelfAttention::Forward(const Tensor& x, Tensor* k_cache, Tensor* v_cache,
+                                    const SymInt& pos) const {
+  SymInt B = x.shape(0), T = x.shape(1);
+  int64_t C = x.shape(2).value(), D = C / heads;
   Tensor qkv = c_attn.Forward(x);  // (B, T, 3C)
-  auto split = [&](int k) {
+  auto split = [&](int64_t k) {
     return qkv.Shrink({{0, B}, {0, T}, {k * C, (k + 1) * C}})
         .Reshape({B, T, heads, D})
         .Transpose(1, 2);  // (B, H, T, D)
   };
   Tensor q = split(0), k = split(1), v = split(2);
-  Tensor t = Tensor::Arange(0, static_cast<double>(T), 1, x.device());
-  Tensor future = t.Unsqueeze(1).Lt(t);
+  if (k_cache) {  // this step's keys and values into the caches, then all of them read back
+    k_cache->Slice(2, pos, pos + T).Assign(k);
+    v_cache->Slice(2, pos, pos + T).Assign(v);
+    k = k_cache->Slice(2, 0, pos + T);
+    v = v_cache->Slice(2, 0, pos + T);
+  }
+  // query i is at position pos + i; key j at j: it is in the future when pos + i < j
+  SymInt S = k.shape(2);
+  Tensor at = Positions(S.max(), x.device());
+  Tensor future = at.Slice(0, pos, pos + T).Unsqueeze(1).Lt(at.Slice(0, 0, S));
   Tensor att = q.Matmul(k.Transpose()) * (1.0 / std::sqrt(static_cast<double>(D)));
   att = future.Where(-INFINITY, att).Softmax(-1);
   Tensor y = attn_dropout.Forward(att).Matmul(v).Transpose(1, 2).Reshape({B, T, C});
@@ -145,8 +167,9 @@ void Mlp::Train(bool on) {
 
 Block::Block(const GptConfig& c) : ln_1(c.dim), attn(c), ln_2(c.dim), mlp(c) {}
 
-Tensor Block::Forward(const Tensor& x) const {
-  Tensor y = x + attn.Forward(ln_1.Forward(x));
+Tensor Block::Forward(const Tensor& x, Tensor* k_cache, Tensor* v_cache,
+                     const SymInt& pos) const {
+  Tensor y = x + attn.Forward(ln_1.Forward(x), k_cache, v_cache, pos);
   return y + mlp.Forward(ln_2.Forward(y));
 }
 
@@ -188,16 +211,50 @@ Gpt::Gpt(const GptConfig& c)
   for (int64_t l = 0; l < c.layers; ++l) h.push_back(std::make_unique<Block>(c));
 }
 
-Tensor Gpt::Forward(const Tensor& idx) const {
-  if (idx.ndim() != 2 || idx.shape(1) > config.context)
+Tensor Gpt::Forward(const Tensor& idx, KvCache* cache) const {
+  if (idx.ndim() != 2 || idx.shape(1).value() > config.context)
     ThrowInvalid(absl::StrCat("gpt: token indices of shape ", ShapeString(idx.shape()),
                               "; expected (batch, T) with T <= ", config.context));
-  int64_t T = idx.shape(1);
-  Tensor pos = Tensor::Arange(0, static_cast<double>(T), 1, wpe.weight.device());
-  Tensor x = wte.Forward(idx.To(wte.weight.device())) + wpe.Forward(pos).To(wte.weight.device());
-  for (const auto& b : h) x = b->Forward(x.To(b->ln_1.weight.device()));
+  SymInt T = idx.shape(1);
+  SymInt pos = 0;  // (the first position a VAR only past 0: a prefill plan does not need it)
+  if (cache) {
+    if (cache->k_.size() != h.size() || cache->capacity_ != config.context ||
+        idx.shape(0) != cache->batch_)
+      ThrowInvalid(absl::StrCat("gpt: a cache for ", cache->k_.size(), " layers, context ",
+                                cache->capacity_, ", batch ", cache->batch_, " with a model of ",
+                                h.size(), " layers, context ", config.context,
+                                " and token indices of shape ", ShapeString(idx.shape())));
+    if (cache->pos_ + T.value() > cache->capacity_)
+      ThrowInvalid(absl::StrCat("gpt: positions [", cache->pos_, ", ", cache->pos_ + T.value(),
+                                ") past the end of a cache of ", cache->capacity_,
+                                " positions; expected pos + T <= ", cache->capacity_,
+                                " (Reset it, or start again from the last tokens)"));
+    if (cache->pos_ > 0) pos = SymInt::Variable("pos", 1, config.context - 1, cache->pos_);
+  }
+  Tensor x = wte.Forward(idx.To(wte.weight.device())) +
+             wpe.weight.Slice(0, pos, pos + T).To(wte.weight.device());
+  for (size_t l = 0; l < h.size(); ++l) {
+    const Block& b = *h[l];
+    x = b.Forward(x.To(b.ln_1.weight.device()), cache ? &cache->k_[l] : nullptr,
+                  cache ? &cache->v_[l] : nullptr, pos);
+  }
+  if (cache) cache->pos_ += T.value();
   x = ln_f.Forward(x.To(ln_f.weight.device()));
   return x.To(lm_head.device()).Matmul(lm_head.Transpose());
+}
+
+KvCache::KvCache(const Gpt& model, int64_t batch)
+    : capacity_(model.config.context), batch_(batch) {
+  if (batch < 1) ThrowInvalid(absl::StrCat("kv cache: batch ", batch, "; expected >= 1"));
+  const GptConfig& c = model.config;
+  for (const auto& b : model.h) {
+    Device* d = b->ln_1.weight.device();
+    const int64_t n = batch * c.heads * c.context * (c.dim / c.heads);
+    for (auto* cache : {&k_, &v_})  // (uploaded: no plan to build)
+      cache->push_back(Tensor::FromVector(std::vector<float>(n, 0.0f),
+                                          {batch, c.heads, c.context, c.dim / c.heads},
+                                          DType::kF32, d));
+  }
 }
 
 void Gpt::Split(const std::vector<DeviceRef>& devices) {

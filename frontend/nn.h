@@ -82,7 +82,11 @@ struct GptConfig {
 class CausalSelfAttention : public Module {
  public:
   explicit CausalSelfAttention(const GptConfig& c);
-  Tensor Forward(const Tensor& x) const;  // (B, T, C) -> (B, T, C)
+  /// (B, T, C) -> (B, T, C). With caches (B, heads, context, C/heads): x holds positions
+  /// [pos, pos + T); their keys and values are written into the caches (in place, lazily),
+  /// and the queries attend to positions [0, pos + T) of the caches.
+  Tensor Forward(const Tensor& x, Tensor* k_cache = nullptr, Tensor* v_cache = nullptr,
+                 const SymInt& pos = 0) const;
   void Params(const std::string& prefix, NamedParams& out) override;
   void Train(bool on) override;
   Linear c_attn, c_proj;
@@ -105,7 +109,8 @@ class Mlp : public Module {
 class Block : public Module {
  public:
   explicit Block(const GptConfig& c);
-  Tensor Forward(const Tensor& x) const;
+  Tensor Forward(const Tensor& x, Tensor* k_cache = nullptr, Tensor* v_cache = nullptr,
+                 const SymInt& pos = 0) const;
   void Params(const std::string& prefix, NamedParams& out) override;
   void Train(bool on) override;
   LayerNorm ln_1;
@@ -114,14 +119,21 @@ class Block : public Module {
   Mlp mlp;
 };
 
+class KvCache;
+
 /// GPT-2: wte, wpe, blocks h.N, ln_f, and lm_head (vocab, dim) as GPT-2 stores it. Its parts
 /// may live on different devices (a pipeline: `model.h[2]->To("CPU:1")`): Forward moves the
 /// activations to each part's device as it goes, and the logits are on lm_head's.
 class Gpt : public Module {
  public:
   explicit Gpt(const GptConfig& c);
-  /// Token indices (B, T), T <= context, to logits (B, T, vocab), on lm_head's device.
-  Tensor Forward(const Tensor& idx) const;
+  /// Token indices (B, T), T <= context (T may be symbolic: one plan for every length), to
+  /// logits (B, T, vocab), on lm_head's device. With a cache: idx are the tokens at
+  /// positions [cache->pos(), cache->pos() + T), whose keys and values are written into
+  /// the cache (the cache then holds pos() + T positions); attention reads the cache, so a
+  /// token costs what its position costs. The position is a VAR, so decoding one token at
+  /// a time is one plan for every position.
+  Tensor Forward(const Tensor& idx, KvCache* cache = nullptr) const;
   /// Spreads the model over `devices` as a pipeline: the blocks in contiguous groups, as
   /// even as possible, the embeddings with the first group, ln_f and lm_head with the last.
   void Split(const std::vector<DeviceRef>& devices);
@@ -132,6 +144,25 @@ class Gpt : public Module {
   std::vector<std::unique_ptr<Block>> h;
   LayerNorm ln_f;
   Tensor lm_head;
+};
+
+/// The keys and values of every layer for the positions a Gpt has seen, in buffers as long
+/// as its context, (B, heads, context, dim / heads) on each block's device: what decoding
+/// reads instead of recomputing the past.
+class KvCache {
+ public:
+  explicit KvCache(const Gpt& model, int64_t batch = 1);
+  /// How many positions it holds.
+  int64_t pos() const { return pos_; }
+  int64_t capacity() const { return capacity_; }
+  int64_t batch() const { return batch_; }
+  /// Forgets every position (nothing is cleared: positions past pos() are never read).
+  void Reset() { pos_ = 0; }
+
+ private:
+  friend class Gpt;
+  std::vector<Tensor> k_, v_;
+  int64_t pos_ = 0, capacity_ = 0, batch_ = 0;
 };
 
 }  // namespace uopc

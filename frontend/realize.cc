@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
 #include "core/status_macros.h"
@@ -14,65 +15,79 @@
 
 namespace uopc {
 
+struct Runtime::Graph {
+  UOp sink;
+  absl::flat_hash_map<const UOp::Node*, Buffer> inputs;
+  VarValues vars;                   // the value bound to each VAR the graph reads
+  std::vector<LazyData*> written;   // tensors whose pending writes are roots (after the STAGEs)
+};
+
 namespace {
 
-// The graph of `roots`, built over the tensors `from` (and what they were computed from),
-// and the buffers it reads by their BUFFER node. A tensor realized since these graphs were
-// built appears in them as the expression it was computed by: that expression is replaced
-// by a view of its buffer (nothing is recomputed, and what it read may be gone).
-UOp Collect(const std::vector<LazyData*>& from, const std::vector<UOp>& roots,
-            absl::flat_hash_map<const UOp::Node*, Buffer>* inputs) {
-  absl::flat_hash_map<const UOp::Node*, UOp> realized;
-  std::vector<LazyData*> stack = from;
-  absl::flat_hash_map<const LazyData*, bool> seen;
-  while (!stack.empty()) {
-    LazyData* l = stack.back();
-    stack.pop_back();
-    if (seen[l]) continue;
-    seen[l] = true;
-    if (l->buffer) {
-      UOp b = l->uop;
-      while (!b.is(Ops::BUFFER)) b = b.src(0);
-      (*inputs)[b.get()] = l->buffer;
-      if (!(l->forward == l->uop)) realized[l->forward.get()] = l->uop;
-    }
-    for (const auto& s : l->srcs) stack.push_back(s.get());
+// The ASSIGNs of a chain of pending writes AFTER(AFTER(view, a1), a2)...
+void PendingWrites(UOp u, absl::flat_hash_set<const UOp::Node*>* out) {
+  while (u.is(Ops::AFTER)) {
+    for (size_t i = 1; i < u.src().size(); ++i) out->insert(u.src(i).get());
+    u = u.src(0);
   }
-  std::vector<UOp> out;
-  for (const UOp& r : roots)
-    out.push_back(realized.empty() ? r : RewriteNodes(r, [&](const UOp& orig, const UOp& rebuilt) {
-      auto it = realized.find(orig.get());
-      return it == realized.end() ? rebuilt : it->second;
-    }));
-  return UOp::Sink(out);
-}
-
-// The tensors to realize, each in a STAGE on its tensor's device.
-UOp CollectStaged(const std::vector<std::shared_ptr<LazyData>>& todo,
-                  absl::flat_hash_map<const UOp::Node*, Buffer>* inputs) {
-  std::vector<LazyData*> from;
-  std::vector<UOp> roots;
-  for (const auto& t : todo) {
-    from.push_back(t.get());
-    roots.push_back(UOp::Derived(Ops::STAGE, {t->uop}, DeviceArg{t->device->name()}));
-  }
-  return Collect(from, roots, inputs);
 }
 
 std::vector<std::shared_ptr<LazyData>> Unrealized(
     const std::vector<std::shared_ptr<LazyData>>& targets) {
   std::vector<std::shared_ptr<LazyData>> todo;
   for (const auto& t : targets)
-    if (!t->buffer && std::find(todo.begin(), todo.end(), t) == todo.end()) todo.push_back(t);
+    if ((!t->buffer || t->base_view) && std::find(todo.begin(), todo.end(), t) == todo.end())
+      todo.push_back(t);
   return todo;
 }
 
 }  // namespace
 
-struct Runtime::Graph {
-  UOp sink;
-  absl::flat_hash_map<const UOp::Node*, Buffer> inputs;
-};
+// The graph that realizes `todo`: each unrealized tensor in a STAGE on its device, and the
+// pending writes of every tensor the graph reaches, each tensor's chain of them a root (its
+// buffer is the root's output). A tensor realized since these graphs were built appears in
+// them as the expression it was computed by: that expression is replaced by a view of its
+// buffer (nothing is recomputed, and what it read may be gone); a write that is done (not
+// pending any more) is read as the buffer it wrote.
+void Runtime::Collect(const std::vector<std::shared_ptr<LazyData>>& todo, Graph* g) {
+  std::shared_ptr<const VarBindings> bound;
+  absl::flat_hash_map<const UOp::Node*, UOp> realized;
+  absl::flat_hash_set<const UOp::Node*> pending;
+  std::vector<LazyData*> stack;
+  absl::flat_hash_set<const LazyData*> seen;
+  for (const auto& t : todo) stack.push_back(t.get());
+  while (!stack.empty()) {
+    LazyData* l = stack.back();
+    stack.pop_back();
+    if (!seen.insert(l).second) continue;
+    bound = MergeBindings(bound, l->vars);
+    if (l->buffer) {
+      UOp b = l->uop;
+      while (!b.is(Ops::BUFFER)) b = b.src(0);
+      g->inputs[b.get()] = l->buffer;
+      const UOp& now = l->base_view ? l->base_view : l->uop;
+      if (!(l->forward == now)) realized[l->forward.get()] = now;
+    }
+    if (l->base_view) {
+      PendingWrites(l->uop, &pending);
+      g->written.push_back(l);
+    }
+    for (const auto& s : l->srcs) stack.push_back(s.get());
+    for (const auto& s : l->written_from) stack.push_back(s.get());
+  }
+  if (bound)
+    for (const auto& [var, value] : *bound) g->vars[var.arg().Get<VarArg>().name] = value;
+  std::vector<UOp> roots;
+  for (const auto& t : todo)
+    if (!t->buffer) roots.push_back(UOp::Derived(Ops::STAGE, {t->uop}, DeviceArg{t->device->name()}));
+  for (const LazyData* w : g->written) roots.push_back(w->uop);
+  g->sink = RewriteNodes(UOp::Sink(roots), [&](const UOp& orig, const UOp& rebuilt) {
+    if (auto it = realized.find(orig.get()); it != realized.end()) return it->second;
+    if (orig.is(Ops::AFTER) && !pending.contains(orig.src(1).get())) return rebuilt.src(0);
+    return rebuilt;
+  });
+}
+
 
 Runtime& Runtime::Get() {
   static Runtime* r = new Runtime();
@@ -121,7 +136,7 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::PlanFor(
   std::vector<std::shared_ptr<LazyData>> todo = Unrealized(targets);
   if (todo.empty()) return std::make_shared<const uopc::Plan>();
   Graph g;
-  g.sink = CollectStaged(todo, &g.inputs);
+  Collect(todo, &g);
   CanonicalGraph canonical;
   return FindPlan(g, &canonical);
 }
@@ -136,34 +151,33 @@ absl::StatusOr<std::vector<Buffer>> Runtime::Run(const Graph& g) {
       return absl::InternalError("realize: a BUFFER of the graph has no realized tensor");
     inputs.push_back(it->second);
   }
-  return executor_.Run(*plan, inputs);
+  return executor_.Run(*plan, inputs, g.vars);
 }
 
 absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targets) {
   std::vector<std::shared_ptr<LazyData>> todo = Unrealized(targets);
   if (todo.empty()) return absl::OkStatus();
   Graph g;
-  g.sink = CollectStaged(todo, &g.inputs);
+  Collect(todo, &g);
   ASSIGN_OR_RETURN(std::vector<Buffer> outputs, Run(g));
-  for (size_t r = 0; r < todo.size(); ++r) {
-    LazyData& t = *todo[r];
-    t.buffer = outputs[r];
-    UOp view = UOp::Buffer(t.dtype, NewBufferId(), t.buffer.count(), t.device->name());
-    std::vector<UOp> dims{view};
-    for (int64_t d : t.shape) dims.push_back(UOp::Int(d));
+  size_t r = 0;
+  for (const auto& p : todo) {
+    LazyData& t = *p;
+    if (t.buffer) continue;  // (its writes are done below)
+    t.buffer = outputs[r++];
     t.forward = t.uop;  // the expression, kept: graphs built before refer to it
-    t.uop = t.shape.size() == 1 ? view : UOp::Derived(Ops::RESHAPE, dims);
+    t.uop = BufferView(UOp::Buffer(t.dtype, NewBufferId(), t.buffer.count(), t.device->name()),
+                       t.shape);
     if (!t.requires_grad) t.srcs.clear();  // the inputs are only kept for backward
   }
+  for (LazyData* w : g.written) {  // written in place: the buffer again
+    w->uop = w->base_view;
+    w->base_view = UOp();
+    w->written_from.clear();
+    w->vars = nullptr;  // the writes' VARs are done with: its own shape's remain
+    for (const SymInt& d : w->shape) w->vars = MergeBindings(w->vars, d.bindings());
+  }
   return absl::OkStatus();
-}
-
-absl::Status Runtime::Assign(const std::shared_ptr<LazyData>& target,
-                             const std::shared_ptr<LazyData>& value) {
-  Graph g;
-  g.sink = Collect({target.get(), value.get()},
-                   {UOp::Derived(Ops::ASSIGN, {target->uop, value->uop})}, &g.inputs);
-  return Run(g).status();
 }
 
 }  // namespace uopc

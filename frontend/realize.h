@@ -20,12 +20,10 @@ class Runtime {
  public:
   static Runtime& Get();
 
-  /// Realizes every unrealized tensor of `targets` with one plan.
+  /// Realizes every unrealized tensor of `targets` with one plan, which also applies the
+  /// pending in-place writes (Tensor::Assign on a view) of every tensor it reaches, and of
+  /// the targets.
   absl::Status Realize(const std::vector<std::shared_ptr<LazyData>>& targets);
-  /// Writes `value` into the buffer that `target` is a view of (movement ops over a realized
-  /// tensor), in place, with one plan.
-  absl::Status Assign(const std::shared_ptr<LazyData>& target,
-                      const std::shared_ptr<LazyData>& value);
   /// The plan that realizing `targets` would run (built or from the cache), without running it.
   absl::StatusOr<std::shared_ptr<const Plan>> PlanFor(
       const std::vector<std::shared_ptr<LazyData>>& targets);
@@ -38,6 +36,8 @@ class Runtime {
  private:
   Runtime();
   struct Graph;
+  /// The graph that realizes `todo` (and applies the pending writes it reaches).
+  static void Collect(const std::vector<std::shared_ptr<LazyData>>& todo, Graph* g);
   /// The plan of `g` (from the cache, or built and printed at UOPC_DEBUG=1).
   absl::StatusOr<std::shared_ptr<const Plan>> FindPlan(const Graph& g, CanonicalGraph* canonical);
   /// Finds the plan of `g` and runs it: the buffer of each root.

@@ -39,7 +39,7 @@ bool FromName(const std::string& s, DType* t) {
 
 int64_t Numel(const TensorShape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (const SymInt& d : s) n *= d.value();
   return n;
 }
 
@@ -84,7 +84,10 @@ absl::Status SaveSafetensors(const std::string& path, const Checkpoint& ckpt) {
                                                      "' has ", t.bytes.size(), " bytes for shape ",
                                                      ShapeString(t.shape)));
     entries.push_back(absl::StrCat(JsonQuote(name), ":{\"dtype\":\"", Name(t.dtype),
-                                   "\",\"shape\":[", absl::StrJoin(t.shape, ","),
+                                   "\",\"shape\":[", absl::StrJoin(t.shape, ",",
+                                                 [](std::string* o, const SymInt& d) {
+                                                   absl::StrAppend(o, d.value());
+                                                 }),
                                    "],\"data_offsets\":[", offset, ",", offset + t.bytes.size(),
                                    "]}"));
     offset += t.bytes.size();
@@ -158,7 +161,7 @@ absl::StatusOr<Checkpoint> LoadSafetensors(const std::string& path) {
       if (!d.IsInt(0, int64_t{1} << 40))
         return bad_tensor("a dimension that is not a non-negative integer");
       t.shape.push_back(static_cast<int64_t>(d.number));
-      numel *= t.shape.back();
+      numel *= t.shape.back().value();
       if (numel > (int64_t{1} << 40)) return bad_tensor("too many elements");
     }
     if (!off || off->kind != Json::Kind::kArray || off->array.size() != 2 ||
@@ -193,6 +196,10 @@ absl::StatusOr<Checkpoint> LoadSafetensors(const std::string& path) {
 }
 
 HostTensor ToHost(const Tensor& t) {
+  for (const SymInt& d : t.shape())
+    if (d.is_symbolic())
+      ThrowInvalid("safetensors: a tensor of symbolic shape " + ShapeString(t.shape()) +
+                   "; expected a shape of numbers");
   Tensor r = t;
   r.Realize();
   HostTensor h{t.dtype(), t.shape(), std::string(r.data()->buffer.bytes(), '\0')};

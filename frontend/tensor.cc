@@ -14,7 +14,69 @@
 namespace uopc {
 
 std::string ShapeString(const TensorShape& s) {
-  return absl::StrCat("(", absl::StrJoin(s, ", "), ")");
+  return absl::StrCat(
+      "(", absl::StrJoin(s, ", ", [](std::string* o, const SymInt& d) { o->append(d.ToString()); }),
+      ")");
+}
+
+std::vector<int64_t> MaxShape(const TensorShape& s) {
+  std::vector<int64_t> m;
+  for (const SymInt& d : s) m.push_back(d.max());
+  return m;
+}
+
+namespace {
+
+bool IsSymbolic(const TensorShape& s) {
+  return std::any_of(s.begin(), s.end(), [](const SymInt& d) { return d.is_symbolic(); });
+}
+
+int64_t Count(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::vector<int64_t> Values(const TensorShape& s) {
+  std::vector<int64_t> v;
+  for (const SymInt& d : s) v.push_back(d.value());
+  return v;
+}
+
+// Where element i (row-major in the shape's values) lies in a buffer laid out for MaxShape.
+std::vector<int64_t> MaxLayoutOffsets(const TensorShape& s) {
+  std::vector<int64_t> now = Values(s), max = MaxShape(s), out;
+  out.reserve(Count(now));
+  std::vector<int64_t> idx(now.size(), 0);
+  for (int64_t i = 0, n = Count(now); i < n; ++i) {
+    int64_t at = 0;
+    for (size_t d = 0; d < idx.size(); ++d) at = at * max[d] + idx[d];
+    out.push_back(at);
+    for (size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < now[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+UOp BufferView(const UOp& buffer, const TensorShape& s) {
+  if (!IsSymbolic(s)) {
+    if (s.size() == 1) return buffer;
+    std::vector<UOp> dims{buffer};
+    for (const SymInt& d : s) dims.push_back(d.uop());
+    return UOp::Derived(Ops::RESHAPE, dims);
+  }
+  std::vector<UOp> dims{buffer}, ends{};
+  for (int64_t d : MaxShape(s)) dims.push_back(UOp::Int(d));
+  std::vector<UOp> shrink{s.size() == 1 ? buffer : UOp::Derived(Ops::RESHAPE, dims)};
+  for (const SymInt& d : s) {
+    shrink.push_back(UOp::Int(0));
+    shrink.push_back(d.uop());
+  }
+  return UOp::Derived(Ops::SHRINK, shrink);
 }
 
 Device* DefaultDevice() {
@@ -47,16 +109,18 @@ Tensor::Tensor(UOp uop, TensorShape shape, DType dtype, Device* device,
   for (const auto& s : srcs) {
     d.requires_grad |= s->requires_grad;
     d.constant &= s->constant && !s->buffer;
+    d.vars = MergeBindings(d.vars, s->vars);
   }
+  for (const SymInt& dim : d.shape) d.vars = MergeBindings(d.vars, dim.bindings());
   d.requires_grad &= IsFloat(dtype);  // integer and bool results carry no gradient
   d.srcs = std::move(srcs);
 }
 
-int64_t Tensor::shape(int axis) const { return data_->shape[Axis(axis, "shape")]; }
+SymInt Tensor::shape(int axis) const { return data_->shape[Axis(axis, "shape")]; }
 
-int64_t Tensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : data_->shape) n *= d;
+SymInt Tensor::numel() const {
+  SymInt n = 1;
+  for (const SymInt& d : data_->shape) n *= d;
   return n;
 }
 
@@ -71,19 +135,47 @@ int Tensor::Axis(int axis, const char* op) const {
 // ---- creation ----
 
 Tensor Tensor::FromBytes(const void* bytes, DType dtype, TensorShape shape, Device* device) {
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0) ThrowInvalid("tensor: negative dimension in shape " + ShapeString(shape));
-    n *= d;
-  }
+  for (const SymInt& d : shape)
+    if (d.value() < 0) ThrowInvalid("tensor: negative dimension in shape " + ShapeString(shape));
+  int64_t n = Count(MaxShape(shape));
   absl::StatusOr<Buffer> buf = device->Allocate(dtype, n);
   ThrowIfError(buf.status());
-  ThrowIfError(device->CopyIn(*buf, bytes, buf->bytes()));
+  if (IsSymbolic(shape)) {  // laid out for the largest shape
+    const size_t size = DTypeSize(dtype);
+    std::vector<uint8_t> laid(static_cast<size_t>(n) * size, 0);
+    std::vector<int64_t> at = MaxLayoutOffsets(shape);
+    for (size_t i = 0; i < at.size(); ++i)
+      std::memcpy(laid.data() + at[i] * size, static_cast<const uint8_t*>(bytes) + i * size, size);
+    ThrowIfError(device->CopyIn(*buf, laid.data(), laid.size()));
+  } else {
+    ThrowIfError(device->CopyIn(*buf, bytes, buf->bytes()));
+  }
   UOp b = UOp::Buffer(dtype, Runtime::NewBufferId(), n, device->name());
-  std::vector<UOp> dims{b};
-  for (int64_t d : shape) dims.push_back(UOp::Int(d));
-  Tensor t(shape.size() == 1 ? b : UOp::Derived(Ops::RESHAPE, dims), shape, dtype, device, {});
+  Tensor t(BufferView(b, shape), shape, dtype, device, {});
   t.data_->buffer = *buf;
+  return t;
+}
+
+std::vector<uint8_t> Tensor::HostBytes() const {
+  Tensor t = *this;
+  t.Realize();
+  std::vector<uint8_t> bytes(t.data_->buffer.bytes());
+  ThrowIfError(t.device()->CopyOut(bytes.data(), t.data_->buffer, bytes.size()));
+  if (!IsSymbolic(shape())) return bytes;
+  const size_t size = DTypeSize(dtype());
+  std::vector<int64_t> at = MaxLayoutOffsets(shape());
+  std::vector<uint8_t> out(at.size() * size);
+  for (size_t i = 0; i < at.size(); ++i)
+    std::memcpy(out.data() + i * size, bytes.data() + at[i] * size, size);
+  return out;
+}
+
+Tensor Tensor::FromSymInt(const SymInt& n, DType dtype, DeviceRef device) {
+  if (!n.is_symbolic()) return Scalar(static_cast<double>(n.value()), dtype, std::move(device));
+  UOp u = n.uop();
+  Tensor t(dtype == u.dtype() ? u : UOp::Make(Ops::CAST, dtype, {u}), {}, dtype, device.get(), {});
+  t.data_->vars = n.bindings();
+  t.data_->constant = true;  // no data: it joins any device
   return t;
 }
 
@@ -113,14 +205,26 @@ Tensor Tensor::Detach() const {
 
 namespace {
 
-// The tensor that `t` is a view of (through movement ops only), or null when `t` is no such
-// view (it is realized, or computed). A padded or expanded view cannot be written through.
-LazyData* ViewBase(const LazyData& t) {
-  const LazyData* l = &t;
-  while (!l->buffer && IsMovement(l->uop.op()) && l->srcs.size() == 1 &&
-         (l->uop.src(0) == l->srcs[0]->uop || l->uop.src(0) == l->srcs[0]->forward)) {
+// Whether `u` is `plain`, or a chain of pending writes over it.
+bool IsWritesOver(UOp u, const UOp& plain) {
+  while (u.is(Ops::AFTER)) u = u.src(0);
+  return u == plain;
+}
+
+// The tensors from `t` down to the tensor it is a view of (through movement ops only), the
+// last being that tensor; just `t` when it is no such view (it is realized, or computed). A
+// padded or expanded view cannot be written through.
+std::vector<LazyData*> ViewChain(LazyData& t) {
+  std::vector<LazyData*> chain{&t};
+  for (;;) {
+    LazyData* l = chain.back();
+    if (l->buffer || !IsMovement(l->uop.op()) || l->srcs.size() != 1) break;
+    LazyData* s = l->srcs[0].get();
+    const UOp& in = l->uop.src(0);
+    if (!(in == s->uop || in == s->forward || (s->base_view && IsWritesOver(in, s->base_view))))
+      break;
     if (l->uop.is(Ops::PAD) || l->uop.is(Ops::EXPAND)) {
-      const LazyData* base = l->srcs[0].get();
+      const LazyData* base = s;
       while (!base->buffer && IsMovement(base->uop.op()) && base->srcs.size() == 1)
         base = base->srcs[0].get();
       ThrowInvalid(absl::StrCat(
@@ -130,9 +234,9 @@ LazyData* ViewBase(const LazyData& t) {
                               : " (several of its elements are one element of the tensor)",
           "; expected a view made by reshape, permute, shrink, slice or flip"));
     }
-    l = l->srcs[0].get();
+    chain.push_back(s);
   }
-  return l == &t ? nullptr : const_cast<LazyData*>(l);
+  return chain;
 }
 
 }  // namespace
@@ -143,11 +247,25 @@ void Tensor::Assign(const Tensor& value) {
                  std::string(DTypeName(value.dtype())) + " to a tensor of shape " +
                  ShapeString(shape()) + " and dtype " + std::string(DTypeName(dtype())));
   Tensor v = value.To(device());  // the tensor stays where it is
-  if (LazyData* base = ViewBase(*data_)) {  // written in place, through the view
-    Tensor b;
-    b.data_ = std::shared_ptr<LazyData>(data_, base);  // (kept alive by this view)
-    b.Realize();
-    ThrowIfError(Runtime::Get().Assign(data_, v.data_));
+  std::vector<LazyData*> chain = ViewChain(*data_);
+  if (chain.size() > 1) {  // a write through the view, pending in the viewed tensor
+    LazyData* base = chain.back();
+    if (!base->buffer) {
+      Tensor b;
+      b.data_ = std::shared_ptr<LazyData>(data_, base);  // (kept alive by this view)
+      b.Realize();
+    }
+    // the view rebuilt over the tensor as it is now (after its earlier writes)
+    UOp target = base->uop;
+    for (size_t i = chain.size() - 1; i-- > 0;) {
+      std::vector<UOp> src(chain[i]->uop.src().begin(), chain[i]->uop.src().end());
+      src[0] = target;
+      target = chain[i]->uop.WithSrc(src);
+    }
+    if (!base->base_view) base->base_view = base->uop;
+    base->uop = UOp::Derived(Ops::AFTER, {base->uop, UOp::Derived(Ops::ASSIGN, {target, v.uop()})});
+    base->written_from.push_back(v.data_);
+    base->vars = MergeBindings(MergeBindings(base->vars, data_->vars), v.data_->vars);
     return;
   }
   v.Realize();
@@ -189,21 +307,18 @@ Tensor Tensor::Eye(int64_t n, DType dtype, DeviceRef device) {
 void Tensor::ManualSeed(uint64_t seed) { RandomStream::Global().Seed(seed); }
 
 Tensor Tensor::Rand(TensorShape shape, DType dtype, DeviceRef device) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  int64_t n = Count(Values(shape));
   return FromVector(RandomStream::Global().Uniform(n), std::move(shape), dtype, std::move(device));
 }
 
 Tensor Tensor::Randn(TensorShape shape, DType dtype, DeviceRef device) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  int64_t n = Count(Values(shape));
   return FromVector(RandomStream::Global().Normal(n), std::move(shape), dtype, std::move(device));
 }
 
 Tensor Tensor::Randint(int64_t lo, int64_t hi, TensorShape shape, DeviceRef device) {
   if (hi <= lo) ThrowInvalid(absl::StrCat("randint: empty range [", lo, ", ", hi, ")"));
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  int64_t n = Count(Values(shape));
   return FromVector(RandomStream::Global().Integers(n, lo, hi), std::move(shape), DType::kI32,
                     std::move(device));
 }
@@ -219,40 +334,41 @@ Tensor Tensor::To(DeviceRef device) const {
 
 // ---- movement ----
 
-Tensor Tensor::View(Ops op, std::vector<UOp> extra, Arg arg, TensorShape shape) const {
+Tensor Tensor::View(Ops op, std::vector<SymInt> dims, Arg arg, TensorShape shape) const {
   std::vector<UOp> src{uop()};
-  src.insert(src.end(), extra.begin(), extra.end());
-  return Tensor(UOp::Derived(op, src, std::move(arg)), std::move(shape), dtype(), device(),
-                {data_});
+  for (const SymInt& d : dims) src.push_back(d.uop());
+  Tensor t(UOp::Derived(op, src, std::move(arg)), std::move(shape), dtype(), device(), {data_});
+  for (const SymInt& d : dims) t.data_->vars = MergeBindings(t.data_->vars, d.bindings());
+  return t;
 }
 
 Tensor Tensor::Reshape(TensorShape shape) const {
-  int64_t known = 1, infer = -1;
+  SymInt known = 1;
+  int infer = -1;
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == -1) {
+    if (!shape[d].is_symbolic() && shape[d].value() == -1) {
       if (infer >= 0) ThrowInvalid("reshape: two -1 dims in " + ShapeString(shape));
-      infer = static_cast<int64_t>(d);
-    } else if (shape[d] < 0) {
+      infer = static_cast<int>(d);
+    } else if (shape[d].value() < 0) {
       ThrowInvalid("reshape: negative dim in " + ShapeString(shape));
     } else {
       known *= shape[d];
     }
   }
+  SymInt n = numel();
   if (infer >= 0) {
-    if (known == 0 || numel() % known)
+    if (known.value() == 0 || n.value() % known.value())
       ThrowInvalid(absl::StrCat("reshape: cannot infer -1 of ", ShapeString(shape), " for ",
-                                numel(), " elements"));
-    shape[infer] = numel() / known;
+                                n.ToString(), " elements"));
+    shape[infer] = n.FloorDiv(known);
     known *= shape[infer];
   }
-  if (known != numel())
-    ThrowInvalid(absl::StrCat("reshape: shape ", ShapeString(this->shape()), " (", numel(),
-                              " elements) to ", ShapeString(shape), " (", known,
+  if (!(known == n))
+    ThrowInvalid(absl::StrCat("reshape: shape ", ShapeString(this->shape()), " (", n.ToString(),
+                              " elements) to ", ShapeString(shape), " (", known.ToString(),
                               " elements); expected the same number of elements"));
   if (shape == this->shape()) return *this;
-  std::vector<UOp> dims;
-  for (int64_t d : shape) dims.push_back(UOp::Int(d));
-  return View(Ops::RESHAPE, dims, {}, shape);
+  return View(Ops::RESHAPE, shape, {}, shape);
 }
 
 Tensor Tensor::Permute(std::vector<int> order) const {
@@ -297,69 +413,79 @@ Tensor Tensor::Expand(TensorShape shape) const {
       ThrowInvalid("expand: shape " + ShapeString(this->shape()) + " to " + ShapeString(shape) +
                    "; expected each dim equal or 1");
   if (t.shape() == shape) return t;
-  std::vector<UOp> dims;
-  for (int64_t d : shape) dims.push_back(UOp::Int(d));
-  return t.View(Ops::EXPAND, dims, {}, shape);
+  return t.View(Ops::EXPAND, shape, {}, shape);
 }
 
-Tensor Tensor::Pad(std::vector<std::pair<int64_t, int64_t>> pads, double value) const {
+Tensor Tensor::Pad(std::vector<std::pair<SymInt, SymInt>> pads, double value) const {
   if (static_cast<int>(pads.size()) != ndim())
     ThrowInvalid(absl::StrCat("pad: ", pads.size(), " pads for shape ", ShapeString(shape()),
                               "; expected one per dim"));
   TensorShape out = shape();
-  std::vector<UOp> dims;
+  std::vector<SymInt> dims;
   bool any = false;
   for (int d = 0; d < ndim(); ++d) {
-    if (pads[d].first < 0 || pads[d].second < 0) ThrowInvalid("pad: negative padding (use Shrink)");
-    out[d] += pads[d].first + pads[d].second;
-    any |= pads[d].first || pads[d].second;
-    dims.push_back(UOp::Int(pads[d].first));
-    dims.push_back(UOp::Int(pads[d].second));
+    const auto& [before, after] = pads[d];
+    if (before.value() < 0 || after.value() < 0) ThrowInvalid("pad: negative padding (use Shrink)");
+    out[d] += before + after;
+    any |= before != 0 || after != 0;
+    dims.push_back(before);
+    dims.push_back(after);
   }
   if (!any) return *this;
   Tensor padded = View(Ops::PAD, dims, {}, out);
   if (value == 0) return padded;
-  Tensor inside = Tensor::Ones(shape(), DType::kBool, device());
-  Tensor mask(UOp::Derived(Ops::PAD,
-                           [&] {
-                             std::vector<UOp> s{inside.uop()};
-                             s.insert(s.end(), dims.begin(), dims.end());
-                             return s;
-                           }()),
-              out, DType::kBool, device(), {inside.data()});
+  Tensor mask = Tensor::Ones(shape(), DType::kBool, device()).View(Ops::PAD, dims, {}, out);
   return mask.Where(padded, padded.Like(value));
 }
 
-Tensor Tensor::Shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const {
+Tensor Tensor::Shrink(std::vector<std::pair<SymInt, SymInt>> ranges) const {
   if (static_cast<int>(ranges.size()) != ndim())
     ThrowInvalid(
         absl::StrCat("shrink: ", ranges.size(), " ranges for shape ", ShapeString(shape())));
   TensorShape out;
-  std::vector<UOp> dims;
+  std::vector<SymInt> dims;
   bool same = true;
   for (int d = 0; d < ndim(); ++d) {
-    auto [b, e] = ranges[d];
-    if (b < 0 || b > e || e > shape()[d])
-      ThrowInvalid(absl::StrCat("shrink: [", b, ", ", e, ") of dim ", d, " of shape ",
-                                ShapeString(shape()), "; expected 0 <= begin <= end <= size"));
+    const auto& [b, e] = ranges[d];
+    if (b.value() < 0 || b.value() > e.value() || e.value() > shape()[d].value()) {
+      std::string now = b.is_symbolic() || e.is_symbolic() || shape()[d].is_symbolic()
+                            ? absl::StrCat(" = [", b.value(), ", ", e.value(), ") of size ",
+                                           shape()[d].value())
+                            : "";
+      ThrowInvalid(absl::StrCat("shrink: [", b.ToString(), ", ", e.ToString(), ")", now,
+                                " of dim ", d, " of shape ", ShapeString(shape()),
+                                "; expected 0 <= begin <= end <= size"));
+    }
     out.push_back(e - b);
     same &= b == 0 && e == shape()[d];
-    dims.push_back(UOp::Int(b));
-    dims.push_back(UOp::Int(e));
+    dims.push_back(b);
+    dims.push_back(e);
   }
   if (same) return *this;
   return View(Ops::SHRINK, dims, {}, out);
 }
 
-Tensor Tensor::Slice(int axis, int64_t start, int64_t stop, int64_t step) const {
+Tensor Tensor::Slice(int axis, SymInt start_at, SymInt stop_at, int64_t step) const {
   int a = Axis(axis, "slice");
-  int64_t n = shape()[a];
   if (step <= 0)
     ThrowInvalid(
         absl::StrCat("slice: step ", step, "; expected a positive step (use Flip to reverse)"));
+  std::vector<std::pair<SymInt, SymInt>> r;
+  for (int d = 0; d < ndim(); ++d) r.push_back({0, shape()[d]});
+  const SymInt& size = shape()[a];
+  if (start_at.is_symbolic() || stop_at.is_symbolic() || size.is_symbolic()) {
+    if (step != 1)
+      ThrowInvalid(absl::StrCat("slice: step ", step, " with a symbolic bound or dim (",
+                                start_at.ToString(), ":", stop_at.ToString(), " of ",
+                                size.ToString(), "); expected step 1"));
+    auto norm = [&](const SymInt& i) { return !i.is_symbolic() && i.value() < 0 ? size + i : i; };
+    r[a] = {norm(start_at), norm(stop_at)};
+    return Shrink(r);
+  }
+  int64_t n = size.value();
   auto norm = [n](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
-  start = norm(start);
-  stop = std::max(norm(stop), start);
+  int64_t start = norm(start_at.value());
+  int64_t stop = std::max(norm(stop_at.value()), start);
   // every step-th element: a window of count*step elements viewed as (count, step), one
   // column: from start (column 0) or ending after the last element (column step-1) where
   // the dim holds such a window, else padded (a view that cannot be written through)
@@ -371,19 +497,17 @@ Tensor Tensor::Slice(int axis, int64_t start, int64_t stop, int64_t step) const 
     stop = end;
     column = step - 1;
   }
-  std::vector<std::pair<int64_t, int64_t>> r;
-  for (int d = 0; d < ndim(); ++d) r.push_back({0, shape()[d]});
   r[a] = {start, stop};
   Tensor t = Shrink(r);
   if (step == 1) return t;
-  std::vector<std::pair<int64_t, int64_t>> p(ndim(), {0, 0});
+  std::vector<std::pair<SymInt, SymInt>> p(ndim(), {0, 0});
   p[a] = {0, count * step - (stop - start)};
   t = t.Pad(p);
   TensorShape s = t.shape();
   s[a] = count;
   s.insert(s.begin() + a + 1, step);
   t = t.Reshape(s);
-  std::vector<std::pair<int64_t, int64_t>> take;
+  std::vector<std::pair<SymInt, SymInt>> take;
   for (size_t d = 0; d < s.size(); ++d) take.push_back({0, s[d]});
   take[a + 1] = {column, column + 1};
   return t.Shrink(take).Squeeze(a + 1);
@@ -416,7 +540,7 @@ Tensor Tensor::Squeeze(int axis) const {
 Tensor Tensor::Cat(const std::vector<Tensor>& ts, int axis) {
   if (ts.empty()) ThrowInvalid("cat: no tensors");
   int a = ts[0].Axis(axis, "cat");
-  int64_t total = 0;
+  SymInt total = 0;
   for (const Tensor& t : ts) {
     if (t.ndim() != ts[0].ndim())
       ThrowInvalid("cat: shapes " + ShapeString(ts[0].shape()) + " and " + ShapeString(t.shape()) +
@@ -428,9 +552,9 @@ Tensor Tensor::Cat(const std::vector<Tensor>& ts, int axis) {
     total += t.shape()[a];
   }
   Tensor out;
-  int64_t at = 0;
+  SymInt at = 0;
   for (const Tensor& t : ts) {
-    std::vector<std::pair<int64_t, int64_t>> p(t.ndim(), {0, 0});
+    std::vector<std::pair<SymInt, SymInt>> p(t.ndim(), {0, 0});
     p[a] = {at, total - at - t.shape()[a]};
     at += t.shape()[a];
     Tensor piece = t.Pad(p);
@@ -505,7 +629,7 @@ std::string Tensor::ToString() const {
       return;
     }
     os << "[";
-    for (int64_t i = 0; i < shape()[d]; ++i) {
+    for (int64_t i = 0; i < shape()[d].value(); ++i) {
       if (i) os << (d + 1 == ndim() ? ", " : ",\n" + std::string(8 + d, ' '));
       rec(d + 1, flat);
     }

@@ -33,10 +33,12 @@
 #include "devices/buffer.h"
 #include "devices/device.h"
 #include "frontend/error.h"
+#include "frontend/sym_int.h"
 
 namespace uopc {
 
-using TensorShape = std::vector<int64_t>;
+/// A shape: plain numbers, or symbolic dims (frontend/sym_int.h).
+using TensorShape = std::vector<SymInt>;
 
 /// A device as Tensor calls take it: by name ("CPU", "CPU:1", "cpu:1") or as a Device*;
 /// none (the default) is DefaultDevice(). An unknown name throws, listing the devices.
@@ -64,10 +66,16 @@ struct LazyData {
   Device* device = nullptr;
   Buffer buffer;                                // set once realized
   std::vector<std::shared_ptr<LazyData>> srcs;  // inputs that keep their buffers alive
+  std::shared_ptr<const VarBindings> vars;      // the VARs its graph reads, with their values
   bool requires_grad = false;
   bool constant = false;  // computed from constants alone, no data yet: it joins any device
   UOp forward;                     // the expression it was computed by (== uop until realized)
   std::shared_ptr<LazyData> grad;  // accumulated by Backward
+  // Pending in-place writes (Assign on a view): uop is then AFTER(...AFTER(base_view, ASSIGN)
+  // ..., ASSIGN), the buffer once they are done; base_view is the plain view of the buffer,
+  // and written_from keeps what the written values are computed from.
+  UOp base_view;
+  std::vector<std::shared_ptr<LazyData>> written_from;
 };
 
 class Tensor {
@@ -89,6 +97,9 @@ class Tensor {
   static Tensor Ones(TensorShape shape, DType dtype = DType::kF32, DeviceRef device = {}) {
     return Full(std::move(shape), 1, dtype, std::move(device));
   }
+  /// A 0-d tensor holding the value of `n` (for a symbolic n, its expression: the graph
+  /// reads the VARs, so it is computed anew for each value).
+  static Tensor FromSymInt(const SymInt& n, DType dtype = DType::kI32, DeviceRef device = {});
   /// [start, stop) by step, as i32 (f32 when any argument is fractional).
   static Tensor Arange(double stop) { return Arange(0, stop, 1); }
   static Tensor Arange(double start, double stop, double step = 1, DeviceRef device = {});
@@ -102,9 +113,9 @@ class Tensor {
 
   // ---- what it is ----
   const TensorShape& shape() const { return data_->shape; }
-  int64_t shape(int axis) const;
+  SymInt shape(int axis) const;
   int ndim() const { return static_cast<int>(data_->shape.size()); }
-  int64_t numel() const;
+  SymInt numel() const;
   DType dtype() const { return data_->dtype; }
   Device* device() const { return data_->device; }
   /// The lazy graph of this tensor (a BUFFER view once realized).
@@ -180,11 +191,12 @@ class Tensor {
   Tensor Transpose(int a = -2, int b = -1) const;
   Tensor Expand(TensorShape shape) const;
   /// pads[d] = {before, after} for each dim; the new elements are `value`.
-  Tensor Pad(std::vector<std::pair<int64_t, int64_t>> pads, double value = 0) const;
+  Tensor Pad(std::vector<std::pair<SymInt, SymInt>> pads, double value = 0) const;
   /// ranges[d] = [begin, end) for each dim.
-  Tensor Shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const;
-  /// Python-style slice of one axis: negative indices count from the end; step > 0.
-  Tensor Slice(int axis, int64_t start, int64_t stop, int64_t step = 1) const;
+  Tensor Shrink(std::vector<std::pair<SymInt, SymInt>> ranges) const;
+  /// Python-style slice of one axis: negative indices count from the end; step > 0. A
+  /// symbolic bound is taken as it is (no negative index, no clamping; step 1).
+  Tensor Slice(int axis, SymInt start, SymInt stop, int64_t step = 1) const;
   Tensor Flip(std::vector<int> axes) const;
   Tensor Unsqueeze(int axis) const;
   Tensor Squeeze(int axis) const;
@@ -222,12 +234,15 @@ class Tensor {
   /// tensor's device (copied there if need be, as PyTorch's copy_); keeps requires_grad,
   /// drops history and gradient. What an optimizer step does to a parameter.
   ///
-  /// On a view (reshape, permute, shrink, slice, flip of a tensor), it writes in place, now:
-  /// the viewed tensor's buffer is updated where the view lies and nowhere else, with no
-  /// copy (a value that reads the same buffer is read whole before it is written).
-  ///   cache.Slice(1, pos, pos + 1).Assign(k);
-  /// A tensor computed from the viewed tensor before, and not realized yet, sees the new
-  /// contents when it is realized (realize it first to keep the old ones).
+  /// On a view (reshape, permute, shrink, slice, flip of a tensor), it writes in place: the
+  /// viewed tensor's buffer is updated where the view lies and nowhere else, with no copy.
+  /// Lazily, like every op: the write is done by the next plan that reads the viewed tensor
+  /// (or realizes it), together with what that plan computes; what is built from the tensor
+  /// after the Assign reads the new contents, what was built before reads the old ones
+  /// when it is realized with the write (the write waits for it), the current ones after.
+  ///   cache.Slice(2, pos, pos + T).Assign(k);          // no work yet
+  ///   Tensor keys = cache.Slice(2, 0, pos + T);         // reads k at [pos, pos + T)
+  ///   att.Realize();                                    // one plan: the write, then attention
   void Assign(const Tensor& value);
 
   // ---- running it ----
@@ -265,12 +280,12 @@ class Tensor {
 
  private:
   static Tensor FromBytes(const void* bytes, DType dtype, TensorShape shape, Device* device);
-  std::vector<double> HostValues() const;  // realized data as doubles (for printing)
+  std::vector<uint8_t> HostBytes() const;  // the data, realized, row-major
   /// A C++ number as a tensor of this tensor's kind (weakly typed).
   Tensor Like(double v) const;
   Tensor Reduce(Ops op, std::vector<int> axes, bool keepdim, const char* name) const;
   int Axis(int axis, const char* op) const;  // normalized, checked
-  Tensor View(Ops op, std::vector<UOp> src_extra, Arg arg, TensorShape shape) const;
+  Tensor View(Ops op, std::vector<SymInt> dims, Arg arg, TensorShape shape) const;
 
   friend Tensor Elementwise(Ops op, std::vector<Tensor> in, const char* name);
   std::shared_ptr<LazyData> data_;
@@ -278,8 +293,13 @@ class Tensor {
 
 /// The result of `op` applied to `in` after broadcasting and promotion (used by Tensor).
 Tensor Elementwise(Ops op, std::vector<Tensor> in, const char* name);
-/// "(2, 3)"
+/// "(2, 3)", "(2, T, 64)"
 std::string ShapeString(const TensorShape& s);
+/// Each dim at its largest value: a realized tensor of a symbolic shape lies in a buffer
+/// laid out for this shape (row-major), its elements at the start of each dim.
+std::vector<int64_t> MaxShape(const TensorShape& s);
+/// The view of `buffer` (a BUFFER node) that is a realized tensor of shape `s`.
+UOp BufferView(const UOp& buffer, const TensorShape& s);
 /// The device tensors go to by default (UOPC_DEVICES, else the first found).
 Device* DefaultDevice();
 

@@ -12,7 +12,7 @@ template <typename T>
 Tensor Tensor::FromVector(const std::vector<T>& data, TensorShape shape, DType dtype,
                           DeviceRef device) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (const SymInt& d : shape) n *= d.value();
   if (static_cast<int64_t>(data.size()) != n)
     ThrowInvalid("tensor: " + std::to_string(data.size()) + " values for shape " +
                  ShapeString(shape) + " (" + std::to_string(n) + " elements)");
@@ -32,14 +32,12 @@ Tensor Tensor::FromVector(const std::vector<T>& data, TensorShape shape, DType d
 
 template <typename T>
 std::vector<T> Tensor::ToVector() const {
-  Tensor t = *this;
-  t.Realize();
-  std::vector<uint8_t> bytes(t.data_->buffer.bytes());
-  ThrowIfError(t.device()->CopyOut(bytes.data(), t.data_->buffer, bytes.size()));
-  std::vector<T> out(t.numel());
+  std::vector<uint8_t> bytes = HostBytes();
+  const int64_t n = numel().value();
+  std::vector<T> out(n);
   DType want = DefaultDType<T>();
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    Arg v = CastValue(LoadElement(bytes.data(), t.dtype(), i), t.dtype(), want);
+  for (int64_t i = 0; i < n; ++i) {
+    Arg v = CastValue(LoadElement(bytes.data(), dtype(), i), dtype(), want);
     if constexpr (std::is_same_v<T, bool>)
       out[i] = v.template Get<bool>();
     else if constexpr (std::is_floating_point_v<T>)
@@ -54,7 +52,7 @@ template <typename T>
 T Tensor::Item() const {
   if (numel() != 1)
     ThrowInvalid("item: a tensor of shape " + ShapeString(shape()) + " has " +
-                 std::to_string(numel()) + " elements; expected 1");
+                 numel().ToString() + " elements; expected 1");
   return ToVector<T>()[0];
 }
 

@@ -17,7 +17,7 @@ TensorShape Broadcast(const std::vector<Tensor>& in, const char* name) {
   for (const Tensor& t : in) {
     size_t off = rank - t.shape().size();
     for (size_t d = 0; d < t.shape().size(); ++d) {
-      int64_t x = t.shape()[d];
+      const SymInt& x = t.shape()[d];
       if (out[off + d] == 1)
         out[off + d] = x;
       else if (x != 1 && x != out[off + d]) {
@@ -190,27 +190,44 @@ Tensor Tensor::Min(std::vector<int> axes, bool keepdim) const {
   return (top - (top - x).Max(std::move(axes), keepdim)).Cast(dtype());
 }
 
+namespace {
+
+// How many elements of `x` each element of its reduction `r` is computed from (a symbolic
+// count for a reduction over a symbolic dim).
+SymInt ReducedCount(const Tensor& x, const Tensor& r) {
+  SymInt out = r.numel();
+  if (out.value() == 0) return 0;
+  return x.numel().FloorDiv(out);
+}
+
+// `s` divided by the count `n`: a number, or the count's expression.
+Tensor DivideByCount(const Tensor& s, const SymInt& n) {
+  if (!n.is_symbolic()) return s / static_cast<double>(n.value());
+  return s / Tensor::FromSymInt(n, s.dtype(), s.device());
+}
+
+}  // namespace
+
 Tensor Tensor::Mean(std::vector<int> axes, bool keepdim) const {
   Tensor s = (IsFloat(dtype()) ? *this : Float()).Sum(axes, keepdim);
-  int64_t n = s.numel() == 0 ? 0 : numel() / std::max<int64_t>(s.numel(), 1);
-  return s / static_cast<double>(n);
+  return DivideByCount(s, ReducedCount(*this, s));
 }
 
 Tensor Tensor::Var(std::vector<int> axes, bool keepdim, int correction) const {
   Tensor x = IsFloat(dtype()) ? *this : Float();
   Tensor d = x - x.Mean(axes, true);
   Tensor s = (d * d).Sum(axes, keepdim);
-  int64_t n = numel() / std::max<int64_t>(s.numel(), 1);
-  return s / static_cast<double>(std::max<int64_t>(n - correction, 0));
+  SymInt n = ReducedCount(*this, s) - correction;
+  return DivideByCount(s, n.is_symbolic() ? n : SymInt(std::max<int64_t>(n.value(), 0)));
 }
 
 Tensor Tensor::Argmax(int axis, bool keepdim) const {
   int a = Axis(axis, "argmax");
-  int64_t n = shape()[a];
+  SymInt n = shape()[a];
   TensorShape s(ndim(), 1);
   s[a] = n;
-  Tensor idx = Arange(0, static_cast<double>(n), 1, device()).Reshape(s);
-  Tensor first = Eq(Max({a}, true)).Where(idx, idx.Like(static_cast<double>(n)));
+  Tensor idx = Arange(0, static_cast<double>(n.max()), 1, device()).Slice(0, 0, n).Reshape(s);
+  Tensor first = Eq(Max({a}, true)).Where(idx, idx.Like(static_cast<double>(n.max())));
   return first.Min({a}, keepdim);
 }
 
@@ -220,12 +237,12 @@ Tensor Tensor::Matmul(const Tensor& o) const {
   if (ndim() == 0 || o.ndim() == 0)
     ThrowInvalid("matmul: a 0-d operand; expected at least 1 dim each");
   Tensor a = ndim() == 1 ? Unsqueeze(0) : *this, b = o.ndim() == 1 ? o.Unsqueeze(-1) : o;
-  int64_t k = a.shape().back();
+  SymInt k = a.shape().back();
   if (b.shape()[b.ndim() - 2] != k)
     ThrowInvalid(absl::StrCat("matmul: shapes ", ShapeString(shape()), " and ",
-                              ShapeString(o.shape()), "; expected the last dim of the first (", k,
-                              ") to equal the second-to-last of the second (",
-                              b.shape()[b.ndim() - 2], ")"));
+                              ShapeString(o.shape()), "; expected the last dim of the first (",
+                              k.ToString(), ") to equal the second-to-last of the second (",
+                              b.shape()[b.ndim() - 2].ToString(), ")"));
   // (..., M, K, 1) * (..., 1, K, N) summed over K
   Tensor r = (a.Unsqueeze(-1) * b.Unsqueeze(-3)).Sum({-2});
   if (ndim() == 1) r = r.Squeeze(-2);
@@ -258,7 +275,10 @@ Tensor Tensor::CrossEntropy(const Tensor& targets) const {
   if (ndim() != 2 || targets.ndim() != 1 || targets.shape()[0] != shape()[0])
     ThrowInvalid(absl::StrCat("cross_entropy: logits ", ShapeString(shape()), " and targets ",
                               ShapeString(targets.shape()), "; expected (N, C) and (N)"));
-  Tensor picked = (LogSoftmax(-1) * targets.OneHot(shape()[1]).Float()).Sum({-1});
+  if (shape()[1].is_symbolic())
+    ThrowInvalid("cross_entropy: logits " + ShapeString(shape()) +
+                 " with a symbolic number of classes; expected a number");
+  Tensor picked = (LogSoftmax(-1) * targets.OneHot(shape()[1].value()).Float()).Sum({-1});
   return -picked.Mean();
 }
 

@@ -15,6 +15,9 @@ namespace uopc {
 
 namespace {
 
+// A node that is a kernel of its own: a STAGE, or an in-place write (ASSIGN).
+bool IsKernel(const UOp& u) { return u.is(Ops::STAGE) || u.is(Ops::ASSIGN); }
+
 // REDUCEs reached by more than one kernel (through no other materialized node): each of
 // those kernels would repeat the whole reduction.
 template <typename Placed>
@@ -30,7 +33,7 @@ std::vector<const UOp::Node*> SharedReduces(const std::vector<UOp>& order,
       for (const UOp& r : u.src()) owners[r.get()].insert(r.get());
       continue;
     }
-    bool boundary = u.is(Ops::STAGE) || staged.contains(u.get());
+    bool boundary = IsKernel(u) || staged.contains(u.get());
     if (u.is(Ops::REDUCE) && !boundary && owners[u.get()].size() > 1 && placed(u.get()))
       shared.push_back(u.get());
     for (const UOp& s : u.src()) {
@@ -55,7 +58,7 @@ bool Expensive(const UOp& u, const absl::flat_hash_set<const UOp::Node*>& staged
     UOp x = std::move(stack.back());
     stack.pop_back();
     if (!seen.insert(x.get()).second) continue;
-    if (x.is(Ops::STAGE) || staged.contains(x.get()) || x.is(Ops::BUFFER)) {
+    if (IsKernel(x) || staged.contains(x.get()) || x.is(Ops::BUFFER)) {
       ++reads;
       continue;
     }
@@ -82,7 +85,7 @@ void StageBroadcastIntoReduces(const std::vector<UOp>& order,
     while (!stack.empty()) {
       UOp x = std::move(stack.back());
       stack.pop_back();
-      if (!seen.insert(x.get()).second || x.is(Ops::STAGE) || staged.contains(x.get()) ||
+      if (!seen.insert(x.get()).second || IsKernel(x) || staged.contains(x.get()) ||
           x.is(Ops::REDUCE))
         continue;
       if (x.is(Ops::EXPAND) && Expensive(x.src(0), staged) && placed(x.src(0).get())) {
@@ -104,10 +107,11 @@ bool ReshapeOfBuffer(const UOp& u) {
   return x.is(Ops::BUFFER);
 }
 
-// The BUFFER that a view (movement ops over a BUFFER) lies in; null for anything else.
+// The BUFFER that a view (movement ops over a BUFFER, and over writes into it) lies in;
+// null for anything else.
 UOp ViewedBuffer(const UOp& u) {
   UOp x = u;
-  while (IsMovement(x.op())) x = x.src(0);
+  while (IsMovement(x.op()) || x.is(Ops::AFTER)) x = x.src(0);
   return x.is(Ops::BUFFER) ? x : UOp();
 }
 
@@ -192,7 +196,7 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
   absl::flat_hash_map<const UOp::Node*, bool> expanded;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const UOp& u = *it;
-    bool boundary = u.is(Ops::SINK) || u.is(Ops::STAGE) || staged.contains(u.get());
+    bool boundary = u.is(Ops::SINK) || IsKernel(u) || staged.contains(u.get());
     if (u.is(Ops::REDUCE) && expanded[u.get()] && placed(u.get())) {
       staged.insert(u.get());
       boundary = true;
@@ -223,7 +227,7 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
   std::vector<UOp> roots;
   for (size_t i = 0; i < out.src().size(); ++i) {
     const UOp& r = out.src(i);
-    roots.push_back(r.is(Ops::STAGE) || r.is(Ops::ASSIGN)
+    roots.push_back(IsKernel(r) || r.is(Ops::AFTER)  // (an AFTER root: a buffer's writes)
                         ? r
                         : UOp::Derived(Ops::STAGE, {r}, DeviceArg{region.at(g.src(i).get())}));
   }

@@ -14,12 +14,13 @@
 //   - every costly computation broadcast into a REDUCE (under an EXPAND inside the
 //     reduction: a matmul's operand would be recomputed once per column of the other);
 //   - every REDUCE that more than one kernel reads (each would repeat it);
-//   - the value of an in-place ASSIGN root (ASSIGN(view of a BUFFER, value)) that reads the
-//     buffer it writes: computed whole before it is written (else a kernel could read what
-//     it has overwritten). The ASSIGN root itself stays: its kernel stores into the view.
+//   - the value of an in-place write, ASSIGN(view of a BUFFER, value), that reads the buffer
+//     it writes: computed whole before it is written (else a kernel could read what it has
+//     overwritten). The ASSIGN is a kernel of its own, that stores into the view; a read of
+//     the buffer after the write is AFTER(view, ASSIGN) (rangeify orders the kernels).
 // A value made of constants alone that users on two devices share is recomputed by each,
-// never staged. Input: SINK of tensor-level roots. Output: SINK of STAGE(root) (or of the
-// ASSIGN root), with inner STAGEs.
+// never staged. Input: SINK of tensor-level roots. Output: SINK of STAGE(root) (a root that
+// is a write, or a chain of writes AFTER(...), stays as it is), with inner STAGEs.
 #pragma once
 
 #include "absl/status/statusor.h"

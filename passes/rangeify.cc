@@ -2,12 +2,15 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
+#include "core/bounds.h"
 #include "core/status_macros.h"
 #include "core/substitute.h"
 #include "core/symbolic/simplify.h"
@@ -23,6 +26,97 @@ UOp Ravel(const Index& idx, const Shape& shape) {
   UOp flat = UOp::Int(0);
   for (size_t d = 0; d < idx.size(); ++d) flat = flat * shape[d].AsUOp() + idx[d];
   return flat;
+}
+
+// Each dim at the largest value its VARs allow: a staged tensor of a symbolic shape lies in a
+// buffer laid out for this shape (row-major), as the frontend lays realized tensors out.
+Shape MaxShape(const Shape& s) {
+  Shape m;
+  for (const Dim& d : s) m.push_back(d.IsStatic() ? d : Dim(VMax(d.AsUOp())));
+  return m;
+}
+
+// The BUFFER that a view (movement ops over a BUFFER, and over writes into it) lies in.
+UOp ViewedBuffer(const UOp& u) {
+  UOp x = u;
+  while ((IsMovement(x.op()) && !x.is(Ops::PAD) && !x.is(Ops::EXPAND)) || x.is(Ops::AFTER))
+    x = x.src(0);
+  return x;
+}
+
+bool IsKernel(const UOp& u) { return u.is(Ops::STAGE) || u.is(Ops::ASSIGN); }
+
+// The kernels (STAGEs and in-place writes) of `order`, in the order they run: each after the
+// kernels it reads (or whose writes it reads, through AFTER), and each write after every
+// kernel that reads the buffer it writes without depending on the write (those read the
+// old contents); otherwise in the order of `order`.
+absl::StatusOr<std::vector<UOp>> KernelOrder(const std::vector<UOp>& order) {
+  std::vector<UOp> kernels;
+  absl::flat_hash_map<const UOp::Node*, int> index;
+  for (const UOp& u : order)
+    if (IsKernel(u)) {
+      index[u.get()] = static_cast<int>(kernels.size());
+      kernels.push_back(u);
+    }
+  const size_t n = kernels.size();
+  std::vector<std::vector<int>> deps(n);                     // kernels each one needs first
+  std::vector<absl::flat_hash_set<const UOp::Node*>> reads(n);  // input buffers it reads
+  for (size_t k = 0; k < n; ++k) {
+    const UOp& u = kernels[k];
+    // (an ASSIGN reads its value; its target only orders it after earlier writes)
+    std::vector<std::pair<UOp, bool>> stack{{u.is(Ops::ASSIGN) ? u.src(1) : u.src(0), true}};
+    if (u.is(Ops::ASSIGN)) stack.push_back({u.src(0), false});
+    absl::flat_hash_set<std::pair<const UOp::Node*, bool>> seen;
+    while (!stack.empty()) {
+      auto [x, read] = stack.back();
+      stack.pop_back();
+      if (!seen.insert({x.get(), read}).second) continue;
+      if (IsKernel(x)) {
+        deps[k].push_back(index.at(x.get()));
+        continue;
+      }
+      if (x.is(Ops::BUFFER) && read) reads[k].insert(x.get());
+      for (size_t i = 0; i < x.src().size(); ++i)
+        stack.push_back({x.src(i), read && !(x.is(Ops::AFTER) && i > 0)});
+    }
+  }
+  // needs[k]: every kernel k depends on, transitively (kernels come sources first)
+  std::vector<std::vector<bool>> needs(n, std::vector<bool>(n, false));
+  for (size_t k = 0; k < n; ++k)
+    for (int d : deps[k]) {
+      needs[k][d] = true;
+      for (size_t j = 0; j < n; ++j) needs[k][j] = needs[k][j] || needs[d][j];
+    }
+  for (size_t a = 0; a < n; ++a) {
+    if (!kernels[a].is(Ops::ASSIGN)) continue;
+    const UOp::Node* written = ViewedBuffer(kernels[a].src(0)).get();
+    for (size_t k = 0; k < n; ++k)
+      if (k != a && !needs[k][a] && reads[k].contains(written)) deps[a].push_back(k);
+  }
+  // the kernels in dependency order, the earliest in `order` first where several are ready
+  std::vector<int> waiting(n, 0);
+  std::vector<std::vector<int>> users(n);
+  for (size_t k = 0; k < n; ++k)
+    for (int d : deps[k]) {
+      ++waiting[k];
+      users[d].push_back(static_cast<int>(k));
+    }
+  std::set<int> ready;
+  for (size_t k = 0; k < n; ++k)
+    if (!waiting[k]) ready.insert(static_cast<int>(k));
+  std::vector<UOp> out;
+  while (!ready.empty()) {
+    int k = *ready.begin();
+    ready.erase(ready.begin());
+    out.push_back(kernels[k]);
+    for (int u : users[k])
+      if (--waiting[u] == 0) ready.insert(u);
+  }
+  if (out.size() != n)
+    return absl::InvalidArgumentError(
+        "rangeify: a kernel reads a buffer both before and after an in-place write to it; "
+        "realize the read of the old contents first");
+  return out;
 }
 
 Index Unravel(const UOp& flat, const Shape& shape) {
@@ -114,8 +208,9 @@ absl::StatusOr<UOp> KernelBuilder::Compute(const UOp& u, const Index& idx) {
     case Ops::VAR: return u;
     case Ops::BUFFER: return buffers_.at(u.get()).Index(idx[0]).Load();
     case Ops::STAGE:
-      if (!(u == root_)) return buffers_.at(u.get()).Index(Ravel(idx, S(u))).Load();
+      if (!(u == root_)) return buffers_.at(u.get()).Index(Ravel(idx, MaxShape(S(u)))).Load();
       return Value(u.src(0), idx);
+    case Ops::AFTER: return Value(u.src(0), idx);  // (read after the writes it names)
     case Ops::RESHAPE: {
       const Shape &in = S(u.src(0)), &out = S(u);
       return Value(u.src(0), Unravel(Ravel(idx, out), in));
@@ -270,7 +365,7 @@ absl::StatusOr<UOp> KernelBuilder::Build() {
     store = at.src(0).Store(v);
   } else {
     ASSIGN_OR_RETURN(UOp v, Value(root_, idx));
-    store = buffers_.at(root_.get()).Index(Ravel(idx, shape)).Store(v);
+    store = buffers_.at(root_.get()).Index(Ravel(idx, MaxShape(shape))).Store(v);
   }
   if (loops.empty()) return UOp::Sink({store});
   std::vector<UOp> end{store};
@@ -289,28 +384,30 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext&) {
   for (const UOp& u : order)
     if (u.is(Ops::BUFFER)) next_slot = std::max(next_slot, u.arg().Get<ParamArg>().slot + 1);
   absl::flat_hash_map<const UOp::Node*, UOp> buffers;
-  std::vector<UOp> kernels;
   for (const UOp& u : order) {
     if (u.is(Ops::BUFFER)) buffers[u.get()] = u;
+    if (!u.is(Ops::STAGE)) continue;
+    Dim n = NumElements(MaxShape(shapes.at(u.get())));
+    if (!n.IsStatic())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rangeify: a staged tensor of shape ", ShapeToString(shapes.at(u.get())),
+          " whose size has no upper bound"));
+    buffers[u.get()] = UOp::Buffer(u.dtype(), next_slot++, n.value(), u.arg().Get<DeviceArg>().name);
+  }
+  ASSIGN_OR_RETURN(std::vector<UOp> run, KernelOrder(order));
+  std::vector<UOp> kernels;
+  for (const UOp& u : run) {
     if (u.is(Ops::ASSIGN)) {  // in place: the kernel writes the target's buffer
-      UOp target = u.src(0);
-      while (IsMovement(target.op()) && !target.is(Ops::PAD) && !target.is(Ops::EXPAND))
-        target = target.src(0);
+      UOp target = ViewedBuffer(u.src(0));
       if (!target.is(Ops::BUFFER))
         return absl::InvalidArgumentError(absl::StrCat(
             "rangeify: an ASSIGN into a ", OpName(target.op()),
             "; expected a view of a BUFFER made by reshape, permute, shrink or flip"));
       ASSIGN_OR_RETURN(UOp k, KernelBuilder(shapes, buffers, u).Build());
       kernels.push_back(std::move(k));
-      buffers[u.get()] = target;
       continue;
     }
-    if (!u.is(Ops::STAGE)) continue;
-    Dim n = NumElements(shapes.at(u.get()));
-    if (!n.IsStatic())
-      return absl::UnimplementedError("rangeify: a staged tensor of symbolic size");
-    UOp out = UOp::Buffer(u.dtype(), next_slot++, n.value(), u.arg().Get<DeviceArg>().name);
-    buffers[u.get()] = out;
+    const UOp& out = buffers.at(u.get());
     if (u.src(0).is(Ops::COPY)) {  // a copy step: ASSIGN(dst, COPY(src))
       const UOp& copy = u.src(0);
       auto src = buffers.find(copy.src(0).get());
@@ -325,7 +422,8 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext&) {
     kernels.push_back(std::move(k));
   }
   std::vector<UOp> outs;
-  for (const UOp& r : staged.src()) outs.push_back(buffers.at(r.get()));
+  for (const UOp& r : staged.src())  // a write (or a chain of them): the buffer it wrote
+    outs.push_back(r.is(Ops::STAGE) ? buffers.at(r.get()) : ViewedBuffer(r.is(Ops::ASSIGN) ? r.src(0) : r));
   return UOp::Sink({UOp::Sink(kernels), UOp::Sink(outs)});
 }
 

@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
     }
     if (group) check(BroadcastParameters(*group, model.Parameters()));  // one start for all
     int64_t params = 0;
-    for (Tensor* p : model.Parameters()) params += p->numel();
+    for (Tensor* p : model.Parameters()) params += p->numel().value();
     std::cout << "gpt_train: " << corpus->tokens.size() << " characters, vocabulary "
               << corpus->vocab.size() << ", " << layers << " layers x " << dim << " dims, " << heads
               << " heads, context " << context << ": " << params << " parameters"

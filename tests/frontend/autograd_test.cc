@@ -29,7 +29,7 @@ double Loss(const Fn& f, const std::vector<TensorShape>& shapes,
   for (size_t i = 0; i < shapes.size(); ++i)
     in.push_back(Tensor::FromVector(values[i], shapes[i], DType::kF64).RequiresGrad());
   Tensor y = f(in);
-  Tensor w = Tensor::FromVector(Random(y.numel(), 99, -1, 1), y.shape(), DType::kF64);
+  Tensor w = Tensor::FromVector(Random(y.numel().value(), 99, -1, 1), y.shape(), DType::kF64);
   Tensor loss = (y.Cast(DType::kF64) * w).Sum();
   if (inputs) *inputs = in;
   if (loss_out) *loss_out = loss;
@@ -43,7 +43,7 @@ void Check(const char* name, const Fn& f, std::vector<TensorShape> shapes, doubl
   uint32_t seed = 1;
   for (const TensorShape& s : shapes) {
     int64_t n = 1;
-    for (int64_t d : s) n *= d;
+    for (const SymInt& d : s) n *= d.value();
     values.push_back(Random(n, seed++, lo, hi));
   }
   std::vector<Tensor> in;

@@ -187,7 +187,7 @@ TEST(Gpt, ABlockMatchesFiniteDifferencesInF64) {
   block.Params("", params);
   std::vector<Vec> values;
   for (auto& [name, t] : params) {
-    Vec v(t->numel());
+    Vec v(t->numel().value());
     for (double& x : v) x = n(rng);
     values.push_back(v);
   }
@@ -254,6 +254,50 @@ TEST(Training, NoNewPlansAfterTheFirstStep) {
   std::vector<float> losses = Train(20, 7, &after_first);
   EXPECT_EQ(Runtime::Get().plans().size(), after_first);
   EXPECT_LT(losses.back(), losses.front());
+}
+
+// Steps on batches of varying length T (a VAR, or each length a number); returns the losses
+// and (symbolic) the plans built after the first step.
+std::vector<float> TrainVaryingLengths(bool symbolic, size_t* new_plans) {
+  const GptConfig c{7, 8, 8, 2, 2, 0.0};
+  Tensor::ManualSeed(5);
+  Gpt model(c);
+  AdamW opt(model.Parameters(), 1e-2);
+  std::mt19937 rng(11);
+  std::vector<float> losses;
+  size_t after_first = 0;
+  for (int64_t len : {5, 3, 8, 2, 6, 8, 1, 4}) {
+    std::vector<int32_t> tokens(2 * (len + 1));
+    for (int32_t& t : tokens) t = static_cast<int32_t>(rng() % c.vocab);
+    std::vector<int32_t> x, y;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t i = 0; i < len; ++i) {
+        x.push_back(tokens[b * (len + 1) + i]);
+        y.push_back(tokens[b * (len + 1) + i + 1]);
+      }
+    SymInt T = symbolic ? SymInt::Variable("T", 1, c.context, len) : SymInt(len);
+    Tensor loss = model.Forward(Tensor::FromVector(x, {2, T}))
+                      .Reshape({2 * T, c.vocab})
+                      .CrossEntropy(Tensor::FromVector(y, {2 * T}));
+    loss.Backward();
+    ClipGradNorm(model.Parameters(), 1.0);
+    opt.Step({&loss});
+    losses.push_back(loss.Item<float>());
+    if (losses.size() == 1) after_first = Runtime::Get().plans().size();
+  }
+  *new_plans = Runtime::Get().plans().size() - after_first;
+  return losses;
+}
+
+TEST(Training, ASymbolicLengthGivesTheLossesOfFixedLengthsWithOnePlan) {
+  size_t fixed_plans = 0, symbolic_plans = 0;
+  std::vector<float> fixed = TrainVaryingLengths(false, &fixed_plans);
+  std::vector<float> symbolic = TrainVaryingLengths(true, &symbolic_plans);
+  ASSERT_EQ(fixed.size(), symbolic.size());
+  for (size_t i = 0; i < fixed.size(); ++i)
+    EXPECT_NEAR(symbolic[i], fixed[i], 1e-5 * std::abs(fixed[i])) << "step " << i;
+  EXPECT_EQ(symbolic_plans, 0u);  // every length after the first: no new plan
+  EXPECT_GT(fixed_plans, 0u);
 }
 
 TEST(Training, MemoryStaysFlat) {

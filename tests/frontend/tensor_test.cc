@@ -12,19 +12,23 @@ namespace uopc {
 namespace {
 
 // ---- a reference n-d array, in doubles ----
+// Shapes of the plain C++ references (a Tensor's shape is a vector of SymInt).
+using Dims = std::vector<int64_t>;
+TensorShape Shape(const Dims& d) { return TensorShape(d.begin(), d.end()); }
+
 struct Ref {
-  TensorShape shape;
+  Dims shape;
   std::vector<double> v;
   int64_t n() const { return static_cast<int64_t>(v.size()); }
 };
 
-int64_t Numel(const TensorShape& s) {
+int64_t Numel(const Dims& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;
 }
 
-std::vector<int64_t> Unflat(int64_t i, const TensorShape& s) {
+std::vector<int64_t> Unflat(int64_t i, const Dims& s) {
   std::vector<int64_t> idx(s.size());
   for (size_t d = s.size(); d-- > 0;) {
     idx[d] = s[d] ? i % s[d] : 0;
@@ -42,9 +46,9 @@ double At(const Ref& a, const std::vector<int64_t>& idx) {
   return a.v[flat];
 }
 
-TensorShape BShape(const TensorShape& a, const TensorShape& b) {
+Dims BShape(const Dims& a, const Dims& b) {
   size_t r = std::max(a.size(), b.size());
-  TensorShape out(r, 1);
+  Dims out(r, 1);
   for (size_t d = 0; d < r; ++d) {
     int64_t x = d + a.size() >= r ? a[d + a.size() - r] : 1,
             y = d + b.size() >= r ? b[d + b.size() - r] : 1;
@@ -72,7 +76,7 @@ Ref Reduce(const Ref& a, std::vector<int> axes, bool keepdim, double init,
            const std::function<double(double, double)>& f) {
   if (axes.empty())
     for (size_t d = 0; d < a.shape.size(); ++d) axes.push_back(static_cast<int>(d));
-  TensorShape kept = a.shape, dropped;
+  Dims kept = a.shape, dropped;
   for (size_t d = 0; d < a.shape.size(); ++d) {
     bool r = std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end();
     if (r)
@@ -90,7 +94,7 @@ Ref Reduce(const Ref& a, std::vector<int> axes, bool keepdim, double init,
   return o;
 }
 
-Ref Random(TensorShape s, uint32_t seed, double lo = -2, double hi = 2) {
+Ref Random(Dims s, uint32_t seed, double lo = -2, double hi = 2) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(lo, hi);
   Ref r{s, {}};
@@ -98,11 +102,11 @@ Ref Random(TensorShape s, uint32_t seed, double lo = -2, double hi = 2) {
   return r;
 }
 
-Tensor T(const Ref& r, DType t = DType::kF32) { return Tensor::FromVector(r.v, r.shape, t); }
+Tensor T(const Ref& r, DType t = DType::kF32) { return Tensor::FromVector(r.v, Shape(r.shape), t); }
 
 void Expect(const Tensor& got, const Ref& want, double tol = 1e-5) {
-  ASSERT_EQ(got.shape(), want.shape)
-      << ShapeString(got.shape()) << " vs " << ShapeString(want.shape);
+  ASSERT_EQ(got.shape(), Shape(want.shape))
+      << ShapeString(got.shape()) << " vs " << ShapeString(Shape(want.shape));
   std::vector<double> g = got.ToVector<double>();
   for (size_t i = 0; i < g.size(); ++i) {
     if (std::isnan(want.v[i])) {
@@ -114,7 +118,7 @@ void Expect(const Tensor& got, const Ref& want, double tol = 1e-5) {
   }
 }
 
-const std::vector<std::pair<TensorShape, TensorShape>> kBroadcasts = {
+const std::vector<std::pair<Dims, Dims>> kBroadcasts = {
     {{3, 4}, {3, 4}}, {{3, 4}, {4}}, {{3, 1}, {1, 4}}, {{2, 3, 4}, {3, 1}}, {{}, {3, 4}},
     {{0, 4}, {4}},    {{1, 1}, {1}}, {{5}, {}},        {{2, 1, 3}, {4, 1}}};
 
@@ -155,7 +159,7 @@ TEST(Tensor, BinaryOpsWithBroadcasting) {
       if (std::string(op.name) == "eq" || std::string(op.name) == "ne")
         b = Unary(b, [](double x) { return std::round(x); }),
         a = Unary(a, [](double x) { return std::round(x); });
-      SCOPED_TRACE(std::string(op.name) + " " + ShapeString(sa) + " " + ShapeString(sb));
+      SCOPED_TRACE(std::string(op.name) + " " + ShapeString(Shape(sa)) + " " + ShapeString(Shape(sb)));
       Expect(op.t(T(a), T(b)), Binary(a, b, op.r));
     }
 }
@@ -193,8 +197,8 @@ TEST(Tensor, UnaryOps) {
   };
   uint32_t seed = 100;
   for (const Op& op : ops)
-    for (TensorShape s : {TensorShape{7}, TensorShape{2, 3}, TensorShape{}, TensorShape{0}}) {
-      SCOPED_TRACE(std::string(op.name) + " " + ShapeString(s));
+    for (Dims s : {Dims{7}, Dims{2, 3}, Dims{}, Dims{0}}) {
+      SCOPED_TRACE(std::string(op.name) + " " + ShapeString(Shape(s)));
       Ref a = Random(s, seed++, op.lo, op.hi);
       Expect(op.t(T(a)), Unary(a, op.r), 2e-5);
     }
@@ -234,13 +238,13 @@ TEST(Tensor, DTypePromotion) {
 
 TEST(Tensor, Reductions) {
   uint32_t seed = 300;
-  for (TensorShape s : {TensorShape{5}, TensorShape{3, 4}, TensorShape{2, 3, 4}, TensorShape{3, 0},
-                        TensorShape{1, 1}})
+  for (Dims s : {Dims{5}, Dims{3, 4}, Dims{2, 3, 4}, Dims{3, 0},
+                        Dims{1, 1}})
     for (std::vector<int> axes : std::vector<std::vector<int>>{{}, {0}, {-1}, {0, 1}})
       for (bool keep : {false, true}) {
         if (!axes.empty() && axes.back() >= static_cast<int>(s.size())) continue;
         if (axes.size() > s.size()) continue;
-        SCOPED_TRACE(ShapeString(s) + " axes " + std::to_string(axes.size()) +
+        SCOPED_TRACE(ShapeString(Shape(s)) + " axes " + std::to_string(axes.size()) +
                      (keep ? " keepdim" : ""));
         Ref a = Random(s, seed++);
         std::vector<int> ra = axes;
