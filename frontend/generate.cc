@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "frontend/captured_step.h"
 #include "frontend/realize.h"
 
 namespace uopc {
@@ -24,16 +25,41 @@ void Check(const Gpt& model, const std::vector<int64_t>& prompt, const GenerateO
                               "; expected max_tokens >= 0, a finite temperature >= 0, top_k >= 0"));
 }
 
-// The logits of the last of `tokens` (1, T), T a VAR unless it is one decoded token.
+// The logits of the last of `tokens`: a prefill of them (1, T), T a VAR.
 std::vector<float> LastLogits(const Gpt& model, const std::vector<int64_t>& tokens,
                               KvCache* cache) {
-  const int64_t n = static_cast<int64_t>(tokens.size());
-  bool decode = cache && cache->pos() > 0 && n == 1;
-  SymInt T = decode ? SymInt(1) : SymInt::Variable("T", 1, model.config.context, n);
+  SymInt T = SymInt::Variable("T", 1, model.config.context, static_cast<int64_t>(tokens.size()));
   Tensor idx = Tensor::FromVector(tokens, {1, T}, DType::kI32, model.wte.weight.device());
-  Tensor logits = model.Forward(idx, cache);
-  return logits.Slice(1, T - 1, T).ToVector<float>();
+  return model.Forward(idx, cache).Slice(1, T - 1, T).ToVector<float>();
 }
+
+// One token at the cache's position: its logits. The first decode step is captured; the
+// next ones run its plan again with the token and the position, building no graph.
+class Decoder {
+ public:
+  Decoder(const Gpt& model, KvCache& cache) : model_(model), cache_(cache) {}
+  std::vector<float> Next(int64_t token) {
+    Tensor t = Tensor::FromVector(std::vector<int64_t>{token}, {1, 1}, DType::kI32,
+                                  model_.wte.weight.device());
+    if (!step_) {
+      std::vector<Tensor> out;
+      step_ = std::make_unique<CapturedStep>(
+          [&](const std::vector<Tensor>& in) {
+            return std::vector<Tensor>{model_.Forward(in[0], &cache_)};
+          },
+          std::vector<Tensor>{t}, &out);
+      return out[0].ToVector<float>();
+    }
+    std::vector<Tensor> out = step_->Run({t}, {{"pos", cache_.pos()}});
+    cache_.Advance(1);
+    return out[0].ToVector<float>();
+  }
+
+ private:
+  const Gpt& model_;
+  KvCache& cache_;
+  std::unique_ptr<CapturedStep> step_;
+};
 
 int64_t Choose(std::vector<float> logits, const GenerateOptions& o, std::mt19937_64& rng) {
   if (o.temperature == 0)
@@ -61,7 +87,11 @@ Generation Generate(Gpt& model, const std::vector<int64_t>& prompt, const Genera
   std::mt19937_64 rng(o.seed);
   std::vector<int64_t> seq = prompt;
   std::unique_ptr<KvCache> cache;
-  if (o.use_cache) cache = std::make_unique<KvCache>(model);
+  std::unique_ptr<Decoder> decoder;
+  if (o.use_cache) {
+    cache = std::make_unique<KvCache>(model);
+    decoder = std::make_unique<Decoder>(model, *cache);
+  }
   size_t start = 0;  // the sequence position of the cache's position 0
   Generation g;
   try {
@@ -74,8 +104,13 @@ Generation Generate(Gpt& model, const std::vector<int64_t>& prompt, const Genera
       } else {
         feed.assign(seq.begin() + start + cache->pos(), seq.end());
       }
-      if (cache && cache->pos() == 0) ++g.prefills;
-      std::vector<float> logits = LastLogits(model, feed, cache.get());
+      std::vector<float> logits;
+      if (cache && cache->pos() > 0 && feed.size() == 1) {
+        logits = decoder->Next(feed[0]);
+      } else {
+        g.prefills += cache != nullptr;
+        logits = LastLogits(model, feed, cache.get());
+      }
       if (o.on_logits) o.on_logits(logits);
       int64_t token = Choose(std::move(logits), o, rng);
       seq.push_back(token);

@@ -207,7 +207,7 @@ Gpt::Gpt(const GptConfig& c)
       wte(c.vocab, c.dim),
       wpe(c.context, c.dim),
       ln_f(c.dim),
-      lm_head(Param(Tensor::Randn({c.vocab, c.dim}) * 0.02)) {
+      lm_head(c.tie_embeddings ? Tensor() : Param(Tensor::Randn({c.vocab, c.dim}) * 0.02)) {
   for (int64_t l = 0; l < c.layers; ++l) h.push_back(std::make_unique<Block>(c));
 }
 
@@ -240,7 +240,21 @@ Tensor Gpt::Forward(const Tensor& idx, KvCache* cache) const {
   }
   if (cache) cache->pos_ += T.value();
   x = ln_f.Forward(x.To(ln_f.weight.device()));
-  return x.To(lm_head.device()).Matmul(lm_head.Transpose());
+  return x.To(head().device()).Matmul(head().Transpose());
+}
+
+void KvCache::Rewind(int64_t pos) {
+  if (pos < 0 || pos > pos_)
+    ThrowInvalid(absl::StrCat("kv cache: rewind to position ", pos, " of a cache holding ", pos_,
+                              "; expected 0 <= pos <= ", pos_));
+  pos_ = pos;
+}
+
+void KvCache::Advance(int64_t n) {
+  if (n < 0 || pos_ + n > capacity_)
+    ThrowInvalid(absl::StrCat("kv cache: advance by ", n, " from position ", pos_,
+                              "; expected 0 <= n <= ", capacity_ - pos_));
+  pos_ += n;
 }
 
 KvCache::KvCache(const Gpt& model, int64_t batch)
@@ -264,6 +278,7 @@ void Gpt::Split(const std::vector<DeviceRef>& devices) {
   wpe.To(devices.front());
   for (size_t l = 0; l < layers; ++l) h[l]->To(devices[l * n / std::max<size_t>(layers, 1)]);
   ln_f.To(devices.back());
+  if (config.tie_embeddings) return;  // the head is wte's, on the first device
   Tensor moved = lm_head.Detach().To(devices.back());
   moved.Realize().RequiresGrad();
   lm_head = moved;
@@ -274,7 +289,7 @@ void Gpt::Params(const std::string& prefix, NamedParams& out) {
   wpe.Params(prefix + "wpe.", out);
   for (size_t l = 0; l < h.size(); ++l) h[l]->Params(absl::StrCat(prefix, "h.", l, "."), out);
   ln_f.Params(prefix + "ln_f.", out);
-  out.push_back({prefix + "lm_head.weight", &lm_head});
+  if (!config.tie_embeddings) out.push_back({prefix + "lm_head.weight", &lm_head});
 }
 
 void Gpt::Train(bool on) {

@@ -76,6 +76,9 @@ class Dropout : public Module {
 struct GptConfig {
   int64_t vocab = 65, context = 64, dim = 128, heads = 4, layers = 4;
   double dropout = 0.0;
+  /// GPT-2's convention: the output projection is the token embedding (one tensor: the
+  /// optimizer, gradient clipping and checkpoints see it once, as "wte.weight").
+  bool tie_embeddings = false;
 };
 
 /// Multi-head causal self-attention: c_attn (dim, 3 dim) then c_proj (dim, dim).
@@ -121,7 +124,8 @@ class Block : public Module {
 
 class KvCache;
 
-/// GPT-2: wte, wpe, blocks h.N, ln_f, and lm_head (vocab, dim) as GPT-2 stores it. Its parts
+/// GPT-2: wte, wpe, blocks h.N, ln_f, and lm_head (vocab, dim) as GPT-2 stores it (none when
+/// tied: wte.weight is the output projection too). Its parts
 /// may live on different devices (a pipeline: `model.h[2]->To("CPU:1")`): Forward moves the
 /// activations to each part's device as it goes, and the logits are on lm_head's.
 class Gpt : public Module {
@@ -143,7 +147,9 @@ class Gpt : public Module {
   Embedding wte, wpe;
   std::vector<std::unique_ptr<Block>> h;
   LayerNorm ln_f;
-  Tensor lm_head;
+  Tensor lm_head;  // null when tied to wte.weight
+  /// The output projection: lm_head, or wte.weight when tied.
+  const Tensor& head() const { return config.tie_embeddings ? wte.weight : lm_head; }
 };
 
 /// The keys and values of every layer for the positions a Gpt has seen, in buffers as long
@@ -158,6 +164,12 @@ class KvCache {
   int64_t batch() const { return batch_; }
   /// Forgets every position (nothing is cleared: positions past pos() are never read).
   void Reset() { pos_ = 0; }
+  /// Forgets the positions from `pos` on (to decode again from there: another candidate,
+  /// a draft rejected), 0 <= pos <= pos().
+  void Rewind(int64_t pos);
+  /// Counts `n` more positions as held: their keys and values were written by a step that
+  /// did not go through Gpt::Forward (a CapturedStep of it, run again).
+  void Advance(int64_t n);
 
  private:
   friend class Gpt;

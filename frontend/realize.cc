@@ -151,6 +151,7 @@ absl::StatusOr<std::vector<Buffer>> Runtime::Run(const Graph& g) {
       return absl::InternalError("realize: a BUFFER of the graph has no realized tensor");
     inputs.push_back(it->second);
   }
+  if (record_) record_->push_back({plan, inputs, g.vars});
   return executor_.Run(*plan, inputs, g.vars);
 }
 

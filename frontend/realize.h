@@ -30,6 +30,16 @@ class Runtime {
 
   PlanCache& plans() { return plans_; }
   Executor& executor() { return executor_; }
+
+  /// A run of a plan as Realize made it: the plan, the buffers bound to its inputs, the
+  /// VAR values (what frontend/captured_step.h runs again).
+  struct PlanRun {
+    std::shared_ptr<const Plan> plan;
+    std::vector<Buffer> inputs;
+    VarValues vars;
+  };
+  /// While on, every run is appended to `runs` (off: nothing is kept).
+  void Record(std::vector<PlanRun>* runs) { record_ = runs; }
   /// A fresh id for a BUFFER node.
   static int NewBufferId();
 
@@ -45,6 +55,7 @@ class Runtime {
 
   PlanCache plans_;
   int debug_ = 0;
+  std::vector<PlanRun>* record_ = nullptr;
   Executor executor_;
 };
 

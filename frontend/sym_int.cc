@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 #include "core/bounds.h"
@@ -101,9 +102,23 @@ std::string Infix(const UOp& u) {
 
 std::string SymInt::ToString() const { return expr_ ? Infix(expr_) : absl::StrCat(value_); }
 
+namespace {
+
+// Simplify, remembered: shapes combine the same few expressions over and over.
+UOp SimplifyDim(const UOp& expr) {
+  thread_local absl::flat_hash_map<UOp, UOp> memo;
+  if (auto it = memo.find(expr); it != memo.end()) return it->second;
+  if (memo.size() > 4096) memo.clear();
+  UOp e = Simplify(expr);
+  memo.emplace(expr, e);
+  return e;
+}
+
+}  // namespace
+
 SymInt SymInt::Combine(const SymInt& a, const SymInt& b, const UOp& expr, int64_t value) {
   SymInt s(value);
-  UOp e = Simplify(expr);
+  UOp e = SimplifyDim(expr);
   if (e.ConstIntValue()) return s;  // the VARs cancelled out
   s.expr_ = e;
   s.bindings_ = MergeBindings(a.bindings_, b.bindings_);
@@ -112,16 +127,22 @@ SymInt SymInt::Combine(const SymInt& a, const SymInt& b, const UOp& expr, int64_
 
 SymInt operator+(const SymInt& a, const SymInt& b) {
   if (!a.expr_ && !b.expr_) return SymInt(a.value_ + b.value_);
+  if (!b.expr_ && b.value_ == 0) return a;
+  if (!a.expr_ && a.value_ == 0) return b;
   return SymInt::Combine(a, b, a.uop() + b.uop(), a.value_ + b.value_);
 }
 
 SymInt operator-(const SymInt& a, const SymInt& b) {
   if (!a.expr_ && !b.expr_) return SymInt(a.value_ - b.value_);
+  if (!b.expr_ && b.value_ == 0) return a;
+  if (a.expr_ == b.expr_) return SymInt(0);
   return SymInt::Combine(a, b, a.uop() - b.uop(), a.value_ - b.value_);
 }
 
 SymInt operator*(const SymInt& a, const SymInt& b) {
   if (!a.expr_ && !b.expr_) return SymInt(a.value_ * b.value_);
+  if (!b.expr_ && b.value_ == 1) return a;
+  if (!a.expr_ && a.value_ == 1) return b;
   return SymInt::Combine(a, b, a.uop() * b.uop(), a.value_ * b.value_);
 }
 
@@ -134,8 +155,9 @@ SymInt SymInt::FloorDiv(const SymInt& d) const {
 
 bool operator==(const SymInt& a, const SymInt& b) {
   if (!a.expr_ && !b.expr_) return a.value_ == b.value_;
-  if (a.value_ != b.value_) return false;
-  return Simplify(a.uop() - b.uop()).ConstIntValue() == 0;
+  if (a.value_ != b.value_ || !a.expr_ != !b.expr_) return false;  // (a number is no VAR)
+  if (a.expr_ == b.expr_) return true;  // one node: one expression
+  return SimplifyDim(a.uop() - b.uop()).ConstIntValue() == 0;
 }
 
 std::ostream& operator<<(std::ostream& os, const SymInt& s) { return os << s.ToString(); }

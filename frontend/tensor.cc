@@ -156,6 +156,18 @@ Tensor Tensor::FromBytes(const void* bytes, DType dtype, TensorShape shape, Devi
   return t;
 }
 
+Tensor Tensor::FromBuffer(Buffer buffer, TensorShape shape) {
+  if (buffer.count() != Count(MaxShape(shape)))
+    ThrowInvalid(absl::StrCat("tensor: a buffer of ", buffer.count(), " elements for shape ",
+                              ShapeString(shape), " (laid out for ", Count(MaxShape(shape)),
+                              ")"));
+  Device* d = buffer.device();
+  UOp b = UOp::Buffer(buffer.dtype(), Runtime::NewBufferId(), buffer.count(), d->name());
+  Tensor t(BufferView(b, shape), shape, buffer.dtype(), d, {});
+  t.data_->buffer = std::move(buffer);
+  return t;
+}
+
 std::vector<uint8_t> Tensor::HostBytes() const {
   Tensor t = *this;
   t.Realize();

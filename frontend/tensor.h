@@ -97,6 +97,8 @@ class Tensor {
   static Tensor Ones(TensorShape shape, DType dtype = DType::kF32, DeviceRef device = {}) {
     return Full(std::move(shape), 1, dtype, std::move(device));
   }
+  /// A tensor over `buffer` (of its dtype and device, laid out for MaxShape(shape)).
+  static Tensor FromBuffer(Buffer buffer, TensorShape shape);
   /// A 0-d tensor holding the value of `n` (for a symbolic n, its expression: the graph
   /// reads the VARs, so it is computed anew for each value).
   static Tensor FromSymInt(const SymInt& n, DType dtype = DType::kI32, DeviceRef device = {});

@@ -64,8 +64,8 @@ bool Expensive(const UOp& u, const absl::flat_hash_set<const UOp::Node*>& staged
     }
     if (x.is(Ops::REDUCE)) return true;
     if (IsAlu(x.op())) ++alu;
-    if (IsMovement(x.op()))
-      stack.push_back(x.src(0));  // (the other sources are dims)
+    if (IsMovement(x.op()) || x.is(Ops::AFTER))
+      stack.push_back(x.src(0));  // (the other sources are dims, or writes it waits for)
     else
       for (const UOp& s : x.src()) stack.push_back(s);
   }
@@ -92,7 +92,7 @@ void StageBroadcastIntoReduces(const std::vector<UOp>& order,
         staged.insert(x.src(0).get());
         continue;
       }
-      if (IsMovement(x.op()))
+      if (IsMovement(x.op()) || x.is(Ops::AFTER))
         stack.push_back(x.src(0));
       else
         for (const UOp& s : x.src()) stack.push_back(s);

@@ -62,6 +62,15 @@ absl::Status PlanRun::Bind(absl::Span<const Buffer> inputs) {
   if (static_cast<int>(inputs.size()) != plan_.num_inputs)
     return absl::InvalidArgumentError(absl::StrCat("run plan: ", inputs.size(), " inputs for a plan of ",
                                                    plan_.num_inputs));
+  for (const VarArg& v : plan_.vars) {  // all of them before any step: a bad one runs nothing
+    auto it = vars_.find(v.name);
+    if (it == vars_.end())
+      return absl::InvalidArgumentError(absl::StrCat("run plan: no value for VAR ", v.name));
+    if (it->second < v.lo || it->second > v.hi)
+      return absl::OutOfRangeError(absl::StrCat("run plan: VAR ", v.name, " = ", it->second,
+                                                " is outside its bounds [", v.lo, ", ", v.hi,
+                                                "]; nothing ran"));
+  }
   devices_.resize(plan_.buffers.size());
   bufs_.resize(plan_.buffers.size());
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {

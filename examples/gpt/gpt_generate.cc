@@ -1,37 +1,63 @@
-// gpt_generate: loads a checkpoint written by gpt_train and samples characters from a
-// prompt, with temperature, top-k and a seed. The context is padded to the model's full
-// length as the seed's sampler does, so every step runs the same graph (one plan); a later
-// KV cache makes the cost follow the position instead.
-#include <algorithm>
-#include <cmath>
+// gpt_generate: loads a GPT checkpoint and continues a prompt, with temperature, top-k and
+// a seed, through Generate (frontend/generate.h): the prompt is read once into a KV cache
+// and each new token costs what its position costs, two plans for the whole run. Reads
+// gpt_train's checkpoints (characters: --prompt is text) and GPT-2 checkpoints in the
+// Hugging Face naming (no vocabulary: --prompt-ids, and the tokens are printed as ids).
+#include <chrono>
 #include <iostream>
-#include <random>
 
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+#include "core/parse_number.h"
 #include "examples/gpt/char_corpus.h"
 #include "examples/gpt/device_flag.h"
-#include "examples/gpt/model_config.h"
 #include "examples/gpt/flags.h"
-#include "frontend/nn.h"
-#include "frontend/realize.h"
+#include "examples/gpt/model_config.h"
+#include "frontend/generate.h"
+#include "frontend/gpt2_checkpoint.h"
 #include "frontend/safetensors.h"
 
 using namespace uopc;
 
+namespace {
+
+// "3,14,15" as token ids.
+absl::StatusOr<std::vector<int64_t>> ParseIds(const std::string& text) {
+  std::vector<int64_t> ids;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    absl::StatusOr<int64_t> id = ParseInt("--prompt-ids", std::string(part), 0, INT32_MAX);
+    if (!id.ok()) return id.status();
+    ids.push_back(*id);
+  }
+  return ids;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  std::string checkpoint = "gpt.safetensors", prompt = "\n", device = "CPU";
-  int64_t tokens = 300, top_k = 0, seed = 0;
+  std::string checkpoint = "gpt.safetensors", prompt = "\n", prompt_ids, device = "CPU";
+  int64_t tokens = 300, top_k = 0, seed = 0, heads = 0, stop_id = -1;
   double temperature = 0.8;
+  bool no_cache = false;
   Flags flags(
-      "usage: gpt_generate [flags]\n\nSamples text from a GPT checkpoint written by gpt_train.");
+      "usage: gpt_generate [flags]\n\nContinues a prompt with a GPT checkpoint: one written by "
+      "gpt_train, or a GPT-2 checkpoint in the Hugging Face naming (with --prompt-ids).");
   flags.Add("checkpoint", &checkpoint, "the checkpoint to load");
   flags.Add("prompt", &prompt,
             "text to continue (its characters must be in the model's vocabulary)");
-  flags.Add("tokens", &tokens, "characters to generate", 0, 1'000'000'000);
-  flags.Add("temperature", &temperature, "sampling temperature (lower is more conservative)",
-            1e-6, 1e6);
-  flags.Add("top-k", &top_k, "sample among the k most likely characters only (0: all)", 0,
+  flags.Add("prompt-ids", &prompt_ids,
+            "token ids to continue, e.g. 464,2068 (for checkpoints without a character vocabulary)");
+  flags.Add("tokens", &tokens, "tokens to generate", 0, 1'000'000'000);
+  flags.Add("temperature", &temperature,
+            "sampling temperature (lower is more conservative; 0: always the most likely)", 0, 1e6);
+  flags.Add("top-k", &top_k, "sample among the k most likely tokens only (0: all)", 0,
             1'000'000'000);
   flags.Add("seed", &seed, "random seed of the sampler", 0, INT64_MAX);
+  flags.Add("stop-id", &stop_id, "stop after this token id (-1: never)", -1, INT32_MAX);
+  flags.Add("heads", &heads, "attention heads of a GPT-2 checkpoint (0: dim / 64, as GPT-2)", 0,
+            kHeads.hi);
+  flags.Add("no-cache", &no_cache, "recompute the whole context for every token (no KV cache)");
   flags.Add("device", &device, kDeviceHelp);
   if (int rc = flags.Parse(argc, argv); rc >= 0) return rc;
   auto fail = [](const std::string& what) {
@@ -41,47 +67,63 @@ int main(int argc, char** argv) {
   absl::StatusOr<Checkpoint> ckpt = LoadSafetensors(checkpoint);
   if (!ckpt.ok()) return fail(std::string(ckpt.status().message()));
   try {
-    absl::StatusOr<GptConfig> config = ConfigFromMetadata(ckpt->metadata, checkpoint);
+    // gpt_train's checkpoints say what they are; others are read as GPT-2's
+    const bool chars = ckpt->metadata.contains("vocab");
+    absl::StatusOr<GptConfig> config;
+    if (chars) {
+      config = ConfigFromMetadata(ckpt->metadata, checkpoint);
+    } else {
+      *ckpt = FromGpt2Naming(*std::move(ckpt));
+      const HostTensor* wte = ckpt->Find("wte.weight");
+      int64_t dim = wte && wte->shape.size() == 2 ? wte->shape[1].value() : 0;
+      config = Gpt2Config(*ckpt, heads > 0 ? heads : std::max<int64_t>(dim / 64, 1));
+    }
     if (!config.ok()) return fail(std::string(config.status().message()));
     if (absl::Status s = MatchesTensors(*config, *ckpt, checkpoint); !s.ok())
       return fail(std::string(s.message()));
-    const std::string& vocab = ckpt->metadata["vocab"];
+    const std::string vocab = chars ? ckpt->metadata["vocab"] : "";
     std::vector<DeviceRef> devices = DeviceList(device);
     Gpt model(*config);
-    model.Train(false);
     if (absl::Status s = LoadModel(*ckpt, model, {}, {"optim."}); !s.ok())
       return fail(std::string(s.message()));
     model.Split(devices);
-    absl::StatusOr<std::vector<int32_t>> idx = Encode(vocab, prompt);
-    if (!idx.ok()) return fail(std::string(idx.status().message()));
-    if (idx->empty()) return fail("--prompt is empty");
-    std::mt19937_64 rng(static_cast<uint64_t>(seed));
-    std::cout << prompt << std::flush;
-    const int64_t T = config->context, V = config->vocab;
-    for (int64_t n = 0; n < tokens; ++n) {
-      // the last T tokens, padded to T: one shape, one plan
-      std::vector<int32_t> ctx(idx->end() - std::min<int64_t>(T, idx->size()), idx->end());
-      int64_t last = static_cast<int64_t>(ctx.size()) - 1;
-      ctx.resize(T, 0);
-      std::vector<float> logits =
-          model.Forward(Tensor::FromVector(ctx, {1, T}, DType::kI32, devices.front()))
-              .ToVector<float>();
-      std::vector<double> p(logits.begin() + last * V, logits.begin() + (last + 1) * V);
-      if (top_k > 0 && top_k < V) {
-        std::vector<double> sorted = p;
-        std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(),
-                         std::greater<>());
-        for (double& x : p)
-          if (x < sorted[top_k - 1]) x = -INFINITY;
-      }
-      double m = *std::max_element(p.begin(), p.end());
-      for (double& x : p) x = std::exp((x - m) / temperature);
-      std::discrete_distribution<int> pick(p.begin(), p.end());
-      int32_t next = pick(rng);
-      idx->push_back(next);
-      std::cout << vocab[next] << std::flush;
+    std::vector<int64_t> ids;
+    if (!prompt_ids.empty()) {
+      absl::StatusOr<std::vector<int64_t>> p = ParseIds(prompt_ids);
+      if (!p.ok()) return fail(std::string(p.status().message()));
+      ids = *p;
+    } else if (!chars) {
+      return fail(checkpoint + " has no character vocabulary; give the prompt as --prompt-ids");
+    } else {
+      absl::StatusOr<std::vector<int32_t>> p = Encode(vocab, prompt);
+      if (!p.ok()) return fail(std::string(p.status().message()));
+      ids.assign(p->begin(), p->end());
     }
-    std::cout << "\n";
+    if (ids.empty()) return fail("the prompt is empty");
+    // the prompt as given, then each token as it comes
+    auto text = [&](int64_t id) { return chars ? std::string(1, vocab[id]) : std::to_string(id); };
+    std::vector<std::string> shown;
+    for (int64_t id : ids) shown.push_back(text(id));
+    std::cout << absl::StrJoin(shown, chars ? "" : ",") << std::flush;
+    GenerateOptions o;
+    o.max_tokens = tokens;
+    o.temperature = temperature;
+    o.top_k = top_k;
+    o.seed = static_cast<uint64_t>(seed);
+    o.stop_token = stop_id;
+    o.use_cache = !no_cache;
+    o.on_token = [&](int64_t id) {
+      std::cout << (chars ? "" : ",") << text(id) << std::flush;
+      return true;
+    };
+    auto start = std::chrono::steady_clock::now();
+    Generation g = Generate(model, ids, o);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << "\n" << std::flush;
+    std::cerr << "gpt_generate: " << g.tokens.size() << " tokens in " << s << " s ("
+              << (g.tokens.empty() ? 0.0 : 1e3 * s / g.tokens.size()) << " ms/token), "
+              << g.plans_built << " plans built, " << (no_cache ? "no cache" : "KV cache")
+              << "\n";
   } catch (const Error& e) {
     return fail(e.what());
   }

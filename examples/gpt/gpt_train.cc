@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   int64_t layers = 2, dim = 64, heads = 4, context = 64, batch = 16, steps = 300, warmup = 30,
           save_every = 100, seed = 0, log_every = 10, stop_at = 0;
   double lr = 3e-3, min_lr = 3e-4, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
-  bool resume = false, skip_nonfinite = false;
+  bool resume = false, skip_nonfinite = false, tie = false;
   Flags flags(
       "usage: gpt_train [flags]\n\nTrains a character-level GPT on a text file and saves it as a "
       "safetensors checkpoint.\nUnder `uopc_launch --nproc N -- gpt_train ...` it trains data-parallel: "
@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
   flags.Add("weight-decay", &weight_decay, "AdamW's decoupled weight decay", 0, 10);
   flags.Add("clip", &clip, "gradient clipping: largest global norm (0: off)", 0, 1e9);
   flags.Add("dropout", &dropout, "dropout probability", 0, 0.99);
+  flags.Add("tie-embeddings", &tie,
+            "the output projection is the token embedding (GPT-2's convention: one tensor)");
   flags.Add("seed", &seed, "random seed (weights and batches)", 0, INT64_MAX);
   flags.Add("checkpoint", &checkpoint, "where to save (and, with --resume, load) the checkpoint");
   flags.Add("save-every", &save_every, "save a checkpoint every N steps (0: only at the end)", 0,
@@ -122,6 +124,7 @@ int main(int argc, char** argv) {
       absl::StatusOr<int64_t> step = StepFromMetadata(ckpt.metadata, checkpoint);
       if (!step.ok()) return Fail(std::string(step.status().message()));
       layers = saved->layers, dim = saved->dim, heads = saved->heads, context = saved->context;
+      tie = saved->tie_embeddings;
       start = *step;
     }
     if (absl::Status w = rank == 0 ? CheckWritable(checkpoint) : absl::OkStatus(); !w.ok())
@@ -137,8 +140,8 @@ int main(int argc, char** argv) {
                 << ", which is --steps or past it: nothing to train, and nothing written\n";
       return 0;
     }
-    GptConfig config{
-        static_cast<int64_t>(corpus->vocab.size()), context, dim, heads, layers, dropout};
+    GptConfig config{static_cast<int64_t>(corpus->vocab.size()), context, dim, heads, layers,
+                     dropout, tie};
     std::vector<DeviceRef> devices = DeviceList(device);
     double have = 0, need = TrainingBytes(config, local);
     for (const DeviceRef& d : devices) have += static_cast<double>(d.get()->mem_total());
@@ -180,6 +183,7 @@ int main(int argc, char** argv) {
                                               {"dim", std::to_string(dim)},
                                               {"heads", std::to_string(heads)},
                                               {"context", std::to_string(context)},
+                                              {"tie_embeddings", tie ? "1" : "0"},
                                               {"step", std::to_string(step)},
                                               {"format", "uopc gpt 1"}};
       if (absl::Status s = SaveModel(checkpoint, model, meta, state); !s.ok()) throw Error(s);

@@ -35,6 +35,10 @@ absl::StatusOr<GptConfig> ConfigFromMetadata(const std::map<std::string, std::st
   ASSIGN_OR_RETURN(c.dim, Field(meta, path, "dim", kDim));
   ASSIGN_OR_RETURN(c.heads, Field(meta, path, "heads", kHeads));
   ASSIGN_OR_RETURN(c.context, Field(meta, path, "context", kContext));
+  if (meta.contains("tie_embeddings")) {  // (older checkpoints have none: untied)
+    ASSIGN_OR_RETURN(int64_t tie, Field(meta, path, "tie_embeddings", {0, 1}));
+    c.tie_embeddings = tie == 1;
+  }
   if (c.dim % c.heads)
     return absl::InvalidArgumentError(absl::StrCat("checkpoint ", path, ": metadata dim ", c.dim,
                                                    " is not a multiple of heads ", c.heads));

@@ -22,7 +22,8 @@ inline constexpr IntRange kLayers{1, 1024}, kDim{1, 65536}, kHeads{1, 4096},
     kContext{1, 1 << 20}, kBatch{1, 1 << 20}, kSteps{1, 1'000'000'000};
 
 /// The model of a checkpoint written by gpt_train: its `vocab` (characters), `layers`,
-/// `dim`, `heads` and `context`, each present and within its range, heads dividing dim.
+/// `dim`, `heads` and `context`, each present and within its range, heads dividing dim, and
+/// `tie_embeddings` (0 or 1; absent: 0).
 absl::StatusOr<GptConfig> ConfigFromMetadata(const std::map<std::string, std::string>& meta,
                                              const std::string& path);
 /// OK if the checkpoint's tensors have the shapes `c` says (wte, wpe, and `layers` blocks):

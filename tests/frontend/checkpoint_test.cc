@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "core/file.h"
+#include "frontend/gpt2_checkpoint.h"
 #include "frontend/safetensors.h"
 
 namespace uopc {
@@ -210,6 +211,76 @@ TEST(Checkpoint, ATensorTheModelDoesNotHaveIsRefused) {
   Gpt b(smaller);
   absl::Status s = LoadModel(*LoadSafetensors(Tmp("two.safetensors")), b);
   EXPECT_EQ(s.message().rfind("checkpoint has a tensor 'h.0.", 0), 0u) << s;
+}
+
+}  // namespace
+}  // namespace uopc
+
+namespace uopc {
+namespace {
+
+void ExpectNear(const std::vector<float>& a, const std::vector<float>& b, double tol) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], tol) << i;
+}
+
+Tensor Idx() { return Tensor::FromVector(std::vector<int32_t>{1, 4, 2, 6, 0}, {1, 5}); }
+
+TEST(TiedEmbeddings, OneTensorWhoseGradientHasBothUses) {
+  Tensor::ManualSeed(3);
+  GptConfig c{7, 5, 8, 2, 1, 0.0, true};
+  Gpt tied(c);
+  for (const auto& [name, t] : tied.NamedParameters()) EXPECT_NE(name, "lm_head.weight");
+  EXPECT_FALSE(tied.lm_head);
+  EXPECT_EQ(tied.NamedParameters().size(), Gpt(GptConfig{7, 5, 8, 2, 1, 0.0}).NamedParameters().size() - 1);
+  // the same model untied, its head a copy of wte
+  c.tie_embeddings = false;
+  Gpt untied(c);
+  auto from = tied.NamedParameters();
+  auto to = untied.NamedParameters();
+  for (size_t i = 0; i < from.size(); ++i) to[i].second->Assign(from[i].second->Detach());
+  untied.lm_head.Assign(tied.wte.weight.Detach());
+  auto loss = [](Gpt& m) { return m.Forward(Idx()).Reshape({5, 7}).CrossEntropy(
+                               Tensor::FromVector(std::vector<int32_t>{4, 2, 6, 0, 3}, {5})); };
+  Tensor lt = loss(tied), lu = loss(untied);
+  EXPECT_NEAR(lt.Item<float>(), lu.Item<float>(), 1e-6);
+  lt.Backward();
+  lu.Backward();
+  std::vector<float> gu = (untied.wte.weight.grad() + untied.lm_head.grad()).ToVector<float>();
+  ExpectNear(tied.wte.weight.grad().ToVector<float>(), gu, 1e-6);
+}
+
+TEST(Gpt2Checkpoint, TheHuggingFaceNamingLoadsTiedWithoutTheMaskBuffers) {
+  Tensor::ManualSeed(4);
+  GptConfig c{7, 5, 8, 2, 2, 0.0, true};
+  Gpt a(c);
+  Checkpoint hf;
+  hf.metadata = {{"format", "pt"}};
+  for (auto& [name, t] : a.NamedParameters()) hf.tensors.emplace_back("transformer." + name, ToHost(*t));
+  for (int l = 0; l < 2; ++l) {
+    std::string h = "transformer.h." + std::to_string(l) + ".attn.";
+    hf.tensors.emplace_back(h + "bias", ToHost(Tensor::Ones({1, 1, 5, 5})));
+    hf.tensors.emplace_back(h + "masked_bias", ToHost(Tensor::Full({}, -1e4)));
+  }
+  std::string path = Tmp("hf.safetensors");
+  ASSERT_TRUE(SaveSafetensors(path, hf).ok());
+  absl::StatusOr<Checkpoint> loaded = LoadSafetensors(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  Checkpoint ck = FromGpt2Naming(*loaded);
+  absl::StatusOr<GptConfig> config = Gpt2Config(ck, 2);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->vocab, 7);
+  EXPECT_EQ(config->context, 5);
+  EXPECT_EQ(config->dim, 8);
+  EXPECT_EQ(config->layers, 2);
+  EXPECT_TRUE(config->tie_embeddings);
+  Tensor::ManualSeed(5);
+  Gpt b(*config);
+  ASSERT_TRUE(LoadModel(ck, b).ok());
+  EXPECT_EQ(b.Forward(Idx()).ToVector<float>(), a.Forward(Idx()).ToVector<float>());
+  EXPECT_EQ(Gpt2Config(ck, 3).status().message(),
+            "gpt-2 checkpoint: dim 8 with 3 heads; expected heads dividing dim (GPT-2: dim / 64 "
+            "= 0)");
 }
 
 }  // namespace
