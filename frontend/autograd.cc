@@ -43,19 +43,31 @@ class Backprop {
 
 UOp Backprop::Expand() {
   holder_ = std::make_shared<LazyData>();
+  holder_->vars = loss_.data()->vars;
   std::vector<LazyData*> stack{loss_.data().get()};
   absl::flat_hash_map<const LazyData*, bool> seen;
-  std::vector<std::shared_ptr<LazyData>> all{loss_.data()};
+  // The gradients keep the buffers their graphs read through copies of the realized tensors
+  // (their buffers and views, nothing else): holding a parameter itself, or a tensor that
+  // holds it, a parameter's gradient would hold itself (a cycle, never freed).
+  std::vector<std::shared_ptr<LazyData>> all;
   while (!stack.empty()) {
     LazyData* l = stack.back();
     stack.pop_back();
     if (seen[l]) continue;
     seen[l] = true;
     if (l->requires_grad && l->buffer && !l->srcs.empty()) history_[l->uop.get()] = l->forward;
-    for (const auto& s : l->srcs) {
-      all.push_back(s);
-      stack.push_back(s.get());
+    if (l->buffer) {
+      auto copy = std::make_shared<LazyData>();
+      copy->uop = l->base_view ? l->base_view : l->uop;
+      copy->forward = l->forward;
+      copy->shape = l->shape;
+      copy->dtype = l->dtype;
+      copy->device = l->device;
+      copy->buffer = l->buffer;
+      copy->vars = l->vars;
+      all.push_back(std::move(copy));
     }
+    for (const auto& s : l->srcs) stack.push_back(s.get());
   }
   holder_->srcs = std::move(all);
   UOp g = loss_.data()->forward;

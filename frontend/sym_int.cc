@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 
 #include "core/bounds.h"
 #include "core/substitute.h"
@@ -104,13 +105,19 @@ std::string SymInt::ToString() const { return expr_ ? Infix(expr_) : absl::StrCa
 
 namespace {
 
-// Simplify, remembered: shapes combine the same few expressions over and over.
+// Simplify, remembered: shapes combine the same few expressions over and over. (Never
+// destroyed: nodes must not outlive the interner at exit.)
 UOp SimplifyDim(const UOp& expr) {
-  thread_local absl::flat_hash_map<UOp, UOp> memo;
-  if (auto it = memo.find(expr); it != memo.end()) return it->second;
-  if (memo.size() > 4096) memo.clear();
+  static absl::Mutex mu;
+  static auto* memo = new absl::flat_hash_map<UOp, UOp>();
+  {
+    absl::MutexLock lock(&mu);
+    if (auto it = memo->find(expr); it != memo->end()) return it->second;
+  }
   UOp e = Simplify(expr);
-  memo.emplace(expr, e);
+  absl::MutexLock lock(&mu);
+  if (memo->size() > 4096) memo->clear();
+  memo->emplace(expr, e);
   return e;
 }
 

@@ -187,5 +187,19 @@ TEST(Autograd, ErrorsAreClear) {
   }
 }
 
+TEST(Autograd, AParameterAndItsGradientAreFreedTogether) {
+  std::weak_ptr<LazyData> param, grad;
+  {
+    Tensor w = Tensor::FromVector<float>({1, 2, 3}, {3}).RequiresGrad();
+    Tensor h = (w * 2).Realize();  // a realized intermediate that holds w
+    (h * w).Sum().Backward();
+    EXPECT_EQ(w.grad().ToVector<float>(), (std::vector<float>{4, 8, 12}));
+    param = w.data();
+    grad = w.grad().data();
+  }
+  EXPECT_TRUE(param.expired());  // no cycle through the gradient
+  EXPECT_TRUE(grad.expired());
+}
+
 }  // namespace
 }  // namespace uopc
