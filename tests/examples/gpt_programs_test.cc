@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <regex>
 #include <tuple>
@@ -196,21 +197,29 @@ TEST(GptTrain, BadFlagsAreOneLineErrorsNeverCrashes) {
             "or directory\n");
 }
 
-// A checkpoint whose metadata says `key` is `value` (the header rewritten, its length too).
-std::string WithMetadata(const std::string& from, const std::string& key, const std::string& value,
-                         const std::string& to) {
+// A copy of the checkpoint `from` at `to`, its JSON header rewritten by `edit` (the header's
+// length too).
+std::string RewriteHeader(const std::string& from, const std::string& to,
+                          const std::function<std::string(const std::string&)>& edit) {
   std::ifstream in(from, std::ios::binary);
   std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   uint64_t n = 0;
   for (int k = 0; k < 8; ++k) n |= uint64_t{static_cast<unsigned char>(file[k])} << (8 * k);
-  std::string header = file.substr(8, n), data = file.substr(8 + n);
-  std::regex re("\"" + key + "\":\"[^\"]*\"");
-  header = std::regex_replace(header, re, "\"" + key + "\":\"" + value + "\"");
+  std::string header = edit(file.substr(8, n)), data = file.substr(8 + n);
   while (header.size() % 8) header += ' ';
   std::string len(8, '\0');
   for (int k = 0; k < 8; ++k) len[k] = static_cast<char>((header.size() >> (8 * k)) & 0xff);
   std::ofstream(to, std::ios::binary) << len << header << data;
   return to;
+}
+
+// A checkpoint whose metadata says `key` is `value`.
+std::string WithMetadata(const std::string& from, const std::string& key, const std::string& value,
+                         const std::string& to) {
+  return RewriteHeader(from, to, [&](const std::string& header) {
+    return std::regex_replace(header, std::regex("\"" + key + "\":\"[^\"]*\""),
+                              "\"" + key + "\":\"" + value + "\"");
+  });
 }
 
 TEST(GptTrain, ResumeChecksWhatItLoadsAndNeverSavesNonFiniteWeights) {
@@ -279,19 +288,11 @@ namespace {
 // A copy of gpt_train's checkpoint `from` as Hugging Face writes GPT-2's: the names with a
 // "transformer." prefix, and no metadata but the format.
 std::string AsHuggingFace(const std::string& from, const std::string& to) {
-  std::ifstream in(from, std::ios::binary);
-  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  uint64_t n = 0;
-  for (int k = 0; k < 8; ++k) n |= uint64_t{static_cast<unsigned char>(file[k])} << (8 * k);
-  std::string header = file.substr(8, n), data = file.substr(8 + n);
-  header = std::regex_replace(header, std::regex("\"__metadata__\":\\{[^}]*\\}"),
-                              "\"__metadata__\":{\"format\":\"pt\"}");
-  header = std::regex_replace(header, std::regex("\"(wte|wpe|h\\.|ln_f)"), "\"transformer.$1");
-  while (header.size() % 8) header += ' ';
-  std::string len(8, '\0');
-  for (int k = 0; k < 8; ++k) len[k] = static_cast<char>((header.size() >> (8 * k)) & 0xff);
-  std::ofstream(to, std::ios::binary) << len << header << data;
-  return to;
+  return RewriteHeader(from, to, [](const std::string& header) {
+    std::string h = std::regex_replace(header, std::regex("\"__metadata__\":\\{[^}]*\\}"),
+                                       "\"__metadata__\":{\"format\":\"pt\"}");
+    return std::regex_replace(h, std::regex("\"(wte|wpe|h\\.|ln_f)"), "\"transformer.$1");
+  });
 }
 
 TEST(GptGenerate, AGpt2CheckpointTiedAndInTheHuggingFaceNamingTakesTokenIds) {

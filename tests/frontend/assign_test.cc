@@ -2,6 +2,8 @@
 // says, nothing else changes, and the plan writes into the buffer it was given.
 #include <gtest/gtest.h>
 
+#include "tests/testing/error_of.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -11,6 +13,8 @@
 
 namespace uopc {
 namespace {
+
+using testing::ErrorOf;
 
 std::vector<float> Iota(int n) {
   std::vector<float> v(n);
@@ -101,15 +105,6 @@ TEST(AssignTest, AnUnrealizedBaseIsRealizedFirst) {
   EXPECT_TRUE(y.realized());  // (its buffer is what the write goes to)
   EXPECT_EQ(y.ToVector<float>(), (std::vector<float>{-1, -1, 4, 6}));
   EXPECT_EQ(a.ToVector<float>(), Iota(4));  // the base's inputs are untouched
-}
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(AssignTest, BadTargetsAndValuesAreRefusedAndLeaveTheTensorUnchanged) {

@@ -2,6 +2,8 @@
 // results (and the in-place writes) of running the step itself, and builds no graph.
 #include <gtest/gtest.h>
 
+#include "tests/testing/error_of.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -11,14 +13,7 @@
 namespace uopc {
 namespace {
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::ErrorOf;
 
 // Writes x at position pos of the log, and returns the sum of the log up to it, times w.
 struct Logger {

@@ -3,6 +3,8 @@
 // stays as it was.
 #include <gtest/gtest.h>
 
+#include "tests/testing/error_of.h"
+
 #include <cmath>
 #include <functional>
 #include <string>
@@ -14,14 +16,7 @@
 namespace uopc {
 namespace {
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::ErrorOf;
 
 struct Traced {
   Generation g;

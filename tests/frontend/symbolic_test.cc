@@ -3,6 +3,8 @@
 // tensor of that fixed shape.
 #include <gtest/gtest.h>
 
+#include "tests/testing/error_of.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -14,14 +16,7 @@
 namespace uopc {
 namespace {
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::ErrorOf;
 
 std::vector<float> Values(int64_t n, float scale = 1) {
   std::vector<float> v(n);

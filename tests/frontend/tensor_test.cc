@@ -8,8 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/testing/error_of.h"
+
 namespace uopc {
 namespace {
+
+using testing::ErrorOf;
 
 // ---- a reference n-d array, in doubles ----
 // Shapes of the plain C++ references (a Tensor's shape is a vector of SymInt).
@@ -426,15 +430,6 @@ TEST(Tensor, SeededRandomNumbersRepeat) {
 }
 
 // ---- errors and printing ----
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(Tensor, ShapeErrorsAreRaisedWhenTheOpIsBuilt) {
   Tensor a = Tensor::Zeros({2, 3}), b = Tensor::Zeros({4, 3});
