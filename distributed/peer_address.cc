@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-#include "distributed/rpc.h"
+#include "rpc/grpc_call.h"
 
 namespace uopc {
 namespace {

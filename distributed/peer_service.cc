@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "distributed/frame_codec.h"
-#include "distributed/rpc.h"
+#include "rpc/grpc_call.h"
 
 namespace uopc {
 

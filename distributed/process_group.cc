@@ -8,7 +8,7 @@
 #include "core/status_macros.h"
 #include "distributed/peer_address.h"
 #include "distributed/peer_service.h"
-#include "distributed/rpc.h"
+#include "rpc/grpc_call.h"
 #include "distributed/store.h"
 
 namespace uopc {

@@ -4,7 +4,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "core/status_macros.h"
-#include "distributed/rpc.h"
+#include "rpc/grpc_call.h"
 
 namespace uopc {
 

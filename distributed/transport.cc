@@ -4,7 +4,7 @@
 
 #include "distributed/frame_codec.h"
 #include "distributed/peer_service.h"
-#include "distributed/rpc.h"
+#include "rpc/grpc_call.h"
 
 namespace uopc {
 

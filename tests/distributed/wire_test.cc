@@ -7,7 +7,7 @@
 
 #include "distributed/mailbox.h"
 #include "distributed/peer_service.h"
-#include "distributed/rpc.h"
+#include "rpc/grpc_call.h"
 #include "distributed/store.h"
 
 namespace uopc {

@@ -1,4 +1,4 @@
-#include "distributed/rpc.h"
+#include "rpc/grpc_call.h"
 
 #include <cstddef>
 #include <cstring>

@@ -1,7 +1,7 @@
-// What every gRPC call of the distributed layer shares: the job token in the metadata,
-// a deadline, channels with short reconnect backoff and keepalive (a frozen peer is
-// noticed), servers with explicit message limits and keepalive, and the conversion of
-// grpc::Status to absl::Status (at this edge and nowhere else).
+// What every gRPC call of uopc shares (the distributed layer, the remote device): the
+// token in the metadata, a deadline, channels with short reconnect backoff and keepalive
+// (a frozen peer is noticed), servers with explicit message limits and keepalive, and the
+// conversion of grpc::Status to absl::Status (at this edge and nowhere else).
 #pragma once
 
 #include <chrono>
