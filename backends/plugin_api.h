@@ -23,7 +23,8 @@
  *
  * Minor versions: 1.0 the first; 1.1 adds copy (between any two buffers of the plugin,
  * of one device or two), memory_info (a device's own memory accounting) and render_kernel
- * (a kernel's source with the launch dimensions it was written for).
+ * (a kernel's source with the launch dimensions it was written for); 1.2 adds
+ * initialize_with (initialize with named options: where a remote plugin's servers are).
  *
  * Full tables. No slot is ever NULL: plugin_sdk.h fills what a plugin does not implement
  * with stubs that return UOPC_UNIMPLEMENTED; optional features are capability bits.
@@ -49,7 +50,7 @@ extern "C" {
 #endif
 
 #define UOPC_ABI_MAJOR 1
-#define UOPC_ABI_MINOR 1
+#define UOPC_ABI_MINOR 2
 #define UOPC_ENTRY_SYMBOL "uopc_plugin_entry_v1"
 #define UOPC_EXPORT __attribute__((visibility("default")))
 
@@ -334,6 +335,22 @@ typedef struct uopc_device_api {
 
 /* ---- the plugin ---- */
 
+/* ABI 1.2: a named option of initialize_with (PJRT's NamedValue, as strings). The host
+   passes every environment variable UOPC_<PLUGIN>_<KEY> (the plugin's name upper-cased) as
+   the option "<key>" (lower-cased): UOPC_REMOTE_DEVICES=h:p,h:p is "devices" for the
+   plugin "remote". */
+typedef struct uopc_option {
+  UOPC_STRUCT_HEADER;
+  const char* name;
+  const char* value;
+} uopc_option;
+
+typedef struct uopc_initialize_args {
+  UOPC_STRUCT_HEADER;
+  const uopc_option* options;
+  uint64_t num_options;
+} uopc_initialize_args;
+
 #define UOPC_PLUGIN_CAP_BACKEND (1ull << 0) /* backend table is implemented */
 #define UOPC_PLUGIN_CAP_DEVICE (1ull << 1)  /* device table is implemented */
 
@@ -359,6 +376,11 @@ typedef struct uopc_plugin_api {
 
   const uopc_backend_api* backend;
   const uopc_device_api* device;
+
+  /* ---- ABI 1.2 ---- */
+  /* initialize, with options; the host calls it instead of initialize where the plugin's
+     table has it (UNIMPLEMENTED: the host calls initialize). */
+  uopc_error* (*initialize_with)(const uopc_initialize_args* args);
 } uopc_plugin_api;
 
 /* The one exported symbol. Cheap: no driver is initialized here. NULL if the plugin cannot

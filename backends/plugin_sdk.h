@@ -121,6 +121,10 @@ static inline void uopc_sdk_blob_data(const uopc_blob* b, const void** data, uin
 static inline int32_t uopc_sdk_probe(void) { return 1; }
 static inline uopc_error* uopc_sdk_initialize(void) { return NULL; }
 static inline uopc_error* uopc_sdk_shutdown(void) { return NULL; }
+static inline uopc_error* uopc_sdk_initialize_with(const uopc_initialize_args* a) {
+  (void)a;
+  return uopc_sdk_error(UOPC_UNIMPLEMENTED, "initialize_with is not implemented");
+}
 static inline uint32_t uopc_sdk_count_none(void) { return 0; }
 static inline uopc_error* uopc_sdk_backend_get(uint32_t i, uopc_backend** o) {
   (void)i;
@@ -281,6 +285,7 @@ static inline void uopc_sdk_fill(uopc_plugin_api* api, uopc_backend_api* be, uop
   UOPC_SDK_DEFAULT(api, probe, uopc_sdk_probe);
   UOPC_SDK_DEFAULT(api, initialize, uopc_sdk_initialize);
   UOPC_SDK_DEFAULT(api, shutdown, uopc_sdk_shutdown);
+  UOPC_SDK_DEFAULT(api, initialize_with, uopc_sdk_initialize_with);
   UOPC_SDK_DEFAULT(api, error_destroy, uopc_sdk_error_destroy);
   UOPC_SDK_DEFAULT(api, error_code, uopc_sdk_error_code);
   UOPC_SDK_DEFAULT(api, error_message, uopc_sdk_error_message);

@@ -1,9 +1,12 @@
 #include "devices/plugin.h"
 
-#include <iostream>
-
 #include <dlfcn.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
 
 #include "absl/strings/str_cat.h"
 
@@ -71,16 +74,55 @@ absl::StatusOr<std::unique_ptr<Plugin>> Plugin::Load(const std::string& path) {
   p->name_ = api->name ? api->name : "?";
   if (api->probe() <= 0) {  // unusable here: its initialize may say why (a missing driver)
     std::string why = "its probe said no";
-    if (uopc_error* e = api->initialize())
-      why = std::string(p->Take(e).message());
+    if (absl::Status s = p->Initialize(); !s.ok())
+      why = std::string(s.message());
     else
       p->Take(api->shutdown()).IgnoreError();
     return absl::UnavailableError(
         absl::StrCat("plugin ", path, ": unusable on this machine (", why, ")"));
   }
-  if (absl::Status s = p->Take(api->initialize()); !s.ok())
+  if (absl::Status s = p->Initialize(); !s.ok())
     return fail(absl::StrCat("initialize failed: ", s.message()));
   return p;
+}
+
+std::vector<std::pair<std::string, std::string>> Plugin::EnvironmentOptions(
+    const std::string& plugin) {
+  std::string prefix = "UOPC_";
+  for (char c : plugin) prefix += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  prefix += "_";
+  std::vector<std::pair<std::string, std::string>> out;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq <= prefix.size() || kv.compare(0, prefix.size(), prefix))
+      continue;
+    std::string key = kv.substr(prefix.size(), eq - prefix.size());
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out.emplace_back(key, kv.substr(eq + 1));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+absl::Status Plugin::Initialize() const {
+  if (!Has(api_, &uopc_plugin_api::initialize_with)) return Take(api_->initialize());
+  std::vector<std::pair<std::string, std::string>> named = EnvironmentOptions(name_);
+  std::vector<uopc_option> options;
+  for (const auto& [k, v] : named) {
+    uopc_option o{};
+    o.struct_size = sizeof o;
+    o.name = k.c_str();
+    o.value = v.c_str();
+    options.push_back(o);
+  }
+  uopc_initialize_args args{};
+  args.struct_size = sizeof args;
+  args.options = options.data();
+  args.num_options = options.size();
+  absl::Status s = Take(api_->initialize_with(&args));
+  if (absl::IsUnimplemented(s)) return Take(api_->initialize());  // (an SDK stub)
+  return s;
 }
 
 Plugin::~Plugin() = default;  // never dlclose: see plugin_api.h

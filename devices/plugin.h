@@ -9,6 +9,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -28,6 +30,10 @@ class Plugin {
   const std::string& name() const { return name_; }
   /// "1.0 (ABI 1.0, uop format 1)"
   std::string Version() const;
+  /// The options the host gives plugin `plugin` at initialize (ABI 1.2): every environment
+  /// variable UOPC_<PLUGIN>_<KEY>, as ("<key>", value), keys lower-cased, sorted.
+  static std::vector<std::pair<std::string, std::string>> EnvironmentOptions(
+      const std::string& plugin);
 
   /// The status of a uopc_error* returned by this plugin (which it then frees).
   absl::Status Take(uopc_error* e) const;
@@ -56,6 +62,8 @@ class Plugin {
  private:
   Plugin() = default;
   absl::Status Missing(const char* fn) const;
+  /// initialize_with (ABI 1.2) with the environment's options, else initialize.
+  absl::Status Initialize() const;
 
   void* handle_ = nullptr;
   const uopc_plugin_api* api_ = nullptr;

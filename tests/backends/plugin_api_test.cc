@@ -1,7 +1,8 @@
 // Pins the layout of the plugin ABI: a reordered or resized struct breaks this build, not
-// a user's plugin. The sizes are those of ABI 1.1 on LP64 (x86_64, aarch64); a minor
+// a user's plugin. The sizes are those of ABI 1.2 on LP64 (x86_64, aarch64); a minor
 // version may only append members, so these numbers may grow in new minors but the
-// offsets of existing members never change (1.0's device table ended at 160 bytes).
+// offsets of existing members never change (1.0's device table ended at 160 bytes, 1.1's
+// plugin table at 128).
 #include "backends/plugin_api.h"
 
 #include <gtest/gtest.h>
@@ -32,12 +33,15 @@ PIN_SIZE(uopc_launch_args, 88);
 PIN_SIZE(uopc_copy_args, 72);
 PIN_SIZE(uopc_memory_args, 40);
 PIN_SIZE(uopc_device_api, 176);
-PIN_SIZE(uopc_plugin_api, 128);
+PIN_SIZE(uopc_plugin_api, 136);
+PIN_SIZE(uopc_option, 32);
+PIN_SIZE(uopc_initialize_args, 32);
 
 PIN_OFFSET(uopc_plugin_api, abi_major, 16);
 PIN_OFFSET(uopc_plugin_api, probe, 48);
 PIN_OFFSET(uopc_plugin_api, backend, 112);
 PIN_OFFSET(uopc_plugin_api, device, 120);
+PIN_OFFSET(uopc_plugin_api, initialize_with, 128);
 PIN_OFFSET(uopc_device_api, device_count, 16);
 PIN_OFFSET(uopc_device_api, launch, 112);
 PIN_OFFSET(uopc_device_api, queue_synchronize, 152);
@@ -68,7 +72,7 @@ TEST(PluginApi, ErrorCodesAreGrpcs) {
 
 TEST(PluginApi, VersionAndEntrySymbol) {
   EXPECT_EQ(UOPC_ABI_MAJOR, 1);
-  EXPECT_EQ(UOPC_ABI_MINOR, 1);
+  EXPECT_EQ(UOPC_ABI_MINOR, 2);
   EXPECT_STREQ(UOPC_ENTRY_SYMBOL, "uopc_plugin_entry_v1");
 }
 

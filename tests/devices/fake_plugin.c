@@ -88,6 +88,19 @@ static uopc_error* init(void) { return uopc_sdk_error(UOPC_FAILED_PRECONDITION, 
 #else
 static uopc_error* init(void) { return NULL; }
 #endif
+#ifdef FAKE_OPTIONS
+/* refuses to start, saying which options it was given (what the host passes, checked) */
+static uopc_error* init_with(const uopc_initialize_args* a) {
+  char text[512] = "";
+  for (uint64_t i = 0; i < a->num_options; ++i) {
+    strncat(text, a->options[i].name, sizeof text - strlen(text) - 1);
+    strncat(text, "=", sizeof text - strlen(text) - 1);
+    strncat(text, a->options[i].value, sizeof text - strlen(text) - 1);
+    strncat(text, ";", sizeof text - strlen(text) - 1);
+  }
+  return uopc_sdk_error(UOPC_FAILED_PRECONDITION, "options %s", text);
+}
+#endif
 #ifdef FAKE_PROBE_ZERO
 static int32_t probe(void) { return 0; }
 #else
@@ -114,6 +127,9 @@ static uopc_plugin_api api = {
     .caps = UOPC_PLUGIN_CAP_DEVICE,
     .probe = probe,
     .initialize = init,
+#ifdef FAKE_OPTIONS
+    .initialize_with = init_with,
+#endif
 };
 
 #if defined(FAKE_NO_ENTRY)
@@ -138,6 +154,7 @@ UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v1(const uopc_host_api* hos
   /* as if built against ABI 1.0, whose device table ended before copy */
   api.abi_minor = 0;
   dev.struct_size = offsetof(uopc_device_api, copy);
+  api.struct_size = offsetof(uopc_plugin_api, initialize_with);
 #endif
   return &api;
 }

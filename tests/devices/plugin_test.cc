@@ -26,7 +26,7 @@ TEST(Plugin, LoadsAMinimalPluginWrittenInC) {
   absl::StatusOr<std::unique_ptr<Plugin>> p = Plugin::Load(Fake("minimal"));
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ((*p)->name(), "fake");
-  EXPECT_EQ((*p)->Version(), "0.1 (ABI 1.1, uop format 1)");
+  EXPECT_EQ((*p)->Version(), "0.1 (ABI 1.2, uop format 1)");
 }
 
 TEST(Plugin, MissingFile) {
@@ -52,19 +52,19 @@ TEST(Plugin, MissingEntrySymbol) {
 TEST(Plugin, BuiltForAnotherMajor) {
   EXPECT_EQ(
       LoadError(Fake("entryv2")),
-      "plugin " + Fake("entryv2") + ": built for plugin ABI major 2; this host speaks ABI 1.1");
+      "plugin " + Fake("entryv2") + ": built for plugin ABI major 2; this host speaks ABI 1.2");
 }
 
 TEST(Plugin, TableOfAnotherMajor) {
   EXPECT_EQ(LoadError(Fake("badmajor")),
             "plugin " + Fake("badmajor") +
-                ": plugin ABI 2.3; this host speaks ABI 1.1 (the major must match)");
+                ": plugin ABI 2.3; this host speaks ABI 1.2 (the major must match)");
 }
 
 TEST(Plugin, EntryRefusesTheHost) {
   EXPECT_EQ(LoadError(Fake("nulltable")),
             "plugin " + Fake("nulltable") +
-                ": its entry returned no table: it refuses this host (ABI 1.1)");
+                ": its entry returned no table: it refuses this host (ABI 1.2)");
 }
 
 TEST(Plugin, FailedInitialize) {
@@ -96,6 +96,18 @@ TEST(Plugin, AnOlderMinorsMissingMembersAreSkippedNotCalled) {
   absl::Status s = p->Device(&uopc_device_api::copy, "copy", nullptr);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(s.message(), "plugin fake (ABI 1.0) has no copy");
+  EXPECT_FALSE(Plugin::Has(&p->api(), &uopc_plugin_api::initialize_with));  // (initialize ran)
+}
+
+TEST(Plugin, InitializeWithGetsTheEnvironmentsOptionsForItsName) {
+  // UOPC_FAKE_* from the BUILD rule, for the plugin named "fake"; UOPC_FAKEX_* is not its
+  absl::StatusOr<std::unique_ptr<Plugin>> p = Plugin::Load(Fake("options"));
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("initialize failed: options servers=a:1,b:2;token=t0k;"),
+            std::string::npos)
+      << p.status();
+  EXPECT_EQ(Plugin::EnvironmentOptions("fakex"),
+            (std::vector<std::pair<std::string, std::string>>{{"other", "not for it"}}));
 }
 
 TEST(Device, AnABI10PluginStillWorks) {

@@ -52,7 +52,7 @@ TEST(UopcTool, InvalidGraphsAreRefusedBeforeSimplifying) {
 TEST(UopcTool, DevicesListsTheCPluginAndSmokeTestsItsDevice) {
   Result r = Uopc("devices");
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("plugin c 1.0 (ABI 1.1, uop format 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin c 1.0 (ABI 1.2, uop format 1)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("device CPU:0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("smoke kernel: PASS"), std::string::npos) << r.out;
 }
