@@ -12,7 +12,7 @@
 #include "core/parse_number.h"
 #include "examples/gpt/char_corpus.h"
 #include "examples/gpt/device_flag.h"
-#include "examples/gpt/flags.h"
+#include "core/flags.h"
 #include "examples/gpt/model_config.h"
 #include "frontend/generate.h"
 #include "frontend/gpt2_checkpoint.h"

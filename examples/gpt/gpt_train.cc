@@ -24,7 +24,7 @@
 #include "examples/gpt/char_corpus.h"
 #include "examples/gpt/device_flag.h"
 #include "examples/gpt/model_config.h"
-#include "examples/gpt/flags.h"
+#include "core/flags.h"
 #include "frontend/nn.h"
 #include "frontend/optim.h"
 #include "frontend/realize.h"

@@ -1,4 +1,4 @@
-// Command-line flags for the GPT programs: --name=value or --name value, booleans as
+// Command-line flags for uopc's programs: --name=value or --name value, booleans as
 // --name or --name=VALUE (true/false, 1/0, yes/no), --help listing every flag with its
 // default and range. Numbers are read by core/parse_number.h within each flag's range
 // (never nan or inf). Unknown flags and bad values are errors that name the flag.

@@ -1,0 +1,554 @@
+// The remote plugin, libuopc_plugin_remote.so: devices REMOTE:0, REMOTE:1, ... each served by
+// a uopc_device_server in another process (or on another machine), forwarded over gRPC. Its
+// options (ABI 1.2 initialize_with; from the environment as UOPC_REMOTE_<KEY>):
+//   devices          host:port,host:port   one device per server
+//   token            the servers' token (default UOPC_DEVICE_TOKEN, else UOPC_JOB_TOKEN)
+//   connect_timeout  seconds to open a session (default 10)
+//   timeout          seconds any other wait may take (default UOPC_TIMEOUT, else 600)
+// Its backend compiles nothing: a kernel's "source" is the kernel itself (serialized), which
+// the server renders and compiles with its own backend. Launches and copies are queued and
+// sent in batches (backends/remote/remote_queue.h). A server that is gone makes its device
+// lost: every call on it fails with DEVICE_LOST naming the device and the address, and the
+// process's other devices go on. device_get opens a new session on a lost device's server
+// (a restarted one): the old session's buffers are refused as lost, never reused.
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+#include "backends/plugin_sdk.h"
+#include "backends/remote/remote_queue.h"
+#include "backends/remote/remote_session.h"
+
+struct uopc_backend {
+  const char* name;
+};
+struct uopc_device {
+  uint32_t index = 0;
+  std::string name, kind, uid;
+  std::shared_ptr<uopc::RemoteSession> session;
+  std::mutex mu;
+  std::weak_ptr<uopc::RemoteQueue> frees;  // the queue frees go through (its first)
+};
+struct uopc_buffer {
+  std::shared_ptr<uopc::RemoteSession> session;
+  uopc_device* device;
+  uint64_t id, size;
+};
+struct uopc_program {
+  std::shared_ptr<uopc::RemoteSession> session;
+  uopc_device* device;
+  uint64_t id;
+  uint32_t entries;
+};
+struct uopc_queue {
+  uopc_device* device;
+  std::shared_ptr<uopc::RemoteQueue> q;
+};
+struct uopc_event {
+  std::shared_ptr<uopc::RemoteQueue> q;
+  uint64_t seq;
+};
+
+namespace uopc {
+namespace {
+
+constexpr uint64_t kChunkBytes = 4 << 20;  // the most one command carries (messages <= 16 MiB)
+
+uopc_backend g_backend{"remote"};
+std::vector<std::string> g_addresses;
+RemoteOptions g_options;
+std::mutex g_mu;
+std::vector<std::unique_ptr<uopc_device>> g_devices;  // every device handle made (never freed)
+std::vector<uopc_device*> g_current;                  // the one device_get gives, per index
+
+uopc_error* FromStatus(const absl::Status& s) {
+  if (s.ok()) return nullptr;
+  std::string m(s.message());
+  return uopc_sdk_error(static_cast<uopc_code>(s.code()), "%s", m.c_str());
+}
+
+template <typename F>
+uopc_error* Guard(F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "remote plugin: out of host memory");
+  } catch (const std::exception& e) {
+    return uopc_sdk_error(UOPC_INTERNAL, "remote plugin: %s", e.what());
+  } catch (...) {
+    return uopc_sdk_error(UOPC_INTERNAL, "remote plugin: unknown exception");
+  }
+}
+
+// A buffer or program of `d`'s current session (else: of a lost one, or another device's).
+uopc_error* CheckSession(const std::shared_ptr<RemoteSession>& of, const RemoteSession& in,
+                         const char* what) {
+  if (of.get() == &in) return nullptr;
+  if (of->lost())
+    return uopc_sdk_error(UOPC_DEVICE_LOST, "%s: a %s of a lost session of %s (%s); it is gone",
+                          in.name().c_str(), what, of->name().c_str(), of->address().c_str());
+  return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "%s: a %s of %s, not of this device",
+                        in.name().c_str(), what, of->name().c_str());
+}
+
+#define NULL_ARG(name) uopc_sdk_error(UOPC_INVALID_ARGUMENT, "remote plugin: %s is NULL", name)
+
+uopc_error* Pushed(uopc_queue* q, const absl::StatusOr<uint64_t>& seq, uopc_event** done) {
+  if (!seq.ok()) return FromStatus(seq.status());
+  if (done) *done = new uopc_event{q->q, *seq};
+  return nullptr;
+}
+
+// ---- the plugin ----
+
+uopc_error* InitializeWith(const uopc_initialize_args* a) {
+  return Guard([&]() -> uopc_error* {
+    for (const char* var : {"UOPC_DEVICE_TOKEN", "UOPC_JOB_TOKEN"})
+      if (const char* t = std::getenv(var); t && *t && g_options.token.empty()) g_options.token = t;
+    if (const char* t = std::getenv("UOPC_TIMEOUT")) {
+      double sec = 0;
+      if (absl::SimpleAtod(t, &sec) && sec > 0 && sec < 1e7)
+        g_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(sec * 1000));
+    }
+    for (uint64_t i = 0; a && i < a->num_options; ++i) {
+      std::string k = a->options[i].name ? a->options[i].name : "";
+      std::string v = a->options[i].value ? a->options[i].value : "";
+      double sec = 0;
+      if (k == "devices") {
+        g_addresses.clear();
+        for (absl::string_view s : absl::StrSplit(v, ',', absl::SkipWhitespace()))
+          g_addresses.emplace_back(s);
+      } else if (k == "token") {
+        g_options.token = v;
+      } else if (k == "timeout" || k == "connect_timeout") {
+        if (!absl::SimpleAtod(v, &sec) || !(sec > 0 && sec < 1e7))
+          return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                                "remote plugin: UOPC_REMOTE_%s=%s; expected seconds > 0",
+                                k == "timeout" ? "TIMEOUT" : "CONNECT_TIMEOUT", v.c_str());
+        (k == "timeout" ? g_options.timeout : g_options.connect_timeout) =
+            std::chrono::milliseconds(static_cast<int64_t>(sec * 1000));
+      }
+    }
+    g_current.assign(g_addresses.size(), nullptr);
+    return nullptr;
+  });
+}
+
+uopc_error* Initialize() { return InitializeWith(nullptr); }
+
+int32_t Probe() { return 1; }  // (no servers configured: no devices)
+
+// ---- backend: kernels travel as they are ----
+
+uint32_t BackendCount() { return 1; }
+uopc_error* BackendGet(uint32_t i, uopc_backend** out) {
+  if (i != 0) return uopc_sdk_error(UOPC_OUT_OF_RANGE, "remote plugin: backend %u of 1", i);
+  *out = &g_backend;
+  return nullptr;
+}
+uopc_error* BackendDescribe(const uopc_backend*, uopc_backend_desc* d) {
+  uopc_sdk_clear(d, sizeof *d);
+  d->name = "remote";
+  d->target = "REMOTE:UOP:any";
+  d->fingerprint = "remote 1 (the server compiles)";
+  d->lang = UOPC_LANG_NONE;
+  d->dtypes = ~uint64_t{0};
+  return nullptr;
+}
+uopc_error* BackendSupports(const uopc_backend*, const uopc_op_query*, int32_t* supported) {
+  *supported = 1;
+  return nullptr;
+}
+
+// A "source": the function's name, then the kernel (u32 and u64 lengths, little-endian).
+std::string Envelope(const char* name, const void* kernel, uint64_t size) {
+  std::string out, n = name ? name : "";
+  uint32_t nl = static_cast<uint32_t>(n.size());
+  out.append(reinterpret_cast<const char*>(&nl), 4).append(n);
+  out.append(reinterpret_cast<const char*>(&size), 8).append(static_cast<const char*>(kernel), size);
+  return out;
+}
+
+uopc_error* RenderKernel(const uopc_render_args* a, uopc_render_result* r) {
+  return Guard([&]() -> uopc_error* {
+    if (!a || !r || (!a->kernel && a->kernel_size)) return NULL_ARG("render args");
+    std::string src = Envelope(a->name, a->kernel, a->kernel_size);
+    r->source = uopc_sdk_blob(src.data(), src.size());
+    for (int i = 0; i < 3; ++i) r->global[i] = r->local[i] = 1;  // the server's launch dims
+    r->shared_bytes = 0;
+    return r->source ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "remote: out of memory");
+  });
+}
+uopc_error* Render(const uopc_render_args* a, uopc_blob** out) {
+  return Guard([&]() -> uopc_error* {
+    if (!a || !out || (!a->kernel && a->kernel_size)) return NULL_ARG("render args");
+    std::string src = Envelope(a->name, a->kernel, a->kernel_size);
+    *out = uopc_sdk_blob(src.data(), src.size());
+    return nullptr;
+  });
+}
+
+// A "binary": the sources, each after its u64 length.
+uopc_error* Compile(const uopc_compile_args* a, uopc_blob** out) {
+  return Guard([&]() -> uopc_error* {
+    if (!a || !out || (!a->sources && a->num_sources)) return NULL_ARG("compile args");
+    std::string bin;
+    for (uint64_t i = 0; i < a->num_sources; ++i) {
+      uint64_t n = a->sources[i].size;
+      bin.append(reinterpret_cast<const char*>(&n), 8).append(a->sources[i].text, n);
+    }
+    *out = uopc_sdk_blob(bin.data(), bin.size());
+    return nullptr;
+  });
+}
+
+// The kernels of a binary; false if it is not one Compile made.
+bool Kernels(const char* p, uint64_t size, std::vector<std::pair<std::string, std::string>>* out) {
+  auto take = [&](void* dst, uint64_t n) {
+    if (size < n) return false;
+    std::memcpy(dst, p, n);
+    p += n, size -= n;
+    return true;
+  };
+  while (size > 0) {
+    uint64_t len = 0;
+    uint32_t nl = 0;
+    uint64_t kl = 0;
+    if (!take(&len, 8) || len > size || len < 12 || !take(&nl, 4) || nl > len - 12) return false;
+    std::string name(p, nl);
+    p += nl, size -= nl;
+    if (!take(&kl, 8) || kl != len - 12 - nl || kl > size) return false;
+    out->emplace_back(std::move(name), std::string(p, kl));
+    p += kl, size -= kl;
+  }
+  return true;
+}
+
+// ---- devices ----
+
+uint32_t DeviceCount() { return static_cast<uint32_t>(g_addresses.size()); }
+
+uopc_error* DeviceGet(uint32_t i, uopc_device** out) {
+  return Guard([&]() -> uopc_error* {
+    if (i >= g_addresses.size())
+      return uopc_sdk_error(UOPC_OUT_OF_RANGE, "remote plugin: device %u of %zu", i,
+                            g_addresses.size());
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (g_current[i] && !g_current[i]->session->lost()) {
+      *out = g_current[i];
+      return nullptr;
+    }
+    // (a lost device's server may have restarted: a new session, as a new device handle)
+    std::string name = absl::StrCat("REMOTE:", i);
+    absl::StatusOr<std::shared_ptr<RemoteSession>> s =
+        RemoteSession::Open(name, g_addresses[i], g_options);
+    if (!s.ok()) return FromStatus(s.status());
+    auto d = std::make_unique<uopc_device>();
+    d->index = i;
+    d->name = name;
+    d->session = *std::move(s);
+    const remote::OpenReply& info = d->session->info();
+    d->kind = absl::StrCat(info.device(), " of the device server at ", g_addresses[i], " (",
+                           info.kind(), ")");
+    d->uid = absl::StrCat("remote://", g_addresses[i], "/", info.device());
+    g_current[i] = d.get();
+    *out = d.get();
+    g_devices.push_back(std::move(d));
+    return nullptr;
+  });
+}
+
+uopc_error* DeviceDescribe(const uopc_device* d, uopc_device_props* p) {
+  if (!d || !p) return NULL_ARG("device");
+  uopc_sdk_clear(p, sizeof *p);
+  p->name = d->name.c_str();
+  p->kind = d->kind.c_str();
+  p->uid = d->uid.c_str();
+  p->backend = "remote";
+  p->type = UOPC_DEVICE_REMOTE;
+  p->mem_total = d->session->info().mem_total();
+  p->caps = UOPC_DEVICE_CAP_ASYNC | UOPC_DEVICE_CAP_COPY_D2D;
+  return nullptr;
+}
+
+uopc_error* BufferAlloc(uopc_device* d, uint64_t size, uint64_t, uopc_buffer** out) {
+  return Guard([&]() -> uopc_error* {
+    if (!d || !out) return NULL_ARG("device");
+    absl::StatusOr<uint64_t> id = d->session->Allocate(size);
+    if (!id.ok()) return FromStatus(id.status());
+    *out = new uopc_buffer{d->session, d, *id, size};
+    return nullptr;
+  });
+}
+
+uopc_error* BufferFree(uopc_buffer* b) {
+  return Guard([&]() -> uopc_error* {
+    if (!b) return NULL_ARG("buffer");
+    std::unique_ptr<uopc_buffer> owned(b);
+    if (b->session->lost()) return nullptr;
+    std::shared_ptr<RemoteQueue> q;
+    {
+      std::lock_guard<std::mutex> lock(b->device->mu);
+      q = b->device->frees.lock();
+    }
+    if (!q || &q->session() != b->session.get()) return nullptr;  // (freed with its session)
+    remote::Command c;
+    c.mutable_free()->set_buffer(b->id);
+    q->Push(std::move(c)).IgnoreError();
+    return nullptr;
+  });
+}
+
+uopc_error* QueueCreate(uopc_device* d, uopc_queue** out) {
+  return Guard([&]() -> uopc_error* {
+    if (!d || !out) return NULL_ARG("device");
+    absl::StatusOr<std::shared_ptr<RemoteQueue>> q = RemoteQueue::Create(d->session);
+    if (!q.ok()) return FromStatus(q.status());
+    {
+      std::lock_guard<std::mutex> lock(d->mu);
+      if (!d->frees.lock()) d->frees = *q;
+    }
+    *out = new uopc_queue{d, *std::move(q)};
+    return nullptr;
+  });
+}
+
+uopc_error* QueueDestroy(uopc_queue* q) {
+  return Guard([&]() -> uopc_error* {
+    if (!q) return NULL_ARG("queue");
+    delete q;
+    return nullptr;
+  });
+}
+
+uopc_error* CopyH2D(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* src, uint64_t n,
+                    uopc_event** done) {
+  return Guard([&]() -> uopc_error* {
+    if (!q || !dst || (!src && n)) return NULL_ARG("queue, buffer or host pointer");
+    if (uopc_error* e = CheckSession(dst->session, q->q->session(), "buffer")) return e;
+    if (off > dst->size || n > dst->size - off)
+      return uopc_sdk_error(UOPC_OUT_OF_RANGE, "%s: copy in of bytes [%llu, %llu) of a buffer of %llu",
+                            q->device->name.c_str(), (unsigned long long)off,
+                            (unsigned long long)(off + n), (unsigned long long)dst->size);
+    absl::StatusOr<uint64_t> seq = 0;
+    for (uint64_t at = 0; at < n || (n == 0 && at == 0); at += kChunkBytes) {
+      uint64_t k = std::min(kChunkBytes, n - at);
+      remote::Command c;
+      remote::CopyIn* m = c.mutable_copy_in();
+      m->set_buffer(dst->id);
+      m->set_offset(off + at);
+      m->set_data(static_cast<const char*>(src) + at, k);
+      seq = q->q->Push(std::move(c));
+      if (!seq.ok() || n == 0) break;
+    }
+    return Pushed(q, seq, done);
+  });
+}
+
+uopc_error* CopyD2H(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t off, uint64_t n,
+                    uopc_event** done) {
+  return Guard([&]() -> uopc_error* {
+    if (!q || !src || (!dst && n)) return NULL_ARG("queue, buffer or host pointer");
+    if (uopc_error* e = CheckSession(src->session, q->q->session(), "buffer")) return e;
+    if (off > src->size || n > src->size - off)
+      return uopc_sdk_error(UOPC_OUT_OF_RANGE, "%s: copy out of bytes [%llu, %llu) of a buffer of %llu",
+                            q->device->name.c_str(), (unsigned long long)off,
+                            (unsigned long long)(off + n), (unsigned long long)src->size);
+    absl::StatusOr<uint64_t> seq = 0;
+    for (uint64_t at = 0; at < n || (n == 0 && at == 0); at += kChunkBytes) {
+      uint64_t k = std::min(kChunkBytes, n - at);
+      remote::Command c;
+      remote::CopyOut* m = c.mutable_copy_out();
+      m->set_buffer(src->id);
+      m->set_offset(off + at);
+      m->set_size(k);
+      seq = q->q->Push(std::move(c), static_cast<char*>(dst) + at);
+      if (!seq.ok() || n == 0) break;
+    }
+    return Pushed(q, seq, done);
+  });
+}
+
+uopc_error* CopyBetween(uopc_queue* q, uopc_buffer* dst, uint64_t doff, const uopc_buffer* src,
+                        uint64_t soff, uint64_t n, uopc_event** done) {
+  return Guard([&]() -> uopc_error* {
+    if (!q || !dst || !src) return NULL_ARG("queue or buffer");
+    if (uopc_error* e = CheckSession(dst->session, q->q->session(), "buffer")) return e;
+    if (uopc_error* e = CheckSession(src->session, q->q->session(), "buffer")) return e;
+    remote::Command c;
+    remote::CopyBetween* m = c.mutable_copy();
+    m->set_dst(dst->id);
+    m->set_dst_offset(doff);
+    m->set_src(src->id);
+    m->set_src_offset(soff);
+    m->set_size(n);
+    return Pushed(q, q->q->Push(std::move(c)), done);
+  });
+}
+
+uopc_error* Copy(const uopc_copy_args* a) {
+  if (!a) return NULL_ARG("copy args");
+  return CopyBetween(a->queue, a->dst, a->dst_offset, a->src, a->src_offset, a->size, a->done);
+}
+
+uopc_error* ProgramLoad(uopc_device* d, const void* binary, uint64_t size,
+                        const char* const* entries, uint32_t num_entries, uopc_program** out) {
+  return Guard([&]() -> uopc_error* {
+    if (!d || !out || (!binary && size) || (!entries && num_entries)) return NULL_ARG("program");
+    std::vector<std::pair<std::string, std::string>> kernels;
+    if (!Kernels(static_cast<const char*>(binary), size, &kernels) || kernels.size() != num_entries)
+      return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                            "%s: a program binary that the remote backend did not compile",
+                            d->name.c_str());
+    for (uint32_t i = 0; i < num_entries; ++i)
+      if (!entries[i] || kernels[i].first != entries[i])
+        return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "%s: entry %u is not the kernel %s",
+                              d->name.c_str(), i, kernels[i].first.c_str());
+    absl::StatusOr<uint64_t> id = d->session->LoadProgram(kernels);
+    if (!id.ok()) return FromStatus(id.status());
+    *out = new uopc_program{d->session, d, *id, num_entries};
+    return nullptr;
+  });
+}
+
+uopc_error* ProgramUnload(uopc_program* p) {
+  return Guard([&]() -> uopc_error* {
+    if (!p) return NULL_ARG("program");
+    std::unique_ptr<uopc_program> owned(p);
+    if (p->session->lost()) return nullptr;
+    std::shared_ptr<RemoteQueue> q;
+    {
+      std::lock_guard<std::mutex> lock(p->device->mu);
+      q = p->device->frees.lock();
+    }
+    if (!q || &q->session() != p->session.get()) return nullptr;
+    remote::Command c;
+    c.mutable_unload()->set_program(p->id);
+    q->Push(std::move(c)).IgnoreError();
+    return nullptr;
+  });
+}
+
+uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) {
+  return Guard([&]() -> uopc_error* {
+    if (!q || !a || !a->program || (!a->buffers && a->num_buffers) || (!a->vars && a->num_vars))
+      return NULL_ARG("queue or launch args");
+    if (uopc_error* e = CheckSession(a->program->session, q->q->session(), "program")) return e;
+    if (a->entry >= a->program->entries)
+      return uopc_sdk_error(UOPC_OUT_OF_RANGE, "%s: entry %u of a program of %u",
+                            q->device->name.c_str(), a->entry, a->program->entries);
+    remote::Command c;
+    remote::Launch* m = c.mutable_launch();
+    m->set_program(a->program->id);
+    m->set_entry(a->entry);
+    for (uint32_t i = 0; i < a->num_buffers; ++i) {
+      const uopc_buffer* b = a->buffers[i];
+      if (b) {
+        if (uopc_error* e = CheckSession(b->session, q->q->session(), "buffer")) return e;
+      }
+      m->add_buffers(b ? b->id : 0);
+      if (a->offsets) m->add_offsets(a->offsets[i]);
+    }
+    for (uint32_t i = 0; i < a->num_vars; ++i) m->add_vars(a->vars[i]);
+    return Pushed(q, q->q->Push(std::move(c)), done);
+  });
+}
+
+uopc_error* QueueWaitEvent(uopc_queue* q, uopc_event* e) {
+  return Guard([&]() -> uopc_error* {
+    if (!q || !e) return NULL_ARG("queue or event");
+    if (e->q == q->q) return nullptr;  // in order already
+    // another queue's (or device's) work: waited for here, before later work is sent
+    return FromStatus(e->q->Wait(e->seq, e->q->session().options().timeout));
+  });
+}
+
+uopc_error* EventWait(uopc_event* e, uint64_t timeout_ns) {
+  return Guard([&]() -> uopc_error* {
+    if (!e) return NULL_ARG("event");
+    auto limit = e->q->session().options().timeout;
+    if (timeout_ns != UINT64_MAX)
+      limit = std::min(limit, std::chrono::milliseconds(timeout_ns / 1'000'000 + 1));
+    return FromStatus(e->q->Wait(e->seq, limit));
+  });
+}
+
+uopc_error* EventQuery(uopc_event* e, int32_t* done) {
+  return Guard([&]() -> uopc_error* {
+    if (!e || !done) return NULL_ARG("event");
+    absl::StatusOr<bool> d = e->q->Query(e->seq);
+    if (!d.ok()) return FromStatus(d.status());
+    *done = *d ? 1 : 0;
+    return nullptr;
+  });
+}
+
+void EventDestroy(uopc_event* e) { delete e; }
+
+uopc_error* QueueSynchronize(uopc_queue* q) {
+  return Guard([&]() -> uopc_error* {
+    if (!q) return NULL_ARG("queue");
+    return FromStatus(q->q->Synchronize());
+  });
+}
+
+uopc_backend_api g_be{};
+uopc_device_api g_dev{};
+uopc_plugin_api g_api{};
+
+}  // namespace
+}  // namespace uopc
+
+extern "C" UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v1(const uopc_host_api* host) {
+  using namespace uopc;
+  if (!host || host->abi_major != UOPC_ABI_MAJOR) return nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_be.struct_size = sizeof g_be;
+    g_be.backend_count = BackendCount;
+    g_be.backend_get = BackendGet;
+    g_be.backend_describe = BackendDescribe;
+    g_be.backend_supports = BackendSupports;
+    g_be.render = Render;
+    g_be.compile = Compile;
+    g_be.render_kernel = RenderKernel;
+    g_dev.struct_size = sizeof g_dev;
+    g_dev.device_count = DeviceCount;
+    g_dev.device_get = DeviceGet;
+    g_dev.device_describe = DeviceDescribe;
+    g_dev.buffer_alloc = BufferAlloc;
+    g_dev.buffer_free = BufferFree;
+    g_dev.queue_create = QueueCreate;
+    g_dev.queue_destroy = QueueDestroy;
+    g_dev.copy_h2d = CopyH2D;
+    g_dev.copy_d2h = CopyD2H;
+    g_dev.copy_d2d = CopyBetween;
+    g_dev.program_load = ProgramLoad;
+    g_dev.program_unload = ProgramUnload;
+    g_dev.launch = Launch;
+    g_dev.queue_wait_event = QueueWaitEvent;
+    g_dev.event_wait = EventWait;
+    g_dev.event_query = EventQuery;
+    g_dev.event_destroy = EventDestroy;
+    g_dev.queue_synchronize = QueueSynchronize;
+    g_dev.copy = Copy;
+    g_api.struct_size = sizeof g_api;
+    g_api.uop_format_version = 1;
+    g_api.name = "remote";
+    g_api.version = "1.0";
+    g_api.caps = UOPC_PLUGIN_CAP_BACKEND | UOPC_PLUGIN_CAP_DEVICE;
+    g_api.probe = Probe;
+    g_api.initialize = Initialize;
+    g_api.initialize_with = InitializeWith;
+    uopc_sdk_fill(&g_api, &g_be, &g_dev);
+  });
+  return &g_api;
+}
