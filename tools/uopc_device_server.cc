@@ -11,6 +11,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/strings/match.h"
+
 #include "core/flags.h"
 #include "devices/registry.h"
 #include "rpc/grpc_call.h"
@@ -44,6 +46,13 @@ int main(int argc, char** argv) {
   }
   o.latency_us = latency_us;
   o.bandwidth_gbps = bandwidth_gbps;
+  // it serves this machine's devices, never remote ones (it could end up serving itself)
+  if (absl::StartsWithIgnoreCase(device, "remote")) {
+    std::cerr << "uopc_device_server: --device " << device
+              << ": a device server serves this machine's devices, not remote ones\n";
+    return 1;
+  }
+  unsetenv("UOPC_REMOTE_DEVICES");
   absl::StatusOr<Device*> d = DeviceRegistry::Get().GetDevice(device);
   if (!d.ok()) {
     std::cerr << "uopc_device_server: " << d.status().message() << "\n";

@@ -72,7 +72,7 @@ std::vector<uopc_device*> g_current;                  // the one device_get give
 uopc_error* FromStatus(const absl::Status& s) {
   if (s.ok()) return nullptr;
   std::string m(s.message());
-  return uopc_sdk_error(static_cast<uopc_code>(s.code()), "%s", m.c_str());
+  return uopc_sdk_error(static_cast<uopc_code>(s.raw_code()), "%s", m.c_str());  // (100: lost)
 }
 
 template <typename F>
@@ -111,6 +111,9 @@ uopc_error* Pushed(uopc_queue* q, const absl::StatusOr<uint64_t>& seq, uopc_even
 
 uopc_error* InitializeWith(const uopc_initialize_args* a) {
   return Guard([&]() -> uopc_error* {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_options = RemoteOptions();  // (initializing again starts from the defaults)
+    g_addresses.clear();
     for (const char* var : {"UOPC_DEVICE_TOKEN", "UOPC_JOB_TOKEN"})
       if (const char* t = std::getenv(var); t && *t && g_options.token.empty()) g_options.token = t;
     if (const char* t = std::getenv("UOPC_TIMEOUT")) {

@@ -18,9 +18,10 @@ absl::StatusOr<std::shared_ptr<RemoteSession>> RemoteSession::Open(const std::st
   std::unique_ptr<grpc::ClientContext> ctx = s->Context(options.connect_timeout);
   ctx->set_wait_for_ready(true);  // the server may still be starting
   grpc::Status st = s->stub_->Open(ctx.get(), remote::OpenRequest(), &s->info_);
-  if (!st.ok())
-    return absl::UnavailableError(absl::StrCat(name, ": cannot open a session on the device server at ",
-                                               address, ": ", ToAbsl(st).message()));
+  if (!st.ok())  // (with the server's code: a wrong token is PERMISSION_DENIED, not retried)
+    return absl::Status(ToAbsl(st).code(),
+                        absl::StrCat(name, ": cannot open a session on the device server at ",
+                                     address, ": ", st.error_message()));
   return s;
 }
 
