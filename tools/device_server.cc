@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "core/serialize.h"
 #include "rpc/grpc_call.h"
 
 namespace uopc {
@@ -79,6 +80,13 @@ grpc::Status DeviceServer::LoadProgram(grpc::ServerContext* ctx,
   std::vector<std::string> sources, names;
   Loaded loaded;
   for (const remote::Kernel& k : req->kernels()) {  // rendered here: a bad kernel is an error
+    absl::StatusOr<UOp> kernel = DeserializeGraph(k.uop());
+    absl::StatusOr<KernelSignature> sig =
+        kernel.ok() ? SignatureOf(*kernel) : absl::StatusOr<KernelSignature>(kernel.status());
+    if (!sig.ok())
+      return ToGrpc(absl::InvalidArgumentError(
+          absl::StrCat("load program: kernel ", k.name(), ": ", sig.status().message())));
+    loaded.signatures.push_back(*std::move(sig));
     absl::StatusOr<RenderedKernel> r = device_->Render(k.uop(), k.name());
     if (!r.ok())
       return ToGrpc(absl::Status(r.status().code(), absl::StrCat("load program: kernel ", k.name(),
@@ -99,6 +107,43 @@ grpc::Status DeviceServer::LoadProgram(grpc::ServerContext* ctx,
   session->second.programs.emplace(id, std::move(loaded));
   out->set_program(id);
   return grpc::Status::OK;
+}
+
+absl::Status DeviceServer::CheckLaunch(const KernelSignature& sig, const Session& s,
+                                       const remote::Launch& m,
+                                       std::vector<uopc_buffer*>* handles) {
+  if (static_cast<size_t>(m.buffers().size()) != sig.buffers.size() ||
+      static_cast<size_t>(m.vars().size()) != sig.vars.size() ||
+      (!m.offsets().empty() && m.offsets().size() != m.buffers().size()))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "launch: ", m.buffers().size(), " buffers, ", m.offsets().size(), " offsets and ",
+        m.vars().size(), " VARs for a kernel of ", sig.buffers.size(), " buffer slots and ",
+        sig.vars.size(), " VARs"));
+  for (size_t i = 0; i < sig.vars.size(); ++i)
+    if (m.vars(i) < sig.vars[i].lo || m.vars(i) > sig.vars[i].hi)
+      return absl::OutOfRangeError(absl::StrCat("launch: VAR ", sig.vars[i].name, " = ", m.vars(i),
+                                                " is outside [", sig.vars[i].lo, ", ",
+                                                sig.vars[i].hi, "]"));
+  for (size_t i = 0; i < sig.buffers.size(); ++i) {
+    const KernelSignature::Buffer& want = sig.buffers[i];
+    if (m.buffers(i) == 0) {
+      if (want.used) return absl::InvalidArgumentError(absl::StrCat("launch: no buffer in slot ", i));
+      handles->push_back(nullptr);
+      continue;
+    }
+    auto b = s.buffers.find(m.buffers(i));
+    if (b == s.buffers.end())
+      return absl::NotFoundError(
+          absl::StrCat("launch: buffer ", m.buffers(i), " is not one of this session"));
+    const uint64_t need = static_cast<uint64_t>(want.size) * DTypeSize(want.dtype);
+    const uint64_t offset = m.offsets().empty() ? 0 : m.offsets(i);
+    if (offset > b->second.bytes() || need > b->second.bytes() - offset)
+      return absl::OutOfRangeError(absl::StrCat("launch: slot ", i, " needs ", need,
+                                                " bytes at offset ", offset, " of a buffer of ",
+                                                b->second.bytes()));
+    handles->push_back(b->second.handle());
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Buffer> DeviceServer::Find(uint64_t session, uint64_t buffer, uint64_t offset,
@@ -162,19 +207,9 @@ absl::Status DeviceServer::Execute(uint64_t session, const remote::Command& c,
       if (m.entry() >= p->second.dims.size())
         return absl::OutOfRangeError(absl::StrCat("launch: entry ", m.entry(), " of a program of ",
                                                   p->second.dims.size()));
-      if (!m.offsets().empty() && m.offsets().size() != m.buffers().size())
-        return absl::InvalidArgumentError("launch: offsets for some buffers only");
       std::vector<uopc_buffer*> handles;
-      for (uint64_t id : m.buffers()) {
-        if (id == 0) {
-          handles.push_back(nullptr);
-          continue;
-        }
-        auto b = s.buffers.find(id);
-        if (b == s.buffers.end())
-          return absl::NotFoundError(absl::StrCat("launch: buffer ", id, " is not one of this session"));
-        handles.push_back(b->second.handle());
-      }
+      if (absl::Status bad = CheckLaunch(p->second.signatures[m.entry()], s, m, &handles); !bad.ok())
+        return bad;
       std::vector<int64_t> vars(m.vars().begin(), m.vars().end());
       std::vector<uint64_t> offsets(m.offsets().begin(), m.offsets().end());
       return device_

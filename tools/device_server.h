@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 
 #include "backends/remote/device_service.grpc.pb.h"
+#include "core/kernel_signature.h"
 #include "devices/device.h"
 
 namespace uopc {
@@ -47,7 +48,8 @@ class DeviceServer final : public remote::DeviceService::Service {
  private:
   struct Loaded {
     std::shared_ptr<Program> program;
-    std::vector<LaunchDims> dims;  // by entry, as the backend rendered them
+    std::vector<LaunchDims> dims;             // by entry, as the backend rendered them
+    std::vector<KernelSignature> signatures;  // by entry: what a launch must pass
   };
   struct Session {
     absl::flat_hash_map<uint64_t, Buffer> buffers;
@@ -61,6 +63,10 @@ class DeviceServer final : public remote::DeviceService::Service {
   grpc::Status Admit(const grpc::ServerContext* ctx) const;
   /// Runs one command; a failure is its error (the stream goes on).
   absl::Status Execute(uint64_t session, const remote::Command& c, remote::Reply* data);
+  /// A launch's buffers and VARs against its kernel's signature: a kernel must never reach
+  /// past a buffer of the server.
+  static absl::Status CheckLaunch(const KernelSignature& sig, const Session& s,
+                                  const remote::Launch& m, std::vector<uopc_buffer*>* handles);
   absl::StatusOr<Buffer> Find(uint64_t session, uint64_t buffer, uint64_t offset,
                               uint64_t size, const char* what);
   void Throttle(uint64_t bytes) const;

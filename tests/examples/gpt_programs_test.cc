@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/testing/command.h"
+#include "tests/testing/server_process.h"
 
 namespace {
 
@@ -158,6 +159,38 @@ TEST(GptTrain, OnAnotherDeviceOrSplitOverTwoTheLossesAreTheSame) {
   CommandResult bad = RunCommand(Bin("gpt_train") + args + " --device CPU:5");
   EXPECT_EQ(bad.status, 1);
   EXPECT_EQ(bad.out.rfind("gpt_train: no device CPU:5 (devices: CPU:0", 0), 0u) << bad.out;
+}
+
+// On a device of another process (uopc_device_server, 200 µs a call): the same losses for
+// 20 steps, and the same sampled text, as on the CPU of this one.
+TEST(GptTrain, OnARemoteDeviceTheLossesAndTheTextAreTheSame) {
+  uopc::testing::ServerProcess server(Runfile("tools/uopc_device_server"),
+                                {"--port", "0", "--latency-us", "200"},
+                                {"UOPC_DEVICE_TOKEN=gpt-remote-token"});
+  ASSERT_TRUE(server.ok()) << server.first_line();
+  const std::string remote =
+      "env UOPC_DEVICE_TOKEN=gpt-remote-token UOPC_REMOTE_DEVICES=" + server.address() + " ";
+  const std::string args = kSmall + " --layers 2 --steps 20 --log-every 5";
+  CommandResult local = RunCommand(Bin("gpt_train") + args + " --checkpoint " + Tmp("l.safetensors"), 300);
+  ASSERT_EQ(local.status, 0) << local.out;
+  CommandResult far = RunCommand(remote + Bin("gpt_train") + args + " --device REMOTE:0 --checkpoint " +
+                                 Tmp("r.safetensors"), 300);
+  ASSERT_EQ(far.status, 0) << far.out;
+  EXPECT_NE(far.out.find(", on REMOTE:0"), std::string::npos) << far.out;
+  ASSERT_EQ(Losses(local.out).size(), 5u) << local.out;
+  EXPECT_EQ(Losses(far.out), Losses(local.out)) << far.out;
+  const std::string gen = " --prompt 'The ' --tokens 30 --seed 2 --checkpoint ";
+  CommandResult g0 = RunCommand(Bin("gpt_generate") + gen + Tmp("l.safetensors"), 300);
+  CommandResult g1 = RunCommand(remote + Bin("gpt_generate") + gen + Tmp("r.safetensors") +
+                                " --device REMOTE:0", 300);
+  ASSERT_EQ(g0.status, 0) << g0.out;
+  ASSERT_EQ(g1.status, 0) << g1.out;
+  EXPECT_EQ(Text(g1.out), Text(g0.out));
+  // the server gone, the run fails saying so, in one line, without hanging
+  server.Kill();
+  CommandResult lost = RunCommand(remote + Bin("gpt_train") + args + " --device REMOTE:0", 120);
+  EXPECT_EQ(lost.status, 1) << lost.out;
+  EXPECT_NE(lost.out.find(server.address()), std::string::npos) << lost.out;
 }
 
 // Every bad flag is one line naming the flag and what it accepts, and exit status 2.
