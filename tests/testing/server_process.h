@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+extern "C" const char* __tsan_default_suppressions() __attribute__((weak));
+
 namespace uopc::testing {
 
 class ServerProcess {
@@ -32,6 +34,8 @@ class ServerProcess {
     posix_spawn_file_actions_addclose(&actions, out[0]);
     posix_spawn_file_actions_addclose(&actions, out[1]);
     std::vector<char*> argv{const_cast<char*>(binary.c_str())}, envp;
+    std::string tsan = TsanOptions();
+    if (!tsan.empty()) envp.push_back(tsan.data());
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));  // (first wins)
@@ -66,6 +70,19 @@ class ServerProcess {
   }
 
  private:
+  // Under ThreadSanitizer, the test's suppressions (tests/testing/tsan_suppressions.cc, if
+  // linked) for the server too, as a file named in TSAN_OPTIONS; else nothing.
+  static std::string TsanOptions() {
+    if (!__tsan_default_suppressions) return "";
+    const char* dir = std::getenv("TEST_TMPDIR");
+    std::string path = std::string(dir ? dir : "/tmp") + "/server_process_tsan.supp";
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) return "";
+    std::fputs(__tsan_default_suppressions(), f);
+    std::fclose(f);
+    return "TSAN_OPTIONS=suppressions=" + path;
+  }
+
   pid_t pid_ = -1;
   FILE* out_ = nullptr;
   int port_ = 0;
