@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "core/status_macros.h"
+#include "frontend/error.h"
 
 namespace uopc {
 namespace {
@@ -52,23 +53,40 @@ absl::Status BroadcastParameters(ProcessGroup& g, const std::vector<Tensor*>& pa
   return absl::OkStatus();
 }
 
-absl::Status AverageGradients(ProcessGroup& g, const std::vector<Tensor*>& params) {
+absl::Status AverageGradients(ProcessGroup& g, const std::vector<Tensor*>& params,
+                              const std::vector<Tensor*>& with) {
+  std::vector<Tensor*> have;
+  std::vector<Tensor> grads;
+  for (Tensor* p : params)
+    if (p->grad()) have.push_back(p), grads.push_back(p->grad());
+  if (have.empty()) return absl::OkStatus();
+  // one plan computes every gradient (and `with`, so that nothing it shares with them is
+  // computed twice); their values meet in one bucket for one all-reduce
+  std::vector<Tensor*> roots = with;
+  for (Tensor& t : grads) roots.push_back(&t);
+  try {
+    Tensor::RealizeAll(roots);
+  } catch (const Error& e) {
+    return e.status();
+  }
   std::vector<float> bucket;
-  std::vector<std::pair<Tensor*, size_t>> at;  // (parameter, offset in the bucket)
-  for (Tensor* p : params) {
-    Tensor grad = p->grad();
-    if (!grad) continue;
-    at.push_back({p, bucket.size()});
-    std::vector<float> v = grad.ToVector<float>();
+  for (const Tensor& t : grads) {
+    std::vector<float> v = t.ToVector<float>();
     bucket.insert(bucket.end(), v.begin(), v.end());
   }
   RETURN_IF_ERROR(
       g.AllReduce(bucket.data(), static_cast<int64_t>(bucket.size()), DType::kF32, ReduceOp::kAvg)
           ->Wait());
-  for (auto [p, offset] : at) {
-    Tensor grad = p->grad();
-    std::vector<float> v(bucket.begin() + offset, bucket.begin() + offset + grad.numel().value());
-    p->SetGrad(Tensor::FromVector(v, grad.shape(), grad.dtype(), grad.device()));
+  const Tensor& first = grads.front();
+  Tensor averaged = Tensor::FromVector(bucket, {static_cast<int64_t>(bucket.size())}, DType::kF32,
+                                       first.device());
+  int64_t at = 0;
+  for (size_t i = 0; i < have.size(); ++i) {  // each gradient a view of the averaged bucket
+    const Tensor& grad = grads[i];
+    const int64_t n = grad.numel().value();
+    have[i]->SetGrad(
+        averaged.Slice(0, at, at + n).Reshape(grad.shape()).Cast(grad.dtype()).To(grad.device()));
+    at += n;
   }
   return absl::OkStatus();
 }

@@ -20,7 +20,10 @@ absl::StatusOr<Tensor> Broadcast(ProcessGroup& g, const Tensor& t, int root = 0)
 /// Assigns rank `root`'s values to every parameter (before training starts).
 absl::Status BroadcastParameters(ProcessGroup& g, const std::vector<Tensor*>& params, int root = 0);
 /// Replaces the gradient of every parameter that has one by its average over the ranks.
-/// Every rank must pass the same parameters, with gradients in the same places.
-absl::Status AverageGradients(ProcessGroup& g, const std::vector<Tensor*>& params);
+/// Every rank must pass the same parameters, with gradients in the same places. The
+/// gradients are computed in one plan together with `with` (the loss: what else the step
+/// reads of the same graph, so that none of it is computed twice).
+absl::Status AverageGradients(ProcessGroup& g, const std::vector<Tensor*>& params,
+                              const std::vector<Tensor*>& with = {});
 
 }  // namespace uopc

@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
                  {local * context}, DType::kI32, devices.back());
       Tensor loss = model.Forward(x).Reshape({local * context, config.vocab}).CrossEntropy(y);
       loss.Backward();
-      if (group) check(AverageGradients(*group, model.Parameters()));
+      if (group) check(AverageGradients(*group, model.Parameters(), {&loss}));
       // a step with a non-finite loss or gradient changes nothing (inside the plan)
       Tensor norm = clip > 0 ? ClipGradNorm(model.Parameters(), clip) : GradNorm(model.Parameters());
       Tensor loss_ok = AllFinite(loss).To(norm.device());
