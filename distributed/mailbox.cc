@@ -7,7 +7,7 @@ namespace {
 
 SegmentKey KeyOf(const wire::Frame& f) {
   bool p2p = f.op() == "send";
-  return {f.from(), p2p, f.collective(), p2p ? f.tag() : 0, f.step(), f.offset()};
+  return {f.from(), f.group(), p2p, f.collective(), p2p ? f.tag() : 0, f.step(), f.offset()};
 }
 
 std::string Describe(const std::string& op, const std::string& dtype, uint64_t count) {
@@ -40,15 +40,15 @@ absl::Status Mailbox::Deposit(InFrame in) {
                                f.step(), ", offset ", f.offset(), ")"));
   }
   if (f.op() != "send")
-    headers_.emplace(std::make_pair(from, f.collective()), f);  // the first one stays
+    headers_.emplace(std::make_tuple(from, f.group(), f.collective()), f);  // the first one stays
   frames_.emplace(key, std::move(in));
   cv_.notify_all();
   return absl::OkStatus();
 }
 
-void Mailbox::Forget(uint64_t collective) {
+void Mailbox::Forget(uint32_t group, uint64_t collective) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (int r = 0; r < world_; ++r) headers_.erase({r, collective});
+  for (int r = 0; r < world_; ++r) headers_.erase({r, group, collective});
 }
 
 void Mailbox::Bye(int from) {
@@ -99,8 +99,8 @@ absl::StatusOr<InFrame> Mailbox::Take(const SegmentKey& key, const Expect& e,
             " elements in ", in.payload_size, " bytes; expected ", e.elements, " in ", e.bytes));
       return in;
     }
-    if (!std::get<1>(key)) {
-      auto h = headers_.find({from, std::get<2>(key)});
+    if (!std::get<2>(key)) {
+      auto h = headers_.find({from, std::get<1>(key), std::get<3>(key)});
       if (h != headers_.end())
         if (absl::Status s = CheckHeader(h->second, e); !s.ok()) return s;
     }

@@ -1,4 +1,4 @@
-// The receiving side of the data plane: segments that peers pushed, by (sender,
+// The receiving side of the data plane: segments that peers pushed, by (sender, group,
 // collective, step, offset), until the collective that expects them takes them. It also
 // holds what makes a wait fail early instead of hanging: a peer whose stream broke, an
 // abort another rank sent, a peer that is in another collective than this rank.
@@ -21,8 +21,8 @@
 
 namespace uopc {
 
-/// Which segment: (sender, point-to-point?, sequence, tag, step, offset).
-using SegmentKey = std::tuple<int, bool, uint64_t, int, uint32_t, uint64_t>;
+/// Which segment: (sender, group, point-to-point?, sequence, tag, step, offset).
+using SegmentKey = std::tuple<int, uint32_t, bool, uint64_t, int, uint32_t, uint64_t>;
 
 /// What the receiving collective expects of a segment.
 struct Expect {
@@ -37,8 +37,8 @@ class Mailbox {
 
   /// Stores a frame from a stream; an error (malformed, duplicated) also breaks the sender.
   absl::Status Deposit(InFrame frame);
-  /// Collective `collective` is done here: drops what was kept to check its headers.
-  void Forget(uint64_t collective);
+  /// Collective `collective` of `group` is done here: drops what was kept to check its headers.
+  void Forget(uint32_t group, uint64_t collective);
   /// The sender closed its stream cleanly.
   void Bye(int from);
   /// The sender's stream broke, or sending to it failed: waits on it fail with `why`.
@@ -58,8 +58,8 @@ class Mailbox {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<SegmentKey, InFrame> frames_;
-  // the first header seen of each (sender, collective): a peer in another collective
-  std::map<std::pair<int, uint64_t>, wire::Frame> headers_;
+  // the first header seen of each (sender, group, collective): a peer in another collective
+  std::map<std::tuple<int, uint32_t, uint64_t>, wire::Frame> headers_;
   std::vector<std::string> broken_;
   std::vector<bool> closed_ = std::vector<bool>(world_, false);
   std::string abort_;

@@ -3,7 +3,10 @@
 #include <grpcpp/grpcpp.h>
 #include <malloc.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include "core/status_macros.h"
 #include "distributed/peer_address.h"
@@ -44,8 +47,6 @@ void Work::Finish(absl::Status s) {
 
 // ---- the group ----
 
-ProcessGroup::ProcessGroup(const JobEnv& env) : env_(env), mailbox_(env.rank, env.world_size) {}
-
 absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::Create(const JobEnv& env) {
   // The data plane allocates and frees megabyte buffers at gigabytes per second; glibc would
   // hand each back to the kernel and fault it in again (a quarter of the all-reduce's time,
@@ -58,43 +59,48 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::Create(const JobEnv&
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     mallopt(M_ARENA_MAX, 1);
   });
-  std::unique_ptr<ProcessGroup> g(new ProcessGroup(env));
+  std::vector<int> all(env.world_size);
+  for (int r = 0; r < env.world_size; ++r) all[r] = r;
+  std::unique_ptr<ProcessGroup> g(
+      new ProcessGroup(std::make_shared<Job>(env), 0, std::move(all), env.rank));
   RETURN_IF_ERROR(g->Start());
   return g;
 }
 
 absl::Status ProcessGroup::Start() {
+  Job& j = *job_;
+  const JobEnv& env = j.env;
   grpc::ServerBuilder b;
   ConfigureServer(b);
   int port = 0;
-  std::string listen = env_.rank == 0 ? absl::StrCat("0.0.0.0:", env_.master_port) : "0.0.0.0:0";
+  std::string listen = env.rank == 0 ? absl::StrCat("0.0.0.0:", env.master_port) : "0.0.0.0:0";
   b.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
-  PeerAddress me{"", env_.unix_sockets ? ThisHost() : "", ""};
+  PeerAddress me{"", env.unix_sockets ? ThisHost() : "", ""};
   if (!me.host.empty()) {  // peers on this host come through a unix socket
     me.unix_name = NewUnixName();
     b.AddListeningPort(UnixAddress(me.unix_name), grpc::InsecureServerCredentials());
   }
-  peer_service_ = std::make_unique<PeerService>(env_.token, &mailbox_);
-  b.RegisterService(peer_service_.get());
-  if (env_.rank == 0) {
-    store_service_ = std::make_unique<StoreService>(env_.token);
-    b.RegisterService(store_service_.get());
+  j.peer_service = std::make_unique<PeerService>(env.token, &j.mailbox);
+  b.RegisterService(j.peer_service.get());
+  if (env.rank == 0) {
+    j.store_service = std::make_unique<StoreService>(env.token);
+    b.RegisterService(j.store_service.get());
   }
-  server_ = b.BuildAndStart();
-  if (!server_ || port == 0)
+  j.server = b.BuildAndStart();
+  if (!j.server || port == 0)
     return absl::UnavailableError(
-        absl::StrCat("rank ", env_.rank, ": cannot listen on ", listen,
+        absl::StrCat("rank ", env.rank, ": cannot listen on ", listen,
                      me.unix_name.empty() ? "" : absl::StrCat(" and ", UnixAddress(me.unix_name)),
-                     env_.rank == 0 ? absl::StrCat(": port ", env_.master_port,
-                                                   " (MASTER_PORT) is in use, or not allowed")
-                                    : ""));
-  std::string master = absl::StrCat(env_.master_addr, ":", env_.master_port);
-  StoreClient store(master, env_.token, env_.timeout);
-  me.tcp = absl::StrCat(LocalAddressTowards(env_.master_addr), ":", port);
-  RETURN_IF_ERROR(store.Set(absl::StrCat("addr/", env_.rank), me.Encode()));
-  std::vector<std::shared_ptr<grpc::Channel>> channels(env_.world_size);
-  std::vector<std::string> addresses(env_.world_size);
-  for (int r = 0; r < env_.world_size; ++r) {
+                     env.rank == 0 ? absl::StrCat(": port ", env.master_port,
+                                                  " (MASTER_PORT) is in use, or not allowed")
+                                   : ""));
+  std::string master = absl::StrCat(env.master_addr, ":", env.master_port);
+  StoreClient store(master, env.token, env.timeout);
+  me.tcp = absl::StrCat(LocalAddressTowards(env.master_addr), ":", port);
+  RETURN_IF_ERROR(store.Set(absl::StrCat("addr/", env.rank), me.Encode()));
+  std::vector<std::shared_ptr<grpc::Channel>> channels(env.world_size);
+  std::vector<std::string> addresses(env.world_size);
+  for (int r = 0; r < env.world_size; ++r) {
     absl::StatusOr<std::string> a = store.Get(absl::StrCat("addr/", r));
     if (!a.ok())
       return absl::Status(a.status().code(),
@@ -104,78 +110,113 @@ absl::Status ProcessGroup::Start() {
     if (!peer.ok())
       return absl::InvalidArgumentError(
           absl::StrCat("rendezvous: rank ", r, " published ", peer.status().message()));
-    if (r != env_.rank) channels[r] = ChannelTo(*peer, me.host, &addresses[r]);
+    if (r != env.rank) channels[r] = ChannelTo(*peer, me.host, &addresses[r]);
   }
-  transport_ = std::make_unique<Transport>(env_.rank, std::move(channels), addresses, env_.token,
-                                           env_.timeout, &mailbox_);
-  worker_ = std::thread([this] { Loop(); });
+  j.transport = std::make_unique<Transport>(env.rank, std::move(channels), addresses, env.token,
+                                            env.timeout, &j.mailbox);
+  j.worker = std::thread([&j] { j.Loop(); });
   if (absl::Status s = Barrier()->Wait(); !s.ok())
     return absl::Status(s.code(), absl::StrCat("rendezvous: ", s.message()));
   return absl::OkStatus();
 }
 
-ProcessGroup::~ProcessGroup() {
+absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::NewGroup(const std::vector<int>& ranks) {
+  if (id_ != 0)
+    return absl::FailedPreconditionError(
+        "new group: call it on the job's group (every rank of the job makes every group)");
+  uint32_t id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
+    std::lock_guard<std::mutex> lock(job_->mu);
+    id = ++job_->groups;  // the same number on every rank: every rank makes every group
   }
-  cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
-  if (transport_) transport_->Close(!failed_.empty());
-  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  server_.reset();  // its threads are joined before the services they call go away
+  std::string list = absl::StrJoin(ranks, ", ");
+  int index = -1;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] < 0 || ranks[i] >= world_size() ||
+        std::count(ranks.begin(), ranks.end(), ranks[i]) != 1)
+      return absl::InvalidArgumentError(absl::StrCat("new group [", list, "]: ranks are 0..",
+                                                     world_size() - 1, ", each at most once"));
+    if (ranks[i] == rank()) index = static_cast<int>(i);
+  }
+  if (ranks.empty()) return absl::InvalidArgumentError("new group: no ranks");
+  if (index < 0) return nullptr;
+  return std::unique_ptr<ProcessGroup>(new ProcessGroup(job_, id, ranks, index));
+}
+
+ProcessGroup::~ProcessGroup() {
+  // the group's queued work refers to it: let it run first (the job's thread outlives it)
+  if (job_->worker.joinable()) Enqueue("close", [](uint64_t) { return absl::OkStatus(); }, false)->Wait();
+}
+
+ProcessGroup::Job::Job(const JobEnv& env) : env(env), mailbox(env.rank, env.world_size) {}
+
+ProcessGroup::Job::~Job() {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stopping = true;
+  }
+  cv.notify_all();
+  if (worker.joinable()) worker.join();
+  if (transport) transport->Close(!failed.empty());
+  if (server) server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server.reset();  // its threads are joined before the services they call go away
 }
 
 std::shared_ptr<Work> ProcessGroup::Enqueue(std::string what, Run run, bool collective) {
   auto w = std::make_shared<Work>();
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back({std::move(what), std::move(run), w, collective});
+    std::lock_guard<std::mutex> lock(job_->mu);
+    Job::Queued q{std::move(what), nullptr, w, id_, std::nullopt};
+    if (collective) {
+      q.collective = next_seq_++;
+      absl::StrAppend(&q.what, " (collective #", *q.collective,
+                      id_ == 0 ? "" : absl::StrCat(" of group ", id_, " [", absl::StrJoin(ranks_, ", "), "]"),
+                      ")");
+    }
+    q.run = [run = std::move(run), seq = q.collective.value_or(0)] { return run(seq); };
+    job_->queue.push_back(std::move(q));
   }
-  cv_.notify_all();
+  job_->cv.notify_all();
   return w;
 }
 
-void ProcessGroup::Loop() {
+void ProcessGroup::Job::Loop() {
   for (;;) {
     Queued q;
-    uint64_t seq;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-      if (queue_.empty()) return;
-      q = std::move(queue_.front());
-      queue_.pop_front();
-      seq = q.collective ? next_seq_++ : 0;
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return !queue.empty() || stopping; });
+      if (queue.empty()) return;
+      q = std::move(queue.front());
+      queue.pop_front();
     }
-    std::string what = q.collective ? absl::StrCat(q.what, " (collective #", seq, ")") : q.what;
-    if (!failed_.empty()) {
+    if (!failed.empty()) {
       q.work->Finish(absl::FailedPreconditionError(absl::StrCat(
-          "rank ", env_.rank, ": ", what, " not run: the group failed earlier: ", failed_)));
+          "rank ", env.rank, ": ", q.what, " not run: the group failed earlier: ", failed)));
       continue;
     }
-    absl::Status s = q.run(seq);
+    absl::Status s = q.run();
     // done when its frames are in the kernel: the caller's buffers, which the transport
     // sends from, are free again, and the peers get the frames even if this process exits
-    if (s.ok()) s = transport_->Flush(std::chrono::steady_clock::now() + env_.timeout);
-    if (q.collective) mailbox_.Forget(seq);
-    q.work->Finish(s.ok() ? s : Fail(what, s));
+    if (s.ok()) s = transport->Flush(std::chrono::steady_clock::now() + env.timeout);
+    if (q.collective) mailbox.Forget(q.group, *q.collective);
+    q.work->Finish(s.ok() ? s : Fail(q.what, s));
   }
 }
 
-char* ProcessGroup::Scratch(int64_t bytes) {
-  if (static_cast<size_t>(bytes) > scratch_.size()) scratch_.resize(bytes);
-  return scratch_.data();
+char* ProcessGroup::Job::Scratch(int64_t bytes) {
+  if (static_cast<size_t>(bytes) > scratch.size()) scratch.resize(bytes);
+  return scratch.data();
 }
 
-absl::Status ProcessGroup::Fail(const std::string& what, absl::Status why) {
-  std::string msg = absl::StrCat("rank ", env_.rank, ": ", what, " failed: ", why.message());
-  if (failed_.empty() && why.code() != absl::StatusCode::kAborted)
-    transport_->AbortAll(absl::StrCat(what, " failed on rank ", env_.rank, ": ", why.message()));
-  if (failed_.empty()) failed_ = msg;
+absl::Status ProcessGroup::Job::Fail(const std::string& what, absl::Status why) {
+  std::string msg = absl::StrCat("rank ", env.rank, ": ", what, " failed: ", why.message());
+  if (failed.empty() && why.code() != absl::StatusCode::kAborted)
+    transport->AbortAll(absl::StrCat(what, " failed on rank ", env.rank, ": ", why.message()));
+  if (failed.empty()) failed = msg;
   // the streams are cancelled and their sender threads joined: gRPC queues nothing more from
   // the caller's buffers (a socket write already under way at worst fails with EFAULT)
-  transport_->Close(/*cancel=*/true);
+  transport->Close(/*cancel=*/true);
   return absl::Status(why.code(), msg);
 }
 
@@ -207,7 +248,7 @@ std::shared_ptr<Work> ProcessGroup::Send(const void* data, int64_t count, DType 
                                          int tag) {
   uint64_t seq;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(job_->mu);
     seq = p2p_send_[{to, tag}]++;
   }
   return Enqueue(
@@ -220,7 +261,7 @@ std::shared_ptr<Work> ProcessGroup::Recv(void* data, int64_t count, DType dtype,
                                          int tag) {
   uint64_t seq;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(job_->mu);
     seq = p2p_recv_[{from, tag}]++;
   }
   return Enqueue(
@@ -233,9 +274,8 @@ std::shared_ptr<Work> ProcessGroup::Barrier() {
   auto one = std::make_shared<int32_t>(1);
   return Enqueue("barrier", [this, one](uint64_t seq) -> absl::Status {
     RETURN_IF_ERROR(DoAllReduce(seq, one.get(), 1, DType::kI32, ReduceOp::kSum, "barrier"));
-    if (*one != env_.world_size)
-      return absl::InternalError(
-          absl::StrCat("barrier counted ", *one, " ranks of ", env_.world_size));
+    if (*one != world_size())
+      return absl::InternalError(absl::StrCat("barrier counted ", *one, " ranks of ", world_size()));
     return absl::OkStatus();
   });
 }

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,15 +61,27 @@ class Work {
 
 class ProcessGroup {
  public:
-  /// Joins the job described by `env` (blocks until every rank has joined, or the timeout).
+  /// Joins the job described by `env` (blocks until every rank has joined, or the timeout):
+  /// the group of all its ranks.
   static absl::StatusOr<std::unique_ptr<ProcessGroup>> Create(const JobEnv& env);
+  /// (A group's queued work runs before it goes; the job's connections close with its last group.)
   ~ProcessGroup();
 
-  int rank() const { return env_.rank; }
-  int world_size() const { return env_.world_size; }
-  const JobEnv& env() const { return env_; }
-  /// Where this rank reaches rank `r`: "unix-abstract:NAME" on this host, else "host:port".
-  const std::string& address_of(int r) const { return transport_->address(r); }
+  /// This rank in the group (0..world_size()-1), and the group's size.
+  int rank() const { return index_; }
+  int world_size() const { return static_cast<int>(ranks_.size()); }
+  /// The job's rank of each rank of the group.
+  const std::vector<int>& ranks() const { return ranks_; }
+  const JobEnv& env() const { return job_->env; }
+  /// Where this rank reaches rank `r` of the group: "unix-abstract:NAME" on this host, else "host:port".
+  const std::string& address_of(int r) const { return job_->transport->address(ranks_[r]); }
+
+  /// A group of some of the job's ranks (given as job ranks; in that order they are the
+  /// group's ranks 0, 1, ...), over the job's connections: its collectives and messages never
+  /// mix with another group's. As torch.distributed.new_group: every rank of the job calls
+  /// it on the job's group, for the same ranks, in the same order; a rank not among them
+  /// gets null.
+  absl::StatusOr<std::unique_ptr<ProcessGroup>> NewGroup(const std::vector<int>& ranks);
 
   /// In place: `data` (count elements of dtype) becomes the reduction over all ranks.
   std::shared_ptr<Work> AllReduce(void* data, int64_t count, DType dtype, ReduceOp op);
@@ -86,13 +99,49 @@ class ProcessGroup {
   std::shared_ptr<Work> Barrier();
 
  private:
-  explicit ProcessGroup(const JobEnv& env);
+  /// What the groups of one job share: the server, the connections, the mailbox, and the
+  /// one communication thread that runs every group's work in the order it was queued.
+  struct Job {
+    explicit Job(const JobEnv& env);
+    ~Job();
+    void Loop();
+    /// Working memory for one collective, kept for the next: the transport sends from it
+    /// until the collective's frames are flushed (so it must outlive the collective).
+    char* Scratch(int64_t bytes);
+    /// Fails the collective here and tells every peer; later collectives fail at once.
+    absl::Status Fail(const std::string& what, absl::Status why);
+
+    JobEnv env;
+    Mailbox mailbox;
+    std::unique_ptr<grpc::Server> server;
+    std::unique_ptr<class StoreService> store_service;
+    std::unique_ptr<class PeerService> peer_service;
+    std::unique_ptr<Transport> transport;
+
+    std::mutex mu;
+    std::condition_variable cv;
+    struct Queued {
+      std::string what;
+      std::function<absl::Status()> run;
+      std::shared_ptr<Work> work;
+      uint32_t group = 0;
+      std::optional<uint64_t> collective;  // its sequence number in its group
+    };
+    std::deque<Queued> queue;
+    bool stopping = false;
+    std::string failed;  // the first failure: the job's groups are unusable after it
+    std::vector<char> scratch;
+    uint32_t groups = 0;  // made by NewGroup
+    std::thread worker;
+  };
+
+  ProcessGroup(std::shared_ptr<Job> job, uint32_t id, std::vector<int> ranks, int index)
+      : job_(std::move(job)), id_(id), ranks_(std::move(ranks)), index_(index) {}
   absl::Status Start();
   using Run = std::function<absl::Status(uint64_t seq)>;
   /// Queues an operation; collectives (not send and recv, which only two ranks see) take
-  /// the next collective sequence number.
+  /// the group's next collective sequence number.
   std::shared_ptr<Work> Enqueue(std::string what, Run run, bool collective = true);
-  void Loop();
 
   // the algorithms (collectives.cc)
   struct Call;
@@ -107,34 +156,14 @@ class ProcessGroup {
   absl::Status DoBroadcast(uint64_t seq, void* data, int64_t count, DType dtype, int root);
   absl::Status DoSend(uint64_t seq, const void* data, int64_t count, DType dtype, int to, int tag);
   absl::Status DoRecv(uint64_t seq, void* data, int64_t count, DType dtype, int from, int tag);
-  /// Working memory for one collective, kept for the next: the transport sends from it
-  /// until the collective's frames are flushed (so it must outlive the collective).
-  char* Scratch(int64_t bytes);
-  /// Fails the collective here and tells every peer; later collectives fail at once.
-  absl::Status Fail(const std::string& what, absl::Status why);
 
-  JobEnv env_;
-  Mailbox mailbox_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<class StoreService> store_service_;
-  std::unique_ptr<class PeerService> peer_service_;
-  std::unique_ptr<Transport> transport_;
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  struct Queued {
-    std::string what;
-    Run run;
-    std::shared_ptr<Work> work;
-    bool collective;
-  };
-  std::deque<Queued> queue_;
+  std::shared_ptr<Job> job_;
+  uint32_t id_ = 0;         // 0: the job's group
+  std::vector<int> ranks_;  // the job's rank of each of the group's
+  int index_ = 0;           // this rank's place in ranks_
+  // under job_->mu
   uint64_t next_seq_ = 0;
   std::map<std::pair<int, int>, uint64_t> p2p_send_, p2p_recv_;  // (peer, tag) -> next sequence
-  bool stopping_ = false;
-  std::string failed_;  // the first failure: the group is unusable after it
-  std::vector<char> scratch_;
-  std::thread worker_;
 };
 
 }  // namespace uopc

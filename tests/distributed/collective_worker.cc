@@ -229,6 +229,68 @@ int Collectives(ProcessGroup& g, bool big) {
   return g_wrong ? 1 : 0;
 }
 
+/// Four ranks in the groups of a 2 x 2 layout (pairs {0,1} {2,3}, and across {0,2} {1,3}),
+/// and one in reversed order ({3,1}): every collective in each, with the two kinds in flight
+/// at once, equals the local arithmetic over that group's ranks only.
+int Groups(ProcessGroup& world) {
+  Expect(world.world_size() == 4, "groups: run it on 4 ranks");
+  const int r = world.rank();
+  std::vector<std::unique_ptr<ProcessGroup>> mine;
+  for (std::vector<int> ranks : std::vector<std::vector<int>>{{0, 1}, {2, 3}, {0, 2}, {1, 3}, {3, 1}}) {
+    absl::StatusOr<std::unique_ptr<ProcessGroup>> g = world.NewGroup(ranks);
+    Must(g.status());
+    const bool member = std::count(ranks.begin(), ranks.end(), r) == 1;
+    Expect((*g != nullptr) == member, absl::StrCat("new group: rank ", r, " member? ", member));
+    if (*g) mine.push_back(*std::move(g));
+  }
+  ProcessGroup &pair = *mine[0], &across = *mine[1];
+  Expect(pair.world_size() == 2 && pair.rank() == r % 2 && pair.ranks()[pair.rank()] == r,
+         "the pair group's ranks");
+  Expect(across.rank() == r / 2, "the across group's ranks");
+  if (mine.size() > 2) Expect(mine[2]->rank() == (r == 3 ? 0 : 1), "a group in reversed order");
+  Expect(world.NewGroup({0, 0}).status().code() == absl::StatusCode::kInvalidArgument,
+         "a rank twice is refused");
+  Expect(pair.NewGroup({0}).status().code() == absl::StatusCode::kFailedPrecondition,
+         "a group of a group is refused");
+  std::vector<ProcessGroup*> each = {&pair, &across};
+  if (mine.size() > 2) each.push_back(mine[2].get());
+  for (ProcessGroup* g : each)
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{1009}, int64_t{(1 << 20) / 4}})
+      for (DType t : {DType::kF32, DType::kBF16, DType::kI32}) {
+        CheckAllReduce(*g, t, ReduceOp::kSum, n);
+        CheckReduceScatter(*g, t, ReduceOp::kAvg, n);
+        CheckAllGather(*g, t, n);
+        CheckBroadcast(*g, t, n, 1);
+        CheckSendRecv(*g, t, n);
+      }
+  // both groups' all-reduces queued before either is waited for
+  const int64_t n = 100003;
+  std::vector<char> a = Filled(DType::kF32, n, pair.rank()), b = Filled(DType::kF32, n, across.rank()),
+                    c = Filled(DType::kF32, n, world.rank());
+  std::shared_ptr<Work> wa = pair.AllReduce(a.data(), n, DType::kF32, ReduceOp::kSum),
+                        wb = across.AllReduce(b.data(), n, DType::kF32, ReduceOp::kMax),
+                        wc = world.AllReduce(c.data(), n, DType::kF32, ReduceOp::kSum);
+  // and {3,1}: the same ranks as {1,3}, at the same collective number (both ran the suite)
+  std::vector<char> d = mine.size() > 2 ? Filled(DType::kF32, n, mine[2]->rank()) : std::vector<char>();
+  std::shared_ptr<Work> wd =
+      mine.size() > 2 ? mine[2]->AllReduce(d.data(), n, DType::kF32, ReduceOp::kMin) : nullptr;
+  Must(wa->Wait());
+  Must(wb->Wait());
+  Must(wc->Wait());
+  if (wd) Must(wd->Wait());
+  int64_t bad = 0;
+  for (int64_t i = 0; wd && i < n; ++i)
+    bad += Get(DType::kF32, d, i) != Reduced(DType::kF32, ReduceOp::kMin, 2, i);
+  for (int64_t i = 0; i < n; ++i)
+    bad += (Get(DType::kF32, a, i) != Reduced(DType::kF32, ReduceOp::kSum, 2, i)) +
+           (Get(DType::kF32, b, i) != Reduced(DType::kF32, ReduceOp::kMax, 2, i)) +
+           (Get(DType::kF32, c, i) != Reduced(DType::kF32, ReduceOp::kSum, 4, i));
+  Expect(bad == 0, absl::StrCat("groups in flight together: ", bad, " wrong"));
+  Must(world.Barrier()->Wait());
+  std::printf("%d checks, %d wrong\n", g_checks, g_wrong);
+  return g_wrong ? 1 : 0;
+}
+
 /// Two ranks, each with half of one batch: the average of their gradients of a Linear
 /// layer's mean-squared loss is the full batch's gradient.
 int DataParallelLinear(ProcessGroup& g) {
@@ -355,6 +417,7 @@ int main(int argc, char** argv) {
   if (scenario == "collectives")
     return Collectives(group, argc > 2 && std::string(argv[2]) == "big");
   if (scenario == "linear") return DataParallelLinear(group);
+  if (scenario == "groups") return Groups(group);
   if (scenario == "reuse") return Reuse(group);
   if (scenario == "die") return Fault(group, SIGKILL);
   if (scenario == "stall") return Fault(group, SIGSTOP);

@@ -56,6 +56,16 @@ TEST_P(Collectives, EqualLocalArithmetic) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Collectives, testing::Values(1, 2, 3, 4));
 
+// Subgroups of four ranks (a 2 x 2 layout, and one in another order): every collective in
+// each equals the arithmetic over that group's ranks, with several groups in flight at once.
+TEST(Groups, CollectivesStayWithinTheirGroup) {
+  CommandResult j = RunCommand(Launch(4, "groups"), 600);
+  EXPECT_EQ(j.status, 0) << j.out;
+  EXPECT_TRUE(Has(j.out, "[rank 3] ")) << j.out;
+  EXPECT_TRUE(Has(j.out, " 0 wrong")) << j.out;
+  EXPECT_FALSE(Has(j.out, "WRONG")) << j.out;
+}
+
 // The same over TCP, which ranks on different hosts use (here the ring forwards too).
 TEST(CollectivesOverTcp, EqualLocalArithmetic) {
   CommandResult j = RunCommand(Launch(3, "collectives big", "UOPC_UNIX_SOCKETS=0"), 600);

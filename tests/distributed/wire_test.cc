@@ -64,7 +64,7 @@ grpc::Status Push(const Server& s, const std::string& token,
 }
 
 Expect FourF32() { return Expect{"all_reduce", "f32", 8, 4, 16, "step 1 of 2"}; }
-SegmentKey At(uint64_t offset = 0) { return {1, false, 0, 0, 0, offset}; }
+SegmentKey At(uint64_t offset = 0) { return {1, 0, false, 0, 0, 0, offset}; }
 auto Soon() { return std::chrono::steady_clock::now() + milliseconds(300); }
 
 TEST(Token, AStoreCallWithoutTheJobsTokenIsRefusedAndChangesNothing) {
