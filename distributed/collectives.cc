@@ -132,8 +132,8 @@ struct ProcessGroup::Call {
   bool p2p = false;
   int tag = 0;
 
-  int p() const { return g.env_.world_size; }
-  int r() const { return g.env_.rank; }
+  int p() const { return g.world_size(); }
+  int r() const { return g.rank(); }
 
   wire::Frame Header(uint32_t step, Span s) const {
     wire::Frame f;
@@ -145,6 +145,7 @@ struct ProcessGroup::Call {
     f.set_offset(s.offset);
     f.set_elements(s.n);
     f.set_tag(tag);
+    f.set_group(g.id_);
     return f;
   }
 
@@ -152,13 +153,14 @@ struct ProcessGroup::Call {
   /// ends, or before a frame that depends on it comes back), or a copy.
   void Send(int to, uint32_t step, const void* base, DType wire, Span s, bool copy = false) {
     const int64_t w = DTypeSize(wire);
-    g.transport_->Send(to, Header(step, s), static_cast<const char*>(base) + s.offset * w, s.n * w,
+    g.job_->transport->Send(g.ranks_[to], Header(step, s),
+                            static_cast<const char*>(base) + s.offset * w, s.n * w,
                        /*borrow=*/!copy);
   }
 
   /// Passes a received segment on as it is (gRPC's buffers, not a copy).
   void Forward(int to, uint32_t step, Span s, const InFrame& f) {
-    g.transport_->Send(to, Header(step, s), f.PayloadSlices());
+    g.job_->transport->Send(g.ranks_[to], Header(step, s), f.PayloadSlices());
   }
 
   absl::StatusOr<InFrame> Take(int from, uint32_t step, DType wire, Span s) {
@@ -168,8 +170,9 @@ struct ProcessGroup::Call {
              static_cast<uint64_t>(s.n),
              static_cast<uint64_t>(s.n * DTypeSize(wire)),
              absl::StrCat("step ", step + 1, " of ", steps)};
-    return g.mailbox_.Take({from, p2p, seq, tag, step, static_cast<uint64_t>(s.offset)}, e,
-                           std::chrono::steady_clock::now() + g.env_.timeout);
+    return g.job_->mailbox.Take(
+        {g.ranks_[from], g.id_, p2p, seq, tag, step, static_cast<uint64_t>(s.offset)}, e,
+        std::chrono::steady_clock::now() + g.job_->env.timeout);
   }
 };
 
@@ -270,7 +273,7 @@ absl::Status ProcessGroup::DoAllReduce(uint64_t seq, void* data, int64_t count, 
   Call c{*this, seq, name, dtype, count, static_cast<uint32_t>(2 * (p - 1))};
   const std::vector<Span> own = Chunk(count, p, rank(), count + 1);
   const int64_t begin = own[0].offset, n = own[0].n, w = DTypeSize(wd);
-  void* work = wd == dtype ? data : Scratch(count * w);
+  void* work = wd == dtype ? data : job_->Scratch(count * w);
   if (wd != dtype) ToF32(dtype, data, static_cast<float*>(work), count);
   RETURN_IF_ERROR(RingReduceScatter(c, work, wd, count, op));
   char* mine = static_cast<char*>(work) + begin * w;
@@ -287,7 +290,7 @@ absl::Status ProcessGroup::DoReduceScatter(uint64_t seq, const void* in, void* o
   const int p = world_size();
   const DType wd = WorkDType(dtype);
   const int64_t total = count * p, w = DTypeSize(wd);
-  char* work = Scratch(total * w);
+  char* work = job_->Scratch(total * w);
   if (wd != dtype)
     ToF32(dtype, in, reinterpret_cast<float*>(work), total);
   else
