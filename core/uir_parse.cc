@@ -73,8 +73,26 @@ class LineParser {
 
 struct Literal {
   Arg value;
-  DType dtype;  // the dtype an inline literal has
+  DType dtype;         // the dtype an inline literal has
+  bool integer = false;  // written as an integer
+  bool above_i64 = false;  // an integer past INT64_MAX (it fits u64 only)
 };
+
+/// Whether an integer literal's value fits `dtype` (a float or bool dtype takes any).
+bool Fits(const Literal& l, DType dtype) {
+  if (!l.integer || !IsInt(dtype)) return true;
+  if (l.above_i64) return dtype == DType::kU64;
+  const int64_t v = l.value.Get<int64_t>();
+  return v >= DTypeMin(dtype) && (dtype == DType::kU64 || v <= DTypeMax(dtype));
+}
+
+absl::Status NotFitting(const LineParser& p, size_t col, absl::string_view text, DType dtype) {
+  return p.ErrorAt(col, absl::StrCat("the literal ", text, " does not fit ", DTypeName(dtype),
+                                     " [", DTypeMin(dtype), ", ",
+                                     dtype == DType::kU64 ? std::string("18446744073709551615")
+                                                          : absl::StrCat(DTypeMax(dtype)),
+                                     "]"));
+}
 
 std::optional<Literal> ParseLiteral(absl::string_view w) {
   if (w == "true" || w == "false") return Literal{Arg(w == "true"), DType::kBool};
@@ -85,9 +103,9 @@ std::optional<Literal> ParseLiteral(absl::string_view w) {
   if (w.empty() || !(absl::ascii_isdigit(w[0]) || w[0] == '-' || w[0] == '.')) return std::nullopt;
   if (w.find_first_of(".eE") == absl::string_view::npos) {
     int64_t i;
-    if (absl::SimpleAtoi(w, &i)) return Literal{Arg(i), DType::kI32};
+    if (absl::SimpleAtoi(w, &i)) return Literal{Arg(i), DType::kI32, true};
     uint64_t u;  // u64 constants above INT64_MAX
-    if (absl::SimpleAtoi(w, &u)) return Literal{Arg(static_cast<int64_t>(u)), DType::kI32};
+    if (absl::SimpleAtoi(w, &u)) return Literal{Arg(static_cast<int64_t>(u)), DType::kI32, true, true};
     return std::nullopt;
   }
   std::string s(w);
@@ -222,6 +240,7 @@ absl::StatusOr<UOp> ParseOperand(LineParser& p, const Ids& ids) {
   absl::string_view w = p.Word();
   std::optional<Literal> lit = ParseLiteral(w);
   if (!lit) return p.ErrorAt(at, absl::StrCat("expected %id or a constant, got '", w, "'"));
+  if (!Fits(*lit, lit->dtype)) return NotFitting(p, at, w, lit->dtype);
   return UOp::ConstFromArg(lit->dtype, lit->value);
 }
 
@@ -240,6 +259,8 @@ absl::Status ParseLine(LineParser& p, Ids& ids, UOp* out) {
 
   // operands: a literal value (CONST), a size (BUFFER, ALLOC), then sources
   std::optional<Literal> value;
+  std::string value_text;
+  size_t value_col = 0;
   std::optional<int64_t> size;
   std::vector<UOp> src;
   bool first = true;
@@ -250,6 +271,8 @@ absl::Status ParseLine(LineParser& p, Ids& ids, UOp* out) {
       absl::string_view w = p.Word();
       value = ParseLiteral(w);
       if (!value) return p.ErrorAt(col, absl::StrCat("expected a constant, got '", w, "'"));
+      value_text = std::string(w);
+      value_col = col;
     } else if (first && OpArgKind(*op) == ArgKind::Param) {
       absl::string_view w = p.Word();
       int64_t n;
@@ -300,6 +323,8 @@ absl::Status ParseLine(LineParser& p, Ids& ids, UOp* out) {
   }
 
   if (*op == Ops::CONST) {
+    if (!Fits(*value, dtype.value_or(value->dtype)))
+      return NotFitting(p, value_col, value_text, dtype.value_or(value->dtype));
     *out = UOp::ConstFromArg(dtype.value_or(value->dtype), value->value);
   } else {
     if (!dtype) dtype = *op == Ops::VAR ? std::optional(DType::kI32) : DerivedDType(*op, src);

@@ -70,6 +70,17 @@ TEST(Uir, LiteralsAndDeclaredDTypes) {
             "%0 = var : name=n lo=1 hi=8\n%1 = add %0, 2\n");
 }
 
+TEST(Uir, LiteralsAtTheLimitsOfTheirDTypes) {
+  for (const char* text : {"%0 = const 9223372036854775807 : dtype=i64\n",
+                           "%0 = const -9223372036854775808 : dtype=i64\n",
+                           "%0 = const 18446744073709551615 : dtype=u64\n",
+                           "%0 = const 255 : dtype=u8\n", "%0 = const -2147483648\n"}) {
+    absl::StatusOr<UOp> u = ParseUir(text);
+    ASSERT_TRUE(u.ok()) << text << u.status();
+    EXPECT_EQ(ToUir(*u), text);
+  }
+}
+
 TEST(Uir, HandWrittenTextWithCommentsAndAnyIds) {
   absl::StatusOr<UOp> u = ParseUir(
       "# the loop of the seed\n"
@@ -128,6 +139,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"%0 = const", "UIR line 1, column 11: const needs a value"},
         BadCase{"%0 = const 1 : =3", "UIR line 1, column 16: expected key=value"},
         BadCase{"%0 = buffer 4 : slot=0", "UIR line 1, column 6: buffer needs dtype="},
+        // a literal that does not fit its dtype is refused, never wrapped
+        BadCase{"%0 = var : name=x lo=0 hi=9\n%1 = add %0, 4294967296",
+                "UIR line 2, column 14: the literal 4294967296 does not fit i32 [-2147483648, "
+                "2147483647]"},
+        BadCase{"%0 = const 9223372036854775807",
+                "UIR line 1, column 12: the literal 9223372036854775807 does not fit i32 "
+                "[-2147483648, 2147483647]"},
+        BadCase{"%0 = const 300 : dtype=u8",
+                "UIR line 1, column 12: the literal 300 does not fit u8 [0, 255]"},
+        BadCase{"%0 = const -1 : dtype=u32",
+                "UIR line 1, column 12: the literal -1 does not fit u32 [0, 4294967295]"},
+        BadCase{"%0 = const 18446744073709551615 : dtype=i64",
+                "UIR line 1, column 12: the literal 18446744073709551615 does not fit i64 "
+                "[-9223372036854775808, 9223372036854775807]"},
+        BadCase{"%0 = const 18446744073709551616 : dtype=u64",
+                "UIR line 1, column 12: expected a constant, got '18446744073709551616'"},
         // found by libFuzzer: a constant of dtype void did not print back
         BadCase{"%0 = const 1.4 : dtype=void",
                 "UIR line 1, column 18: dtype void is for statements; const needs a value dtype"}));
