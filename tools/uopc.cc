@@ -71,11 +71,19 @@ int Simplify(int argc, char** argv) {
     return 1;
   }
   UOp out = uopc::Simplify(*g);
+  // a divisor that is always 0 folds to the constant 0, which no graph may hold: the input
+  // divides by zero wherever it runs, and is refused as such
+  if (absl::Status s = Verify(out); !s.ok()) {
+    std::cerr << "uopc simplify: " << name << ": the graph divides by an expression that is always 0 ("
+              << s.message() << ")\n";
+    return 1;
+  }
+  // the output reads back as UIR: the bounds are a comment
   std::cout << ToUir(out);
   if (HasBounds(out.dtype()))
-    std::cout << "bounds: (" << VMin(out) << ", " << VMax(out) << ")\n";
+    std::cout << "# bounds: (" << VMin(out) << ", " << VMax(out) << ")\n";
   else
-    std::cout << "bounds: none (" << DTypeName(out.dtype()) << ")\n";
+    std::cout << "# bounds: none (" << DTypeName(out.dtype()) << ")\n";
   return 0;
 }
 

@@ -25,14 +25,14 @@ TEST(UopcTool, SimplifyPrintsTheGraphAndItsBounds) {
                   "%0 = range 4 : idx=0 kind=loop\n%1 = mul %0, 8\n%2 = var : name=n lo=1 hi=8\n"
                   "%3 = range %2 : idx=1 kind=loop\n%4 = add %1, %3\n%5 = floordiv %4, 8\n");
   EXPECT_EQ(r.status, 0);
-  EXPECT_EQ(r.out, "%0 = range 4 : idx=0 kind=loop\nbounds: (0, 3)\n");
+  EXPECT_EQ(r.out, "%0 = range 4 : idx=0 kind=loop\n# bounds: (0, 3)\n");
 }
 
 TEST(UopcTool, SimplifyReadsAFile) {
   std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/g.uir";
   std::ofstream(path) << "%0 = cmplt 1.5, 2.0\n";
   Result r = Uopc("simplify " + path);
-  EXPECT_EQ(r.out, "%0 = const true\nbounds: (1, 1)\n");
+  EXPECT_EQ(r.out, "%0 = const true\n# bounds: (1, 1)\n");
 }
 
 TEST(UopcTool, ErrorsNameTheLineAndColumn) {
@@ -47,6 +47,23 @@ TEST(UopcTool, InvalidGraphsAreRefusedBeforeSimplifying) {
   EXPECT_EQ(r.out,
             "uopc simplify: <stdin>: invalid graph: floordiv (i32, operands i32 (), i32 ()): "
             "division by the constant 0; expected a nonzero divisor\n");
+}
+
+// What simplify prints reads back (the same graph again), and it never prints a graph that
+// does not: a divisor that folds to 0 is refused, naming it.
+TEST(UopcTool, WhatSimplifyPrintsReadsBack) {
+  const std::string g = "%0 = var : name=x lo=0 hi=9\n%1 = mul %0, 4\n%2 = add %1, 3\n%3 = mod %2, 4\n";
+  Result once = Uopc("simplify", g);
+  ASSERT_EQ(once.status, 0) << once.out;
+  Result twice = Uopc("simplify", once.out);
+  EXPECT_EQ(twice.status, 0) << twice.out;
+  EXPECT_EQ(twice.out, once.out);
+  Result zero = Uopc("simplify", "%0 = var : name=x lo=0 hi=9\n%1 = add 1, -1\n%2 = floordiv %0, %1\n");
+  EXPECT_EQ(zero.status, 1);
+  EXPECT_EQ(zero.out,
+            "uopc simplify: <stdin>: the graph divides by an expression that is always 0 (floordiv "
+            "(i32, operands i32 (), i32 ()): division by the constant 0; expected a nonzero "
+            "divisor)\n");
 }
 
 TEST(UopcTool, DevicesListsTheCPluginAndSmokeTestsItsDevice) {
