@@ -88,6 +88,17 @@ void BM_Simplify10kIndex(benchmark::State& state) {
 }
 BENCHMARK(BM_Simplify10kIndex)->Unit(benchmark::kMillisecond);
 
+// A sum of n distinct VARs, left-nested as a program builds it: nothing to collect, and
+// every prefix a sum to look at.
+void BM_SimplifyLongSum(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  UOp sum = UOp::Var("v0", 0, 9);
+  for (int64_t k = 1; k < n; ++k) sum = sum + UOp::Var("v" + std::to_string(k), 0, 9);
+  for (auto _ : state) benchmark::DoNotOptimize(Simplify(sum));
+  state.counters["terms"] = static_cast<double>(n);
+}
+BENCHMARK(BM_SimplifyLongSum)->Arg(1000)->Arg(4000)->Arg(16000)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace uopc
 

@@ -16,6 +16,9 @@ const PatternMatcher& SimplifyRules() {
   return *pm;
 }
 
-UOp Simplify(const UOp& u) { return GraphRewrite(u, SimplifyRules()); }
+UOp Simplify(const UOp& u) {
+  SumMemo sums;
+  return GraphRewrite(u, SimplifyRules());
+}
 
 }  // namespace uopc

@@ -60,6 +60,33 @@ TEST_F(Rules, AddIdentitiesAndCollectingTerms) {
   EXPECT_EQ(S(ld.Mod(4) * 3 + ld.FloorDiv(4) * 12 + x), ld * 3 + x);
 }
 
+// Long sums: distinct terms are left as they are, repeated ones collected, in any order and
+// at any length (the memo of collected sums must not change what comes out).
+TEST_F(Rules, LongSumsCollectWhatRepeats) {
+  const int n = 3000, m = 300;  // (a repeated term rebuilds the sum: n * m work)
+  std::vector<UOp> v;
+  for (int k = 0; k < n; ++k) v.push_back(UOp::Var("v" + std::to_string(k), 0, 9));
+  auto chain = [&](int count, auto term) {
+    UOp s = term(0);
+    for (int k = 1; k < count; ++k) s = s + term(k);
+    return s;
+  };
+  UOp distinct = chain(n, [&](int k) { return v[k]; });
+  EXPECT_EQ(S(distinct), distinct);
+  UOp twice = chain(m, [&](int k) { return v[k]; });
+  for (int k = 0; k < m; ++k) twice = twice + v[k];
+  EXPECT_EQ(S(twice), chain(m, [&](int k) { return v[k] * 2; }));
+  // a term repeated deep in the sum merges where it first stood; constants gather last
+  UOp v5 = chain(n, [&](int k) { return k == 5 ? v[k] * 2 : v[k]; });
+  EXPECT_EQ(S(distinct + v[5]), v5);
+  UOp without17 = v[0];
+  for (int k = 1; k < n; ++k)
+    if (k != 17) without17 = without17 + v[k];
+  EXPECT_EQ(S(distinct + 5 + v[17] * -1 + 3), without17 + 8);
+  // one sum under two larger ones, in one graph
+  EXPECT_EQ(S(UOp::Sink({distinct + v[5], distinct + x})), UOp::Sink({v5, distinct + x}));
+}
+
 TEST_F(Rules, FloatAddIsNotReassociated) {
   UOp e = (f + UOp::Const(DType::kF32, 1.0)) + UOp::Const(DType::kF32, 2.0);
   EXPECT_EQ(S(e), e);
