@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # Runs every test of uopc: installs what is missing, builds, tests. Extra arguments go to
 # `bazel test` (e.g. --config=asan). The last line counts GoogleTest cases:
-# "N passed, N failed" (skipped cases, if any, are counted on the line before).
+# "N passed, N failed" (skipped cases, if any, are counted on the line before), and the
+# integrator workspace (examples/integrator) as one more.
 set -uo pipefail
 cd "$(dirname "$0")"
 third_party/install_deps.sh || exit 1
 bazel test --keep_going //... "$@"
 status=$?
+# uopc as another workspace's @uopc: examples/integrator builds and runs a Tensor program
+# (not under a sanitizer config: it checks the build an integrator writes)
+integrator_passed=0 integrator_failed=0
+if [ $# -eq 0 ]; then
+  if examples/integrator/check.sh; then integrator_passed=1; else integrator_failed=1; status=1; fi
+fi
 # Sum the cases of every test.xml (a crashed binary's test.xml counts as one failure).
-find -L bazel-testlogs/ -name test.xml -print0 2>/dev/null | xargs -0 -r awk '
+find -L bazel-testlogs/ -name test.xml -print0 2>/dev/null | xargs -0 -r awk \
+  -v extra_passed=$integrator_passed -v extra_failed=$integrator_failed '
   /<testsuite / && match($0, / skipped="[0-9]+"/) { skipped += substr($0, RSTART + 10, RLENGTH - 11) }
   /<testsuites / || (/<testsuite / && !seen[FILENAME]) {
     if (/<testsuites /) seen[FILENAME] = 1
@@ -22,6 +30,7 @@ find -L bazel-testlogs/ -name test.xml -print0 2>/dev/null | xargs -0 -r awk '
     tests += t; failed += bad; seen[FILENAME] = 1
   }
   END {
+    tests += extra_passed + extra_failed; failed += extra_failed
     if (skipped) printf "%d skipped (each says why: a GPU test on a machine without one)\n", skipped
     printf "%d passed, %d failed\n", tests - failed - skipped, failed
   }' || echo "0 passed, 1 failed"

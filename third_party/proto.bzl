@@ -8,10 +8,17 @@ def cc_proto(name, src, grpc = False, lite = False, deps = [], visibility = None
     """
     base = src[:-len(".proto")]
     outs = [base + ".pb.h", base + ".pb.cc"]
-    cmd = "protoc --proto_path=. --cpp_out=$(GENDIR) "
+
+    # paths are relative to uopc's root, also when uopc is another workspace's external
+    # repository (@uopc: its files are under external/uopc), so that the generated code
+    # includes "core/uop.pb.h" wherever it is built
+    repo = native.repository_name().lstrip("@")
+    root = "external/" + repo if repo else "."
+    gen = "$(GENDIR)/" + root if repo else "$(GENDIR)"
+    cmd = "protoc --proto_path=" + root + " --cpp_out=" + gen + " "
     if grpc:
         outs += [base + ".grpc.pb.h", base + ".grpc.pb.cc"]
-        cmd += "--grpc_out=$(GENDIR) --plugin=protoc-gen-grpc=$$(command -v grpc_cpp_plugin) "
+        cmd += "--grpc_out=" + gen + " --plugin=protoc-gen-grpc=$$(command -v grpc_cpp_plugin) "
     native.genrule(
         name = name + "_gen",
         srcs = [src],
