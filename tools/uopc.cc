@@ -13,7 +13,9 @@
 
 #include "core/bounds.h"
 #include "core/symbolic/simplify.h"
+#include "core/serialize.h"
 #include "core/uir.h"
+#include "core/version.h"
 #include "core/verify.h"
 #include "devices/kernel_cache.h"
 #include "devices/registry.h"
@@ -152,13 +154,13 @@ const Command kCommands[] = {
      "Reads a graph in UIR text form from FILE (or stdin when FILE is absent or '-'),\n"
      "checks it, simplifies it (constant folding, identities, collecting terms, div/mod\n"
      "rules that use bounds, comparisons) and prints the simplified graph followed by\n"
-     "`bounds: (lo, hi)` of its root (the last line).\n"
+     "`# bounds: (lo, hi)` of its root (the last line; a comment: the output reads back).\n"
      "\n"
      "example:\n"
      "  printf '%0 = var : name=n lo=1 hi=8\\n%1 = range %0 : idx=1 kind=loop\\n"
      "%2 = cmplt %1, %0\\n' | uopc simplify\n"
      "  %0 = const true\n"
-     "  bounds: (1, 1)\n",
+     "  # bounds: (1, 1)\n",
      Simplify},
     {"devices", "list plugins, backends and devices, and smoke-test each device",
      "usage: uopc devices\n"
@@ -170,9 +172,20 @@ const Command kCommands[] = {
      Devices},
 };
 
+// This build's version, the plugin ABI and uop format it speaks, and every plugin it
+// finds with the ABI that plugin speaks.
+int PrintVersion() {
+  std::printf("uopc %s (plugin ABI %d.%d, uop format %u)\n", kVersion, UOPC_ABI_MAJOR,
+              UOPC_ABI_MINOR, kUOpFormatVersion);
+  for (const auto& p : DeviceRegistry::Get().plugins())
+    std::printf("plugin %s %s\n", p->name().c_str(), p->Version().c_str());
+  return 0;
+}
+
 void PrintUsage(std::FILE* to) {
   std::fprintf(to,
-               "usage: uopc COMMAND [ARGS]   (uopc COMMAND --help for one command)\n\ncommands:\n");
+               "usage: uopc COMMAND [ARGS]   (uopc COMMAND --help for one command)\n"
+               "       uopc --version\n\ncommands:\n");
   for (const Command& c : kCommands) std::fprintf(to, "  %-10s %s\n", c.name, c.summary);
 }
 
@@ -186,6 +199,7 @@ int main(int argc, char** argv) {
     uopc::PrintUsage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  if (!std::strcmp(argv[1], "--version")) return uopc::PrintVersion();
   for (const auto& c : kCommands) {
     if (std::strcmp(argv[1], c.name)) continue;
     if (uopc::WantsHelp(argc - 2, argv + 2)) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/version.h"
 #include "tests/testing/command.h"
 
 namespace {
@@ -64,6 +65,14 @@ TEST(UopcTool, WhatSimplifyPrintsReadsBack) {
             "uopc simplify: <stdin>: the graph divides by an expression that is always 0 (floordiv "
             "(i32, operands i32 (), i32 ()): division by the constant 0; expected a nonzero "
             "divisor)\n");
+}
+
+TEST(UopcTool, VersionSaysItsOwnAndEachPluginsABI) {
+  Result r = Uopc("--version");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind(std::string("uopc ") + uopc::kVersion + " (plugin ABI 1.2, uop format 1)\n", 0), 0u)
+      << r.out;
+  EXPECT_NE(r.out.find("plugin c 1.0 (ABI 1.2, uop format 1)"), std::string::npos) << r.out;
 }
 
 TEST(UopcTool, DevicesListsTheCPluginAndSmokeTestsItsDevice) {
