@@ -34,6 +34,23 @@ UOp DivideConst(const Match& m) {
   return x.Lt(UOp::ConstInt(t, static_cast<int64_t>(q)));
 }
 
+// x // c0 < c1 -> x < c1 * c0, for c0 > 0 (floor division: x // c0 < c1 <=> x < c1 * c0)
+UOp ThroughDivision(const Match& m) {
+  const UOp& x = m["x"];
+  i128 c0 = *m["c0"].ConstIntValue(), c1 = *m["c1"].ConstIntValue();
+  DType t = x.dtype();
+  if (c0 <= 0 || !HasBounds(t) || !Fits(c1 * c0, t)) return UOp();
+  return x.Lt(UOp::ConstInt(t, static_cast<int64_t>(c1 * c0)));
+}
+
+// -a < -b -> b < a, when neither is the dtype's minimum (whose negation wraps to itself)
+UOp ThroughNegation(const Match& m) {
+  const UOp &a = m["a"], &b = m["b"];
+  DType t = a.dtype();
+  if (!HasBounds(t) || VMin(a) == DTypeMin(t) || VMin(b) == DTypeMin(t)) return UOp();
+  return b.Lt(a);
+}
+
 }  // namespace
 
 const PatternMatcher& CompareRules() {
@@ -54,6 +71,11 @@ const PatternMatcher& CompareRules() {
        [](const Match&) { return UOp::ConstBool(DType::kBool, true); }},
       // x + c0 < c1 -> x < c1 - c0
       {Lt(UPat::Var("x").Ints() + UPat::Cst("c0"), UPat::Cst("c1")), MoveAddedConst},
+      // x // c0 < c1 -> x < c1 * c0
+      {Lt(UPat::Op({Ops::FLOORDIV}, {{UPat::Var("x").Ints(), UPat::Cst("c0")}}), UPat::Cst("c1")),
+       ThroughDivision},
+      // -a < -b -> b < a
+      {Lt(UPat::Var("a").Ints() * UPat::Val(-1), UPat::Var("b") * UPat::Val(-1)), ThroughNegation},
       // x * c0 < c1 -> x < ceil(c1 / c0)
       {Lt(UPat::Var("x").Ints() * UPat::Cst("c0"), UPat::Cst("c1")), DivideConst},
   });

@@ -67,6 +67,34 @@ UOp NestedDiv(const Match& m) {
   return x.FloorDiv(UOp::ConstInt(x.dtype(), static_cast<int64_t>(p)));
 }
 
+// 0 is outside b's bounds
+bool NonZero(const UOp& b) { return HasBounds(b.dtype()) && (VMin(b) > 0 || VMax(b) < 0); }
+
+// b*c within the dtype for all values in bounds (no wrap-around)
+bool ProductFits(const UOp& b, const UOp& c) {
+  if (!HasBounds(b.dtype())) return false;
+  const i128 lo = DTypeMin(b.dtype()), hi = DTypeMax(b.dtype());
+  for (i128 p : {i128{VMin(b)} * VMin(c), i128{VMin(b)} * VMax(c), i128{VMax(b)} * VMin(c),
+                 i128{VMax(b)} * VMax(c)})
+    if (p < lo || p > hi) return false;
+  return true;
+}
+
+// (x * c0) // c1 -> x // (c1 / c0) when c0 divides c1 (c0, c1 > 0, x * c0 exact)
+UOp DivOfMul(const Match& m) {
+  const UOp &x = m["x"], &c0 = m["c0"];
+  int64_t a = *c0.ConstIntValue(), b = *m["c1"].ConstIntValue();
+  if (a <= 0 || b <= 0 || b % a != 0 || !ProductFits(x, c0)) return UOp();
+  return x.FloorDiv(UOp::ConstInt(x.dtype(), b / a));
+}
+
+// (x % c0) % c1 -> x % c1 when c1 divides c0 (c0, c1 > 0): floor modulo keeps x's class mod c1
+UOp ModOfMod(const Match& m) {
+  int64_t a = *m["c0"].ConstIntValue(), b = *m["c1"].ConstIntValue();
+  if (a <= 0 || b <= 0 || a % b != 0) return UOp();
+  return m["x"].Mod(m["c1"]);
+}
+
 UPat Div(UPat a, UPat b) { return UPat::Op({Ops::FLOORDIV}, {{std::move(a), std::move(b)}}); }
 UPat Mod(UPat a, UPat b) { return UPat::Op({Ops::MOD}, {{std::move(a), std::move(b)}}); }
 
@@ -91,6 +119,22 @@ const PatternMatcher& DivModRules() {
       {Div(UPat::Var("x"), UPat::Cst("c")).Ints(), SplitDiv},
       // (q*c + r) % c -> r % c
       {Mod(UPat::Var("x"), UPat::Cst("c")).Ints(), SplitMod},
+      // b // b -> 1, b % b -> 0, for b never 0
+      {Div(UPat::Var("b"), UPat::Var("b")).Ints(),
+       [](const Match& m) { return NonZero(m["b"]) ? UOp::ConstInt(m["b"].dtype(), 1) : UOp(); }},
+      {Mod(UPat::Var("b"), UPat::Var("b")).Ints(),
+       [](const Match& m) { return NonZero(m["b"]) ? UOp::ConstInt(m["b"].dtype(), 0) : UOp(); }},
+      // (b * c) % b -> 0, for b never 0 and b * c exact (b either operand)
+      {Mod(UPat::Op({Ops::MUL}, std::nullopt, "p"), UPat::Var("b")).Ints(),
+       [](const Match& m) {
+         const UOp &p = m["p"], &b = m["b"];
+         const UOp& c = p.src(0) == b ? p.src(1) : p.src(1) == b ? p.src(0) : UOp();
+         return c && NonZero(b) && ProductFits(b, c) ? UOp::ConstInt(b.dtype(), 0) : UOp();
+       }},
+      // (x * c0) // c1 -> x // (c1 / c0)
+      {Div(UPat::Var("x") * UPat::Cst("c0"), UPat::Cst("c1")).Ints(), DivOfMul},
+      // (x % c0) % c1 -> x % c1
+      {Mod(Mod(UPat::Var("x"), UPat::Cst("c0")), UPat::Cst("c1")).Ints(), ModOfMod},
       // (x // c0) // c1 -> x // (c0*c1)
       {Div(Div(UPat::Var("x"), UPat::Cst("c0")), UPat::Cst("c1")).Ints(), NestedDiv},
   });

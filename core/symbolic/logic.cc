@@ -19,6 +19,12 @@ UOp MaxByBounds(const Match& m) {
   return UOp();
 }
 
+// max(max(x, c0), c1) -> max(x, max(c0, c1))
+UOp NestedMaxConst(const Match& m) {
+  const UOp &c0 = m["c0"], &c1 = m["c1"];
+  return UOp::Make(Ops::MAX, m["x"].dtype(), {m["x"], *c0.ConstIntValue() >= *c1.ConstIntValue() ? c0 : c1});
+}
+
 }  // namespace
 
 const PatternMatcher& LogicRules() {
@@ -30,6 +36,29 @@ const PatternMatcher& LogicRules() {
       // where(c, a, a) -> a
       {UPat::Op({Ops::WHERE}, {{UPat::Var("c"), UPat::Var("a"), UPat::Var("a")}}),
        [](const Match& m) { return m["a"]; }},
+      // where(c, true, false) -> c
+      {UPat::Op({Ops::WHERE}, {{UPat::Var("c"), UPat::Val(1), UPat::Val(0)}}).DTypes({DType::kBool}),
+       [](const Match& m) { return m["c"].dtype() == DType::kBool ? m["c"] : UOp(); }},
+      // where(c, where(c, a, b), d) -> where(c, a, d): the inner one is only read where c holds
+      {UPat::Op({Ops::WHERE}, {{UPat::Var("c"),
+                                UPat::Op({Ops::WHERE}, {{UPat::Var("c"), UPat::Var("a"), UPat::Var()}}),
+                                UPat::Var("d")}}),
+       [](const Match& m) { return m["c"].Where(m["a"], m["d"]); }},
+      // where(c, a, where(c, b, d)) -> where(c, a, d): the inner one only where c fails
+      {UPat::Op({Ops::WHERE}, {{UPat::Var("c"), UPat::Var("a"),
+                                UPat::Op({Ops::WHERE}, {{UPat::Var("c"), UPat::Var(), UPat::Var("d")}})}}),
+       [](const Match& m) { return m["c"].Where(m["a"], m["d"]); }},
+      // max(max(x, c0), c1) -> max(x, max(c0, c1))
+      {Bin(Ops::MAX, Bin(Ops::MAX, x.Ints(), UPat::Cst("c0")), UPat::Cst("c1")), NestedMaxConst},
+      // (x ^ c) ^ c -> x
+      {Bin(Ops::XOR, Bin(Ops::XOR, x.Ints(true), UPat::Cst("c")), UPat::Cst("c")), X},
+      // bool: x & !x -> false, x | !x -> true (!x is x ^ true)
+      {Bin(Ops::AND, x.DTypes({DType::kBool}), Bin(Ops::XOR, x, UPat::Val(1))),
+       [](const Match&) { return UOp::ConstBool(DType::kBool, false); }},
+      {Bin(Ops::OR, x.DTypes({DType::kBool}), Bin(Ops::XOR, x, UPat::Val(1))),
+       [](const Match&) { return UOp::ConstBool(DType::kBool, true); }},
+      // x << 0 -> x, x >> 0 -> x
+      {UPat::Op({Ops::SHL, Ops::SHR}, {{x.Ints(), UPat::Val(0)}}), X},
       // max(x, x) -> x
       {Bin(Ops::MAX, x, x), X},
       // max(x, y) -> x when x >= y

@@ -154,6 +154,48 @@ TEST_F(Rules, WhereMaxBitwiseCast) {
   EXPECT_EQ(S(ld.Cast(DType::kI32)), ld);
 }
 
+TEST_F(Rules, SmallIdentities) {
+  auto D = [](Ops op, UOp a, UOp b) { return UOp::Derived(op, {a, b}); };
+  EXPECT_EQ(S(D(Ops::SHL, ld, UOp::Int(0))), ld);
+  EXPECT_EQ(S(D(Ops::SHR, ld, UOp::Int(0))), ld);
+  EXPECT_EQ(S(D(Ops::XOR, D(Ops::XOR, ld, UOp::Int(5)), UOp::Int(5))), ld);
+  EXPECT_EQ(S(ld.Max(UOp::Int(3)).Max(UOp::Int(7))), ld.Max(UOp::Int(7)));
+  EXPECT_EQ(S(ld.Max(UOp::Int(7)).Max(UOp::Int(3))), ld.Max(UOp::Int(7)));
+  // b // b and b % b when b is never 0; not when it may be
+  EXPECT_EQ(S(n.FloorDiv(n)), UOp::Int(1));
+  EXPECT_EQ(S(n.Mod(n)), UOp::Int(0));
+  EXPECT_EQ(S(x.FloorDiv(x)), x.FloorDiv(x));  // x may be 0
+  EXPECT_EQ(S((n * x).Mod(n)), UOp::Int(0));
+  EXPECT_EQ(S((x * n).Mod(n)), UOp::Int(0));
+  UOp wraps = (n * ld).Mod(n);  // n * ld may wrap: its remainder is not 0 then
+  EXPECT_EQ(S(wraps), wraps);
+  EXPECT_EQ(S((x * 4).FloorDiv(8)), x.FloorDiv(2));
+  EXPECT_EQ(S((x * 4).FloorDiv(12)), x.FloorDiv(3));
+  UOp big = (ld * 4).FloorDiv(8);  // ld * 4 may wrap: left
+  EXPECT_EQ(S(big), big);
+  // mod of mod
+  EXPECT_EQ(S(ld.Mod(12).Mod(4)), ld.Mod(4));
+  EXPECT_EQ(S(ld.Mod(12).Mod(5)), ld.Mod(12).Mod(5));  // 5 does not divide 12
+}
+
+TEST_F(Rules, ComparisonsThroughDivisionAndNegation) {
+  EXPECT_EQ(S(x.FloorDiv(4).Lt(3)), x.Lt(12));
+  EXPECT_EQ(S(y.FloorDiv(4).Lt(-1)), y.Lt(-4));  // floor: y // 4 < -1 <=> y < -4
+  EXPECT_EQ(S((-x).Lt(-y)), y.Lt(x));
+  UOp minus = (-ld).Lt(-x);  // ld may be INT32_MIN, whose negation is itself
+  EXPECT_EQ(S(minus), minus);
+}
+
+TEST_F(Rules, BooleanContradictionsAndNestedWhere) {
+  UOp b = ld.Lt(10), notb = UOp::Derived(Ops::XOR, {b, T});
+  EXPECT_EQ(S(UOp::Derived(Ops::AND, {b, notb})), F);
+  EXPECT_EQ(S(UOp::Derived(Ops::AND, {notb, b})), F);
+  EXPECT_EQ(S(UOp::Derived(Ops::OR, {b, notb})), T);
+  EXPECT_EQ(S(b.Where(T, F)), b);
+  EXPECT_EQ(S(b.Where(b.Where(x, y), n)), b.Where(x, n));
+  EXPECT_EQ(S(b.Where(x, b.Where(y, n))), b.Where(x, n));
+}
+
 TEST_F(Rules, SimplifyIsIdempotent) {
   for (UOp e :
        {(ld * 8 + i).FloorDiv(8), (x + 9).FloorDiv(8), (ld + 3) + (x + 4), (y * 4).Lt(-6)}) {
