@@ -1,5 +1,7 @@
 #include "core/symbolic/divmod.h"
 
+#include <algorithm>
+
 #include "core/bounds.h"
 #include "core/symbolic/terms.h"
 
@@ -22,9 +24,24 @@ bool InRangeOf(const UOp& x, const UOp& d) {
 
 // x = q*c + r, with the terms of x whose coefficient c divides (and the constant's
 // multiple of c) in q. False when q is empty.
-bool SplitByDivisor(const UOp& x, int64_t c, UOp* q, UOp* r) {
+bool SplitByDivisor(const UOp& x, int64_t c, UOp* q, UOp* r, bool mod = false) {
   if (!HasBounds(x.dtype())) return false;  // u64: coefficients do not fit int64
   Sum sum = FlattenSum(x);
+  // only a sum whose exact value always fits the dtype: where it wraps, x // c is not
+  // q + r // c (x + x wraps to -2 at the top, and (x + x) // 2 is then not x). A loop
+  // index counts as its value, never wrapping: an index past the i32 range addresses
+  // nothing, so a loop whose end is loaded (unbounded) still splits (the seed's 15.2).
+  i128 lo = sum.constant, hi = sum.constant;
+  // A remainder by a power of two is the same wrapped or not (2^32 is a multiple of it).
+  const bool exact_anyway = mod && (c & (c - 1)) == 0 && DTypeSize(x.dtype()) >= 4;
+  for (const Term& t : sum.terms) {
+    if (exact_anyway) break;
+    if (t.base.is(Ops::RANGE)) continue;
+    if (!HasBounds(t.base.dtype())) return false;
+    const i128 a = i128{t.coeff} * VMin(t.base), b = i128{t.coeff} * VMax(t.base);
+    lo += std::min(a, b), hi += std::max(a, b);
+  }
+  if (!exact_anyway && (lo < DTypeMin(x.dtype()) || hi > DTypeMax(x.dtype()))) return false;
   std::vector<Term> qt, rt;
   for (const Term& t : sum.terms) {
     if (t.coeff % c == 0)
@@ -54,7 +71,7 @@ UOp SplitMod(const Match& m) {
   const UOp &x = m["x"], &c = m["c"];
   int64_t cv = *c.ConstIntValue();
   UOp q, r;
-  if (cv <= 0 || !SplitByDivisor(x, cv, &q, &r)) return UOp();
+  if (cv <= 0 || !SplitByDivisor(x, cv, &q, &r, /*mod=*/true)) return UOp();
   return r.Mod(c);
 }
 

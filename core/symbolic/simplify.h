@@ -2,8 +2,17 @@
 // that use bounds, comparisons (including the relational RANGE rule), where/max/bitwise.
 // Each family is its own rule table (core/symbolic/*.h); Simplify runs them all to a
 // fixed point over the graph. Every rule preserves the value of the expression for every
-// assignment of its VARs and RANGEs within their bounds (for index arithmetic that does not
-// overflow), which tests/core/symbolic checks by evaluating random assignments.
+// assignment of its VARs and RANGEs within their bounds, which tests/core/symbolic checks
+// by evaluating random assignments.
+//
+// Integer semantics (decided once, for every rule): i32 and i64 arithmetic wraps, as
+// core/alu.h computes it, and a rule must hold in wrapping arithmetic, checked with VARs
+// and constants near the i32 limits. A rule that holds only without overflow (dividing a
+// sum by a divisor of some of its terms, (x * c0) // c1, b * c % b, comparisons moved
+// through a product) fires only where bounds prove that nothing wraps. One assumption is
+// made: a loop index (RANGE) used in a sum does not make it wrap, since an index past the
+// i32 range addresses nothing; so a loop whose end is loaded still splits, as the seed
+// requires ((i*8 + j) // 8 -> i + j // 8 with j < a loaded end).
 #pragma once
 
 #include "core/pattern_matcher.h"

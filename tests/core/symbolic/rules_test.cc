@@ -107,11 +107,20 @@ TEST_F(Rules, MulIdentitiesAndDistribution) {
 TEST_F(Rules, DivMod) {
   EXPECT_EQ(S(ld.FloorDiv(1)), ld);
   EXPECT_EQ(S(ld.Mod(1)), UOp::Int(0));
-  EXPECT_EQ(S((ld * 8).FloorDiv(8)), ld);
+  UOp z = UOp::Var("z", -1000, 1000);
+  EXPECT_EQ(S((z * 8).FloorDiv(8)), z);
+  EXPECT_EQ(S((z * 8 + i).FloorDiv(8)), z);  // i < 8
+  EXPECT_EQ(S((z * 16 + x).FloorDiv(8)), z * 2 + x.FloorDiv(8));
+  // ld * 8 may wrap, and (ld * 8) // 8 is then not ld: left; a remainder by a power of
+  // two is the same wrapped or not
+  EXPECT_EQ(S((ld * 8).FloorDiv(8)), (ld * 8).FloorDiv(8));
   EXPECT_EQ(S((ld * 8).Mod(8)), UOp::Int(0));
-  EXPECT_EQ(S((ld * 8 + i).FloorDiv(8)), ld);  // i < 8
   EXPECT_EQ(S((ld * 8 + i).Mod(8)), i);
-  EXPECT_EQ(S((ld * 16 + x).FloorDiv(8)), ld * 2 + x.FloorDiv(8));
+  EXPECT_EQ(S((ld * 6 + i).Mod(6)), (ld * 6 + i).Mod(6));  // 2^32 is no multiple of 6
+  // the two: x + x and x * 100000 wrap near the top of x's bounds
+  UOp w = UOp::Var("w", 0, INT32_MAX);
+  EXPECT_EQ(S((w + w).FloorDiv(2)), (w * 2).FloorDiv(2));
+  EXPECT_EQ(S((w * 100000).Mod(100000)), (w * 100000).Mod(100000));
   EXPECT_EQ(S((x + 9).FloorDiv(8)), (x + 1).FloorDiv(8) + 1);
   EXPECT_EQ(S(ld.FloorDiv(2).FloorDiv(3)), ld.FloorDiv(6));
   EXPECT_EQ(S(j.FloorDiv(n)), UOp::Int(0));  // x // n -> 0 when 0 <= x < n, symbolic n
