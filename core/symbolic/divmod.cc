@@ -29,14 +29,15 @@ bool SplitByDivisor(const UOp& x, int64_t c, UOp* q, UOp* r, bool mod = false) {
   Sum sum = FlattenSum(x);
   // only a sum whose exact value always fits the dtype: where it wraps, x // c is not
   // q + r // c (x + x wraps to -2 at the top, and (x + x) // 2 is then not x). A loop
-  // index counts as its value, never wrapping: an index past the i32 range addresses
-  // nothing, so a loop whose end is loaded (unbounded) still splits (the seed's 15.2).
+  // whose end is unbounded (loaded) is assumed not to make its index sum wrap: an index
+  // past the i32 range addresses nothing (so the seed's 15.2 still splits); a loop with a
+  // bounded end counts with its bounds.
   i128 lo = sum.constant, hi = sum.constant;
   // A remainder by a power of two is the same wrapped or not (2^32 is a multiple of it).
   const bool exact_anyway = mod && (c & (c - 1)) == 0 && DTypeSize(x.dtype()) >= 4;
   for (const Term& t : sum.terms) {
     if (exact_anyway) break;
-    if (t.base.is(Ops::RANGE)) continue;
+    if (t.base.is(Ops::RANGE) && VMax(t.base.src(0)) == DTypeMax(t.base.dtype())) continue;
     if (!HasBounds(t.base.dtype())) return false;
     const i128 a = i128{t.coeff} * VMin(t.base), b = i128{t.coeff} * VMax(t.base);
     lo += std::min(a, b), hi += std::max(a, b);

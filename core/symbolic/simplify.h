@@ -10,9 +10,9 @@
 // and constants near the i32 limits. A rule that holds only without overflow (dividing a
 // sum by a divisor of some of its terms, (x * c0) // c1, b * c % b, comparisons moved
 // through a product) fires only where bounds prove that nothing wraps. One assumption is
-// made: a loop index (RANGE) used in a sum does not make it wrap, since an index past the
-// i32 range addresses nothing; so a loop whose end is loaded still splits, as the seed
-// requires ((i*8 + j) // 8 -> i + j // 8 with j < a loaded end).
+// made: a loop index (RANGE) whose end is unbounded (loaded) does not make a sum wrap,
+// since an index past the i32 range addresses nothing; so such a loop still splits, as
+// the seed requires ((i*8 + j) // 8 -> i + j // 8 with j < a loaded end).
 #pragma once
 
 #include "core/pattern_matcher.h"

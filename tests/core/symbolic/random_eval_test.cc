@@ -54,8 +54,8 @@ class Gen {
       case 1: return x + Expr(depth - 1);
       case 2: return x * Int(-4, 8);
       case 3: return x * Expr(depth - 2 < 0 ? 0 : depth - 2);
-      case 4: return x.FloorDiv(Int(1, 9));
-      case 5: return x.Mod(Int(1, 9));
+      case 4: return x.FloorDiv(Int(0, 3) ? Int(1, 9) : Int(-9, -1));
+      case 5: return x.Mod(Int(0, 3) ? Int(1, 9) : Int(-9, -1));
       case 6: return x.FloorDiv(Int(0, 1) ? n_ : n_ + Int(0, 3));
       case 7: return x.Mod(Int(0, 1) ? n_ : n_ + Int(0, 3));
       case 8: return x.Max(Expr(depth - 1));
