@@ -22,27 +22,32 @@ bool InRangeOf(const UOp& x, const UOp& d) {
   return x.is(Ops::RANGE) && x.src(0) == d;
 }
 
+bool ProductFits(const UOp& b, const UOp& c);
+
+// Whether the exact value of `sum` always fits `t`: where it wraps, x // c is not q + r // c
+// (x + x wraps to -2 at the top, and (x + x) // 2 is then not x). A loop whose end is
+// unbounded (loaded) is assumed not to make its index sum wrap: an index past the i32 range
+// addresses nothing (so the seed's 15.2 still splits); a loop with a bounded end counts
+// with its bounds.
+bool SumFits(const Sum& sum, DType t) {
+  i128 lo = sum.constant, hi = sum.constant;
+  for (const Term& term : sum.terms) {
+    if (term.base.is(Ops::RANGE) && VMax(term.base.src(0)) == DTypeMax(term.base.dtype())) continue;
+    if (!HasBounds(term.base.dtype())) return false;
+    const i128 a = i128{term.coeff} * VMin(term.base), b = i128{term.coeff} * VMax(term.base);
+    lo += std::min(a, b), hi += std::max(a, b);
+  }
+  return lo >= DTypeMin(t) && hi <= DTypeMax(t);
+}
+
 // x = q*c + r, with the terms of x whose coefficient c divides (and the constant's
 // multiple of c) in q. False when q is empty.
 bool SplitByDivisor(const UOp& x, int64_t c, UOp* q, UOp* r, bool mod = false) {
   if (!HasBounds(x.dtype())) return false;  // u64: coefficients do not fit int64
   Sum sum = FlattenSum(x);
-  // only a sum whose exact value always fits the dtype: where it wraps, x // c is not
-  // q + r // c (x + x wraps to -2 at the top, and (x + x) // 2 is then not x). A loop
-  // whose end is unbounded (loaded) is assumed not to make its index sum wrap: an index
-  // past the i32 range addresses nothing (so the seed's 15.2 still splits); a loop with a
-  // bounded end counts with its bounds.
-  i128 lo = sum.constant, hi = sum.constant;
-  // A remainder by a power of two is the same wrapped or not (2^32 is a multiple of it).
+  // a remainder by a power of two is the same wrapped or not (2^32 is a multiple of it)
   const bool exact_anyway = mod && (c & (c - 1)) == 0 && DTypeSize(x.dtype()) >= 4;
-  for (const Term& t : sum.terms) {
-    if (exact_anyway) break;
-    if (t.base.is(Ops::RANGE) && VMax(t.base.src(0)) == DTypeMax(t.base.dtype())) continue;
-    if (!HasBounds(t.base.dtype())) return false;
-    const i128 a = i128{t.coeff} * VMin(t.base), b = i128{t.coeff} * VMax(t.base);
-    lo += std::min(a, b), hi += std::max(a, b);
-  }
-  if (!exact_anyway && (lo < DTypeMin(x.dtype()) || hi > DTypeMax(x.dtype()))) return false;
+  if (!exact_anyway && !SumFits(sum, x.dtype())) return false;
   std::vector<Term> qt, rt;
   for (const Term& t : sum.terms) {
     if (t.coeff % c == 0)
@@ -56,6 +61,43 @@ bool SplitByDivisor(const UOp& x, int64_t c, UOp* q, UOp* r, bool mod = false) {
   *q = BuildSum(qt, qc, x.dtype());
   *r = BuildSum(rt, rc, x.dtype());
   return true;
+}
+
+// x = q*d + r for a divisor d > 0 that is not a constant: the terms d*a (and d itself) go to
+// q. False when none does, or x may wrap.
+bool SplitByVarDivisor(const UOp& x, const UOp& d, UOp* q, UOp* r) {
+  if (!HasBounds(x.dtype()) || VMin(d) <= 0) return false;
+  Sum sum = FlattenSum(x);
+  if (!SumFits(sum, x.dtype())) return false;
+  std::vector<Term> qt, rt;
+  int64_t qc = 0;
+  for (const Term& t : sum.terms) {
+    if (t.base == d)
+      qc += t.coeff;  // (bounded: |coeff| <= |coeff * d|, which fits)
+    else if (t.base.is(Ops::MUL) && (t.base.src(0) == d || t.base.src(1) == d) &&
+             ProductFits(t.base.src(0), t.base.src(1)))  // (d*a is then exactly d times a)
+      qt.push_back({t.base.src(0) == d ? t.base.src(1) : t.base.src(0), t.coeff});
+    else
+      rt.push_back(t);
+  }
+  if (qt.empty() && qc == 0) return false;
+  *q = BuildSum(qt, qc, x.dtype());
+  *r = BuildSum(rt, sum.constant, x.dtype());
+  return true;
+}
+
+// (q*d + r) // d -> q + r // d
+UOp SplitVarDiv(const Match& m) {
+  UOp q, r;
+  if (m["d"].is(Ops::CONST) || !SplitByVarDivisor(m["x"], m["d"], &q, &r)) return UOp();
+  return q + r.FloorDiv(m["d"]);
+}
+
+// (q*d + r) % d -> r % d
+UOp SplitVarMod(const Match& m) {
+  UOp q, r;
+  if (m["d"].is(Ops::CONST) || !SplitByVarDivisor(m["x"], m["d"], &q, &r)) return UOp();
+  return r.Mod(m["d"]);
 }
 
 // (q*c + r) // c -> q + r // c
@@ -153,6 +195,9 @@ const PatternMatcher& DivModRules() {
       {Div(UPat::Var("x") * UPat::Cst("c0"), UPat::Cst("c1")).Ints(), DivOfMul},
       // (x % c0) % c1 -> x % c1
       {Mod(Mod(UPat::Var("x"), UPat::Cst("c0")), UPat::Cst("c1")).Ints(), ModOfMod},
+      // (q*d + r) // d -> q + r // d, (q*d + r) % d -> r % d, for a divisor d > 0
+      {Div(UPat::Var("x"), UPat::Var("d")).Ints(), SplitVarDiv},
+      {Mod(UPat::Var("x"), UPat::Var("d")).Ints(), SplitVarMod},
       // (x // c0) // c1 -> x // (c0*c1)
       {Div(Div(UPat::Var("x"), UPat::Cst("c0")), UPat::Cst("c1")).Ints(), NestedDiv},
   });

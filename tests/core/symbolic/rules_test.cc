@@ -182,6 +182,11 @@ TEST_F(Rules, SmallIdentities) {
   EXPECT_EQ(S((x * 4).FloorDiv(12)), x.FloorDiv(3));
   UOp big = (ld * 4).FloorDiv(8);  // ld * 4 may wrap: left
   EXPECT_EQ(S(big), big);
+  // a divisor that is not a constant: d*a + b over d, for d > 0 and no wrap
+  EXPECT_EQ(S((n * x + i).FloorDiv(n)), x + i.FloorDiv(n));
+  EXPECT_EQ(S((x * n + i).Mod(n)), i.Mod(n));
+  EXPECT_EQ(S((n * 3 + x).FloorDiv(n)), S(x.FloorDiv(n) + 3));
+  EXPECT_EQ(S((y * x + i).FloorDiv(y)), (y * x + i).FloorDiv(y));  // y may be <= 0
   // mod of mod
   EXPECT_EQ(S(ld.Mod(12).Mod(4)), ld.Mod(4));
   EXPECT_EQ(S(ld.Mod(12).Mod(5)), ld.Mod(12).Mod(5));  // 5 does not divide 12
