@@ -71,13 +71,22 @@ UOp CollectTerms(const Match& m) {
     o.coeff = WrapTo(n.dtype(), __int128{o.coeff} + t.coeff);
     changed = true;
   }
-  // (x // c)*(k*c) + (x % c)*k -> x*k
+  // (x // c)*(k*c) + (x % c)*k -> x*k; also where x is y // c1 and the quotient is y // (c1*c)
+  // (as (y // c1) // c is written), so that a chain of any depth recombines level by level:
+  // (y // 16)*16 + ((y // 4) % 4)*4 + y % 4 -> (y // 4)*4 + y % 4 -> y
   for (Term& m : merged) {
     if (!divmod) break;
     if (!m.base.is(Ops::MOD) || !m.base.src(1).is(Ops::CONST) || m.coeff == 0) continue;
     const UOp &x = m.base.src(0), &c = m.base.src(1);
+    auto quotient = [&](const UOp& q) {  // q is x // c
+      if (!q.is(Ops::FLOORDIV) || !q.src(1).is(Ops::CONST)) return false;
+      if (q.src(0) == x && q.src(1) == c) return true;
+      if (!x.is(Ops::FLOORDIV) || !x.src(1).is(Ops::CONST) || !(q.src(0) == x.src(0))) return false;
+      const __int128 c1 = *x.src(1).ConstIntValue(), cc = *c.ConstIntValue();
+      return c1 > 0 && cc > 0 && c1 * cc == *q.src(1).ConstIntValue();
+    };
     for (Term& d : merged) {
-      if (!d.base.is(Ops::FLOORDIV) || !(d.base.src(0) == x) || !(d.base.src(1) == c)) continue;
+      if (!quotient(d.base)) continue;
       if (d.coeff != WrapTo(n.dtype(), __int128{m.coeff} * *c.ConstIntValue())) continue;
       m = {x, m.coeff};
       d.coeff = 0;

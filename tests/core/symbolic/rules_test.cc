@@ -58,6 +58,10 @@ TEST_F(Rules, AddIdentitiesAndCollectingTerms) {
   EXPECT_EQ(S((ld + x) - ld), x);
   EXPECT_EQ(S(ld.FloorDiv(4) * 4 + ld.Mod(4)), ld);
   EXPECT_EQ(S(ld.Mod(4) * 3 + ld.FloorDiv(4) * 12 + x), ld * 3 + x);
+  // a chain of three levels (an unravel over shape (.., 4, 4), then the ravel)
+  EXPECT_EQ(S(ld.FloorDiv(16) * 16 + ld.FloorDiv(4).Mod(4) * 4 + ld.Mod(4)), ld);
+  EXPECT_EQ(S(ld.Mod(4) + ld.FloorDiv(4).Mod(4) * 4 + ld.FloorDiv(16).Mod(4) * 16 + ld.FloorDiv(64) * 64),
+            ld);
 }
 
 // Long sums: distinct terms are left as they are, repeated ones collected, in any order and
