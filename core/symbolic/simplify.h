@@ -1,5 +1,6 @@
 // The symbolic simplifier: constant folding, identities, collecting terms, div/mod rules
-// that use bounds, comparisons (including the relational RANGE rule), where/max/bitwise.
+// that use bounds, comparisons (including the relational RANGE rule), where/max/bitwise,
+// and a value under a gate simplified knowing the gate holds (where(valid, idx, 0)).
 // Each family is its own rule table (core/symbolic/*.h); Simplify runs them all to a
 // fixed point over the graph. Every rule preserves the value of the expression for every
 // assignment of its VARs and RANGEs within their bounds, which tests/core/symbolic checks

@@ -214,6 +214,22 @@ TEST_F(Rules, BooleanContradictionsAndNestedWhere) {
   EXPECT_EQ(S(b.Where(x, b.Where(y, n))), b.Where(x, n));
 }
 
+// valid ? idx : 0: the index simplified knowing the gate holds (padding, image-style reads)
+TEST_F(Rules, AValueUnderAGateKnowsTheGateHolds) {
+  UOp r = UOp::Range(8, 0), zero = UOp::Int(0);
+  EXPECT_EQ(S(r.Lt(4).Where(r.FloorDiv(4) + r.Mod(4), zero)), r.Lt(4).Where(r, zero));
+  // 0 < r < 5: r - 1 in [0, 3]
+  UOp valid = UOp::Derived(Ops::AND, {UOp::Int(0).Lt(r), r.Lt(5)});
+  EXPECT_EQ(S(valid.Where((r + -1).FloorDiv(4), zero)), zero);  // where(valid, 0, 0)
+  // a negated gate: !(r < 4) says r >= 4
+  UOp not4 = UOp::Derived(Ops::XOR, {r.Lt(4), T});
+  EXPECT_EQ(S(not4.Where(r.FloorDiv(4), zero)), not4.Where(UOp::Int(1), zero))
+      << ToUir(S(not4.Where(r.FloorDiv(4), zero)));
+  // a gate that says nothing new leaves it
+  UOp same = r.Lt(8).Where(r.Mod(3), zero);
+  EXPECT_EQ(S(same), S(r.Mod(3)));  // (r < 8 is true: where folds)
+}
+
 TEST_F(Rules, SimplifyIsIdempotent) {
   for (UOp e :
        {(ld * 8 + i).FloorDiv(8), (x + 9).FloorDiv(8), (ld + 3) + (x + 4), (y * 4).Lt(-6)}) {
