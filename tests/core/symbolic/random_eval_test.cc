@@ -57,7 +57,7 @@ TEST(RandomEval, SimplifyKeepsTheValue) {
   Gen g(12345);
   absl::flat_hash_map<const UOp::Node*, int64_t> env;
   int checked = 0, changed = 0;
-  for (int e = 0; e < 4000; ++e) {
+  for (int e = 0; e < 8000; ++e) {
     UOp expr =
         g.Int(0, 3) ? g.Expr(static_cast<int>(g.Int(1, 5))) : g.Bool(static_cast<int>(g.Int(1, 4)));
     UOp simple = Simplify(expr);
@@ -74,7 +74,7 @@ TEST(RandomEval, SimplifyKeepsTheValue) {
       ++checked;
     }
   }
-  EXPECT_GT(checked, 50000);
+  EXPECT_GT(checked, 100000);
   EXPECT_GT(changed, 2000);  // the rules did fire
 }
 
@@ -85,7 +85,7 @@ TEST(RandomEval, SimplifyKeepsTheValueWhenI32Wraps) {
   Gen g(777, /*wide=*/true);
   absl::flat_hash_map<const UOp::Node*, int64_t> env;
   int checked = 0, wrapped = 0;
-  for (int e = 0; e < 4000; ++e) {
+  for (int e = 0; e < 8000; ++e) {
     UOp expr =
         g.Int(0, 3) ? g.Expr(static_cast<int>(g.Int(1, 4))) : g.Bool(static_cast<int>(g.Int(1, 3)));
     UOp simple = Simplify(expr);
@@ -103,7 +103,7 @@ TEST(RandomEval, SimplifyKeepsTheValueWhenI32Wraps) {
       ++checked;
     }
   }
-  EXPECT_GT(checked, 50000);
+  EXPECT_GT(checked, 100000);
   EXPECT_GT(wrapped, 5000);  // many assignments did wrap
 }
 

@@ -191,6 +191,11 @@ TEST_F(Rules, SmallIdentities) {
   EXPECT_EQ(S((x * n + i).Mod(n)), i.Mod(n));
   EXPECT_EQ(S((n * 3 + x).FloorDiv(n)), S(x.FloorDiv(n) + 3));
   EXPECT_EQ(S((y * x + i).FloorDiv(y)), (y * x + i).FloorDiv(y));  // y may be <= 0
+  // congruences: coefficients into (-c/2, c/2], the constant into [0, c)
+  UOp a = UOp::Var("a", 0, 1);
+  EXPECT_EQ(S((a * 13 + 17).Mod(18)), a * -5 + 17);  // 17 - 5a in [12, 17]: the remainder itself
+  EXPECT_EQ(S((x * 13 + 40).Mod(18)), (x * -5 + 4).Mod(18));
+  EXPECT_EQ(S((x * 5 + 4).Mod(18)), (x * 5 + 4).Mod(18));  // already reduced: left
   // mod of mod
   EXPECT_EQ(S(ld.Mod(12).Mod(4)), ld.Mod(4));
   EXPECT_EQ(S(ld.Mod(12).Mod(5)), ld.Mod(12).Mod(5));  // 5 does not divide 12
