@@ -71,7 +71,12 @@ B Compute(const UOp& u) {
       B a = s(0), d = s(1);
       if (d.lo > 0) {
         if (a.lo >= 0 && a.hi < d.lo) return a;
-        return {0, d.hi - 1};
+        // one divisor, and a within one multiple of it: a shifted down, exactly
+        if (d.lo == d.hi && FloorDiv(a.lo, d.lo) == FloorDiv(a.hi, d.lo)) {
+          const i128 q = FloorDiv(a.lo, d.lo) * d.lo;
+          return {a.lo - q, a.hi - q};
+        }
+        return {0, a.lo >= 0 ? std::min(a.hi, d.hi - 1) : d.hi - 1};  // never above a itself
       }
       if (d.hi < 0) return {d.lo + 1, 0};
       return Full(t);

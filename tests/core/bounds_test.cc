@@ -28,6 +28,19 @@ TEST(Bounds, Arithmetic) {
   EXPECT_EQ(B(n.Max(r)), P(0, 5));
 }
 
+// A remainder's bounds are exact where one multiple of the divisor holds its operand, and
+// never above the operand itself.
+TEST(Bounds, RemaindersAreExact) {
+  UOp x = UOp::Var("x", 0, 2), n = UOp::Var("n", 1, 8);
+  EXPECT_EQ(B((x + 5).Mod(8)), P(5, 7));
+  EXPECT_EQ(B(UOp::Var("y", 9, 12).Mod(8)), P(1, 4));
+  EXPECT_EQ(B(UOp::Var("z", -7, -5).Mod(4)), P(1, 3));  // floor: -7 % 4 = 1
+  EXPECT_EQ(B(UOp::Var("w", 0, 100).Mod(8)), P(0, 7));
+  EXPECT_EQ(B(UOp::Var("v", 6, 9).Mod(8)), P(0, 7));    // 6, 7, 0, 1: both ends
+  EXPECT_EQ(B((x + 1).Mod(n)), P(0, 3));                // below x + 1 itself
+  EXPECT_EQ(B(UOp::Var("u", 0, 30).Mod(n)), P(0, 7));
+}
+
 TEST(Bounds, OverflowGivesTheFullRange) {
   UOp big = UOp::Var("big", 0, 2147483647);
   EXPECT_EQ(B(big + 1), P(-2147483648LL, 2147483647));
