@@ -87,7 +87,10 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes
   return out;
 }
 
+absl::Status CheckReplaceable(const std::string& path);
+
 absl::Status WriteFileAtomic(const std::string& path, absl::Span<const absl::string_view> pieces) {
+  if (absl::Status s = CheckReplaceable(path); !s.ok()) return s;
   RemoveStaleTemporaries(path);
   // unique per process and call: concurrent writers of one path never share a temporary
   static std::atomic<uint64_t> counter{0};
@@ -116,10 +119,19 @@ absl::Status WriteFileAtomic(const std::string& path, absl::Span<const absl::str
   return absl::OkStatus();
 }
 
-absl::Status CheckWritable(const std::string& path) {
+// An existing `path` that is not a regular file (a folder, a device such as /dev/null, a
+// pipe) is never replaced: renaming a file over /dev/null would replace the device.
+absl::Status CheckReplaceable(const std::string& path) {
   struct stat st;
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    return absl::InvalidArgumentError(absl::StrCat(path, ": is a folder, not a file"));
+  if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, S_ISDIR(st.st_mode) ? ": is a folder, not a file"
+                                : ": is not a regular file (a device or a pipe); refusing to "
+                                  "replace it"));
+}
+
+absl::Status CheckWritable(const std::string& path) {
+  if (absl::Status s = CheckReplaceable(path); !s.ok()) return s;
   const std::string probe = absl::StrCat(path, ".", getpid(), ".probe");
   int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)

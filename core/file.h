@@ -19,12 +19,14 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes
 /// Writes `pieces`, one after another, to a fresh file beside `path` (PATH.PID.N.tmp),
 /// flushes it to disk and renames it over `path`, then flushes the folder. Unavailable,
 /// naming the temporary file, if a step fails (a full disk); nothing is left behind then.
-/// Temporary files of `path` that a killed writer left are removed first.
+/// Temporary files of `path` that a killed writer left are removed first. An existing
+/// `path` that is not a regular file (a folder, /dev/null) is refused, never replaced.
 absl::Status WriteFileAtomic(const std::string& path, absl::Span<const absl::string_view> pieces);
 
 /// OK if a file can be created at `path` (its folder exists and may be written), checked
 /// by creating and removing a probe beside it; else an error saying why. For a program to
-/// find a bad output path before its work, not after.
+/// find a bad output path before its work, not after. A folder or a device at `path` is
+/// refused.
 absl::Status CheckWritable(const std::string& path);
 
 }  // namespace uopc

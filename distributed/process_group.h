@@ -97,6 +97,9 @@ class ProcessGroup {
   std::shared_ptr<Work> Recv(void* data, int64_t count, DType dtype, int from, int tag = 0);
   /// Every rank has reached it.
   std::shared_ptr<Work> Barrier();
+  /// Payload bytes this rank has sent, over all groups of the job (segments of tensors;
+  /// not gRPC's framing).
+  uint64_t bytes_sent() const { return job_->transport->payload_bytes_sent(); }
 
  private:
   /// What the groups of one job share: the server, the connections, the mailbox, and the

@@ -40,6 +40,7 @@ void Transport::Send(int to, wire::Frame header, const void* payload, size_t siz
 }
 
 void Transport::Send(int to, wire::Frame header, std::vector<grpc::Slice> payload) {
+  for (const grpc::Slice& s : payload) payload_bytes_.fetch_add(s.size(), std::memory_order_relaxed);
   Link& l = *links_[to];
   std::lock_guard<std::mutex> lock(l.mu);
   header.set_from(rank_);

@@ -5,6 +5,7 @@
 // peer fails at once.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -39,6 +40,8 @@ class Transport {
   void Send(int to, wire::Frame header, const void* payload, size_t size, bool borrow = false);
   /// The same with the payload as slices (what a received frame holds: forwarded uncopied).
   void Send(int to, wire::Frame header, std::vector<grpc::Slice> payload);
+  /// Payload bytes queued to peers so far (what the collectives cost on the wire).
+  uint64_t payload_bytes_sent() const { return payload_bytes_.load(std::memory_order_relaxed); }
   /// Blocks until every frame queued so far is written to the kernel (or dropped, its link
   /// broken): borrowed payloads are free again, and the frames reach the peers even if this
   /// process exits now. An error at the deadline names the peer.
@@ -50,6 +53,7 @@ class Transport {
   void Close(bool cancel = false);
 
  private:
+  std::atomic<uint64_t> payload_bytes_{0};
   struct Link {
     std::mutex mu;
     std::condition_variable cv;

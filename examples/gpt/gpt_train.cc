@@ -191,6 +191,7 @@ int main(int argc, char** argv) {
     std::vector<int32_t> xs, ys;
     auto t0 = std::chrono::steady_clock::now();
     double tokens = 0;
+    const uint64_t sent_before = group ? group->bytes_sent() : 0;
     for (int64_t step = start; step < end; ++step) {
       Batch(corpus->tokens, batch, context, static_cast<uint64_t>(seed), step, &xs, &ys);
       const int64_t first = rank * local * context;  // this rank's rows of the step's batch
@@ -235,6 +236,13 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
       if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < end) save(step + 1);
+    }
+    if (group && rank == 0 && end > start) {  // what data parallelism cost on the wire
+      const double p = ranks, sent = static_cast<double>(group->bytes_sent() - sent_before);
+      std::cout << "gpt_train: sent " << ByteString(static_cast<uint64_t>(sent / (end - start)))
+                << " a step to the other ranks (a ring all-reduce of the " << params
+                << " f32 gradients needs "
+                << ByteString(static_cast<uint64_t>(2 * (p - 1) / p * params * 4)) << ")\n";
     }
     save(end);
     std::cout << "gpt_train: saved " << checkpoint << " (" << Runtime::Get().plans().size()

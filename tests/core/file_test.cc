@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <string>
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -48,10 +50,10 @@ TEST_F(FileTest, ErrorsNameTheFileAndLeaveNothingBehind) {
   absl::Status s = WriteFileAtomic(Path("no/such/dir/f"), {"x"});
   EXPECT_TRUE(absl::IsUnavailable(s));
   EXPECT_NE(s.message().find("cannot write " + Path("no/such/dir/f.")), std::string::npos) << s;
-  fs::create_directory(Path("d"));  // a folder cannot be renamed over by a file
+  fs::create_directory(Path("d"));  // a folder is refused before anything is written
   s = WriteFileAtomic(Path("d"), {"x"});
-  EXPECT_TRUE(absl::IsUnavailable(s));
-  EXPECT_NE(s.message().find(" to " + Path("d") + ": "), std::string::npos) << s;
+  EXPECT_TRUE(absl::IsInvalidArgument(s));
+  EXPECT_EQ(s.message(), Path("d") + ": is a folder, not a file");
   EXPECT_EQ(Names(), std::vector<std::string>{"d"});
 }
 
@@ -85,6 +87,18 @@ TEST_F(FileTest, CheckWritableFindsABadPathBeforeAnyWork) {
   EXPECT_EQ(s.message(), Path("no/such/dir/x") + ": cannot write there: No such file or directory");
   fs::create_directory(Path("d"));
   EXPECT_EQ(CheckWritable(Path("d")).message(), Path("d") + ": is a folder, not a file");
+}
+
+// A device at the path is refused, never replaced by the rename (/dev/null stays a device).
+TEST(File, ADeviceIsNeverReplaced) {
+  absl::Status s = WriteFileAtomic("/dev/null", {"x"});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_EQ(std::string(s.message()),
+            "/dev/null: is not a regular file (a device or a pipe); refusing to replace it");
+  EXPECT_EQ(CheckWritable("/dev/null").code(), absl::StatusCode::kInvalidArgument);
+  struct stat st;
+  ASSERT_EQ(stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
 }
 
 }  // namespace

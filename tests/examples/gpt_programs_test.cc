@@ -140,6 +140,14 @@ TEST(GptTrain, DataParallelOverTwoRanksFollowsTheSingleProcessRun) {
   // a rank compiles what one process does, and one plan more: the step's gradients and its
   // update are two plans, with the all-reduce between them
   EXPECT_EQ(PlansCompiled(two.out), PlansCompiled(one.out) + 1) << one.out << two.out;
+  // what it sent a step is what a ring all-reduce of the gradients must send
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(two.out, m,
+                                std::regex("sent ([0-9.]+) KiB a step to the other ranks \\(a ring "
+                                           "all-reduce of the [0-9]+ f32 gradients needs "
+                                           "([0-9.]+) KiB\\)")))
+      << two.out;
+  EXPECT_NEAR(std::stod(m[1]), std::stod(m[2]), 0.02 * std::stod(m[2])) << m[0];
 }
 
 // --device: on another device, and split over two as a pipeline, the same run.
