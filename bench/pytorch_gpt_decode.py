@@ -10,10 +10,13 @@ import math
 import time
 
 import torch
+
+import peer_blas
 import torch.nn as nn
 import torch.nn.functional as F
 
 CONTEXT, C, H, L, V = 64, 128, 4, 4, 65
+peer_blas.check()
 torch.manual_seed(0)
 
 

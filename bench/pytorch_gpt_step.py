@@ -9,10 +9,13 @@ import math
 import time
 
 import torch
+
+import peer_blas
 import torch.nn as nn
 import torch.nn.functional as F
 
 B, T, C, H, L, V = 16, 64, 128, 4, 4, 65
+peer_blas.check()
 torch.manual_seed(0)
 
 
