@@ -97,7 +97,12 @@ const PatternMatcher& SimplifyRules() {
 
 UOp Simplify(const UOp& u) {  // (re-entered by SimplifyUnderGate; the memo nests)
   SumMemo sums;
-  return GraphRewrite(u, SimplifyRules());
+  UOp out = GraphRewrite(u, SimplifyRules());
+  // a divisor that folds to the constant 0 makes a graph no verifier accepts: the graph
+  // divides by zero wherever it runs, and is left as it was (for its user to find)
+  for (const UOp& n : out.Toposort())
+    if ((n.is(Ops::FLOORDIV) || n.is(Ops::MOD)) && n.src(1).ConstIntValue() == 0) return u;
+  return out;
 }
 
 }  // namespace uopc

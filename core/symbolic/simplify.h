@@ -22,7 +22,8 @@ namespace uopc {
 
 /// All simplification rules, in the order they are tried.
 const PatternMatcher& SimplifyRules();
-/// The simplified graph of `u`.
+/// The simplified graph of `u`; `u` itself where simplifying would leave a division by the
+/// constant 0 (a divisor that is always 0: the graph is wrong, and stays as written).
 UOp Simplify(const UOp& u);
 
 }  // namespace uopc
