@@ -40,7 +40,7 @@ bundle() {
     esac
   done
   cp /usr/share/common-licenses/GPL-3 "$out/corpus.txt"
-  cp bench/pytorch_cuda_peers.py "$out/"
+  cp bench/pytorch_cuda_peers.py bench/peer_gpt.py "$out/"
   cp tools/gpu_check.sh "$out/gpu_check.sh"
   printf '#!/usr/bin/env bash\nexec "$(dirname "$0")/gpu_check.sh" run "$@"\n' > "$out/run.sh"
   chmod +x "$out/run.sh"
