@@ -22,7 +22,21 @@ bool InRangeOf(const UOp& x, const UOp& d) {
   return x.is(Ops::RANGE) && x.src(0) == d;
 }
 
-bool ProductFits(const UOp& b, const UOp& c);
+// 0 is outside b's bounds
+bool NonZero(const UOp& b) { return HasBounds(b.dtype()) && (VMin(b) > 0 || VMax(b) < 0); }
+
+// b*c within the dtype for all values in bounds (no wrap-around)
+bool ProductFits(const UOp& b, const UOp& c) {
+  if (!HasBounds(b.dtype())) return false;
+  const i128 lo = DTypeMin(b.dtype()), hi = DTypeMax(b.dtype());
+  for (i128 p : {i128{VMin(b)} * VMin(c), i128{VMin(b)} * VMax(c), i128{VMax(b)} * VMin(c),
+                 i128{VMax(b)} * VMax(c)})
+    if (p < lo || p > hi) return false;
+  return true;
+}
+
+// A remainder by a power of two is the same wrapped or not (2^32 and 2^64 are multiples of it).
+bool RemainderIgnoresWrap(int64_t c, DType t) { return (c & (c - 1)) == 0 && DTypeSize(t) >= 4; }
 
 // Whether the exact value of `sum` always fits `t`: where it wraps, x // c is not q + r // c
 // (x + x wraps to -2 at the top, and (x + x) // 2 is then not x). A loop whose end is
@@ -45,9 +59,7 @@ bool SumFits(const Sum& sum, DType t) {
 bool SplitByDivisor(const UOp& x, int64_t c, UOp* q, UOp* r, bool mod = false) {
   if (!HasBounds(x.dtype())) return false;  // u64: coefficients do not fit int64
   Sum sum = FlattenSum(x);
-  // a remainder by a power of two is the same wrapped or not (2^32 is a multiple of it)
-  const bool exact_anyway = mod && (c & (c - 1)) == 0 && DTypeSize(x.dtype()) >= 4;
-  if (!exact_anyway && !SumFits(sum, x.dtype())) return false;
+  if (!(mod && RemainderIgnoresWrap(c, x.dtype())) && !SumFits(sum, x.dtype())) return false;
   std::vector<Term> qt, rt;
   for (const Term& t : sum.terms) {
     if (t.coeff % c == 0)
@@ -140,8 +152,8 @@ UOp ModCongruence(const Match& m) {
   }
   out.constant = reduce(sum.constant, false);
   changed |= out.constant != sum.constant;
-  const bool exact_anyway = (cv & (cv - 1)) == 0 && DTypeSize(x.dtype()) >= 4;
-  if (!changed || (!exact_anyway && (!SumFits(sum, x.dtype()) || !SumFits(out, x.dtype()))))
+  if (!changed || (!RemainderIgnoresWrap(cv, x.dtype()) &&
+                   (!SumFits(sum, x.dtype()) || !SumFits(out, x.dtype()))))
     return UOp();
   return BuildSum(out.terms, out.constant, x.dtype()).Mod(c);
 }
@@ -153,19 +165,6 @@ UOp NestedDiv(const Match& m) {
   i128 p = i128{c0} * c1;
   if (c0 <= 0 || c1 <= 0 || p > DTypeMax(x.dtype())) return UOp();
   return x.FloorDiv(UOp::ConstInt(x.dtype(), static_cast<int64_t>(p)));
-}
-
-// 0 is outside b's bounds
-bool NonZero(const UOp& b) { return HasBounds(b.dtype()) && (VMin(b) > 0 || VMax(b) < 0); }
-
-// b*c within the dtype for all values in bounds (no wrap-around)
-bool ProductFits(const UOp& b, const UOp& c) {
-  if (!HasBounds(b.dtype())) return false;
-  const i128 lo = DTypeMin(b.dtype()), hi = DTypeMax(b.dtype());
-  for (i128 p : {i128{VMin(b)} * VMin(c), i128{VMin(b)} * VMax(c), i128{VMax(b)} * VMin(c),
-                 i128{VMax(b)} * VMax(c)})
-    if (p < lo || p > hi) return false;
-  return true;
 }
 
 // (x * c0) // c1 -> x // (c1 / c0) when c0 divides c1 (c0, c1 > 0, x * c0 exact)
