@@ -24,7 +24,9 @@
  * Minor versions: 1.0 the first; 1.1 adds copy (between any two buffers of the plugin,
  * of one device or two), memory_info (a device's own memory accounting) and render_kernel
  * (a kernel's source with the launch dimensions it was written for); 1.2 adds
- * initialize_with (initialize with named options: where a remote plugin's servers are).
+ * initialize_with (initialize with named options: where a remote plugin's servers are);
+ * 1.3 adds buffer_address and buffer_wrap (zero-copy exchange with other frameworks:
+ * DLPack).
  *
  * Full tables. No slot is ever NULL: plugin_sdk.h fills what a plugin does not implement
  * with stubs that return UOPC_UNIMPLEMENTED; optional features are capability bits.
@@ -50,7 +52,7 @@ extern "C" {
 #endif
 
 #define UOPC_ABI_MAJOR 1
-#define UOPC_ABI_MINOR 2
+#define UOPC_ABI_MINOR 3
 #define UOPC_ENTRY_SYMBOL "uopc_plugin_entry_v1"
 #define UOPC_EXPORT __attribute__((visibility("default")))
 
@@ -291,6 +293,31 @@ typedef struct uopc_memory_args {
   uint64_t bytes_limit;  /* an allocation past it is RESOURCE_EXHAUSTED */
 } uopc_memory_args;
 
+/* ABI 1.3: where a buffer's memory is, as its device addresses it (a host pointer for a
+   CPU, a device pointer for a GPU), so that another framework may use it in place.
+   UNIMPLEMENTED where the memory has no such address (a remote device). In: buffer. Out:
+   address (of byte 0). */
+typedef struct uopc_buffer_address_args {
+  UOPC_STRUCT_HEADER;
+  const uopc_buffer* buffer;
+  void* address;
+} uopc_buffer_address_args;
+
+/* ABI 1.3: a buffer over `size` bytes of memory the caller owns, at `address` as
+   buffer_address would give it (aligned to at least the element size; maybe less than
+   buffer_alloc's alignment). The plugin never frees that memory: once the buffer is freed
+   and the work queued on it is done, it calls release(release_ctx), exactly once (never
+   when buffer_wrap fails: the caller then still owns the memory). Out: buffer. */
+typedef struct uopc_buffer_wrap_args {
+  UOPC_STRUCT_HEADER;
+  uopc_device* device;
+  void* address;
+  uint64_t size;
+  void (*release)(void* release_ctx);
+  void* release_ctx;
+  uopc_buffer* buffer;
+} uopc_buffer_wrap_args;
+
 typedef struct uopc_device_api {
   UOPC_STRUCT_HEADER;
   uint32_t (*device_count)(void);
@@ -331,6 +358,10 @@ typedef struct uopc_device_api {
   /* ---- ABI 1.1 ---- */
   uopc_error* (*copy)(const uopc_copy_args* args);
   uopc_error* (*memory_info)(uopc_memory_args* args);
+
+  /* ---- ABI 1.3 ---- */
+  uopc_error* (*buffer_address)(uopc_buffer_address_args* args);
+  uopc_error* (*buffer_wrap)(uopc_buffer_wrap_args* args);
 } uopc_device_api;
 
 /* ---- the plugin ---- */

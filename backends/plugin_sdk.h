@@ -274,6 +274,15 @@ static inline uopc_error* uopc_sdk_memory_info(uopc_memory_args* a) {
   return UOPC_SDK_UNIMPL("memory_info");
 }
 
+static inline uopc_error* uopc_sdk_buffer_address(uopc_buffer_address_args* a) {
+  (void)a;
+  return UOPC_SDK_UNIMPL("buffer_address");
+}
+static inline uopc_error* uopc_sdk_buffer_wrap(uopc_buffer_wrap_args* a) {
+  (void)a;
+  return UOPC_SDK_UNIMPL("buffer_wrap");
+}
+
 #define UOPC_SDK_DEFAULT(table, slot, stub) \
   if (!(table)->slot) (table)->slot = stub
 
@@ -320,6 +329,8 @@ static inline void uopc_sdk_fill(uopc_plugin_api* api, uopc_backend_api* be, uop
   UOPC_SDK_DEFAULT(dev, queue_synchronize, uopc_sdk_queue_synchronize);
   UOPC_SDK_DEFAULT(dev, copy, uopc_sdk_copy);
   UOPC_SDK_DEFAULT(dev, memory_info, uopc_sdk_memory_info);
+  UOPC_SDK_DEFAULT(dev, buffer_address, uopc_sdk_buffer_address);
+  UOPC_SDK_DEFAULT(dev, buffer_wrap, uopc_sdk_buffer_wrap);
   api->backend = be;
   api->device = dev;
 }

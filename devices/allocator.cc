@@ -47,6 +47,10 @@ void CachingAllocator::Release(uopc_buffer* block, uint64_t size_class) {
   stats_.live_bytes -= size_class;
 }
 
+void CachingAllocator::Free(uopc_buffer* block) {
+  plugin_.Device(&uopc_device_api::buffer_free, "buffer_free", block).IgnoreError();
+}
+
 void CachingAllocator::EmptyCache() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [c, blocks] : free_)

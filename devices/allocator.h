@@ -25,6 +25,8 @@ class CachingAllocator {
   absl::StatusOr<uopc_buffer*> Allocate(uint64_t bytes, uint64_t* size_class);
   /// Returns a block of `size_class` to the cache.
   void Release(uopc_buffer* block, uint64_t size_class);
+  /// Frees a block that is not the cache's (a wrapped one) now.
+  void Free(uopc_buffer* block);
   /// Frees every cached block.
   void EmptyCache();
 

@@ -10,6 +10,11 @@ Buffer::Buffer(Device* device, CachingAllocator* allocator, uopc_buffer* block, 
       dtype_(dtype),
       count_(count) {}
 
-Buffer::Storage::~Storage() { allocator->Release(block, size_class); }
+Buffer::Storage::~Storage() {
+  if (size_class == kWrapped)
+    allocator->Free(block);
+  else
+    allocator->Release(block, size_class);
+}
 
 }  // namespace uopc

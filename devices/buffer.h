@@ -17,7 +17,9 @@ class CachingAllocator;
 class Buffer {
  public:
   Buffer() = default;
-  /// Takes ownership of `block` (of `size_class` bytes from `allocator`).
+  /// Size class of a block the allocator did not make (buffer_wrap): freed, not cached.
+  static constexpr uint64_t kWrapped = ~uint64_t{0};
+  /// Takes ownership of `block` (of `size_class` bytes from `allocator`, or kWrapped).
   Buffer(Device* device, CachingAllocator* allocator, uopc_buffer* block, uint64_t size_class,
          DType dtype, int64_t count);
 

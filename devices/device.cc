@@ -41,6 +41,7 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(const Plugin& plugin, uint3
   d->uid_ = Str(props.uid);
   d->mem_total_ = props.mem_total;
   d->caps_ = props.caps;
+  d->type_ = props.type;
   if (d->name_.empty())
     return absl::FailedPreconditionError(
         absl::StrCat("plugin ", plugin.name(), ": device ", index, " has no name"));
@@ -174,6 +175,37 @@ absl::StatusOr<Device::MemoryInfo> Device::Memory() const {
   a.device = handle_;
   RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::memory_info, "memory_info", &a));
   return MemoryInfo{a.bytes_in_use, a.bytes_limit};
+}
+
+absl::StatusOr<void*> Device::Address(const Buffer& buffer) const {
+  if (buffer.device() != this)
+    return absl::InvalidArgumentError(absl::StrCat("address on ", name_, ": the buffer lives on ",
+                                                   buffer ? buffer.device()->name() : "no device"));
+  uopc_buffer_address_args a{};
+  a.struct_size = sizeof a;
+  a.buffer = buffer.handle();
+  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::buffer_address, "buffer_address", &a));
+  return a.address;
+}
+
+absl::StatusOr<Buffer> Device::Wrap(void* address, DType dtype, int64_t count,
+                                    void (*release)(void*), void* release_ctx) {
+  if (count < 0 || dtype == DType::kVoid)
+    return absl::InvalidArgumentError(
+        absl::StrCat("wrap on ", name_, ": ", count, " elements of ", DTypeName(dtype)));
+  if (reinterpret_cast<uintptr_t>(address) % DTypeSize(dtype) != 0)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "wrap on ", name_, ": address ", absl::Hex(reinterpret_cast<uintptr_t>(address)),
+        " is not aligned to the ", DTypeSize(dtype), "-byte elements of ", DTypeName(dtype)));
+  uopc_buffer_wrap_args a{};
+  a.struct_size = sizeof a;
+  a.device = handle_;
+  a.address = address;
+  a.size = static_cast<uint64_t>(count) * DTypeSize(dtype);
+  a.release = release;
+  a.release_ctx = release_ctx;
+  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::buffer_wrap, "buffer_wrap", &a));
+  return Buffer(this, &allocator_, a.buffer, Buffer::kWrapped, dtype, count);
 }
 
 absl::StatusOr<RenderedKernel> Device::Render(const std::string& kernel, const std::string& name) {

@@ -59,6 +59,8 @@ class Device {
   uint64_t mem_total() const { return mem_total_; }
   /// UOPC_DEVICE_CAP_* bits.
   uint64_t caps() const { return caps_; }
+  /// UOPC_DEVICE_CPU, _GPU, ...
+  uopc_device_type type() const { return type_; }
   const Plugin& plugin() const { return plugin_; }
   /// "c-gcc"; empty if the plugin compiles nothing for this device.
   const std::string& backend_name() const { return backend_name_; }
@@ -96,6 +98,15 @@ class Device {
     uint64_t bytes_in_use = 0, bytes_limit = 0;
   };
   absl::StatusOr<MemoryInfo> Memory() const;
+  /// Where `buffer`'s memory is as this device addresses it: a host pointer for a CPU, a
+  /// device pointer for a GPU (ABI 1.3; UNIMPLEMENTED where there is none, as on a remote
+  /// device). Work queued on the buffer may still be running: synchronize first.
+  absl::StatusOr<void*> Address(const Buffer& buffer) const;
+  /// A buffer of `count` elements of `dtype` over memory its caller owns at `address`
+  /// (ABI 1.3). release(release_ctx) runs exactly once, when the last copy of the Buffer is
+  /// gone and its queued work done; never when Wrap fails.
+  absl::StatusOr<Buffer> Wrap(void* address, DType dtype, int64_t count,
+                              void (*release)(void*), void* release_ctx);
 
   /// The source of `kernel` (serialized core/uop.proto) as function `name`, and its launch
   /// dims (ABI 1.1's render_kernel; an older backend's kernels launch as {1,1,1}).
@@ -122,6 +133,7 @@ class Device {
   uopc_backend* backend_ = nullptr;
   std::string name_, kind_, uid_, backend_name_, fingerprint_;
   uint64_t mem_total_ = 0, caps_ = 0;
+  uopc_device_type type_ = UOPC_DEVICE_CPU;
   CachingAllocator allocator_;
 };
 

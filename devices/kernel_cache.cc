@@ -7,6 +7,7 @@
 #include "core/fnv.h"
 #include "core/serialize.h"
 #include "core/status_macros.h"
+#include "core/trace.h"
 
 namespace uopc {
 namespace {
@@ -33,6 +34,9 @@ absl::Status KernelCache::Prepare(absl::Span<const UOp> kernels) {
     sigs.push_back(std::move(sig));
   }
   if (todo.empty()) return absl::OkStatus();
+  trace::Span span("compile", absl::StrCat("compile ", todo.size(), " kernels"), device_.name());
+  span.Arg("kernels", std::to_string(todo.size()));
+  span.Arg("device", device_.name());
   ASSIGN_OR_RETURN(std::shared_ptr<Program> program, device_.Build(sources, names));
   ++stats_.compile_calls;
   stats_.kernels_compiled += static_cast<int64_t>(todo.size());

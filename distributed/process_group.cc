@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 
 #include "core/status_macros.h"
+#include "core/trace.h"
 #include "distributed/peer_address.h"
 #include "distributed/peer_service.h"
 #include "rpc/grpc_call.h"
@@ -61,6 +62,7 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::Create(const JobEnv&
   });
   std::vector<int> all(env.world_size);
   for (int r = 0; r < env.world_size; ++r) all[r] = r;
+  trace::SetRank(env.rank, env.world_size);
   std::unique_ptr<ProcessGroup> g(
       new ProcessGroup(std::make_shared<Job>(env), 0, std::move(all), env.rank));
   RETURN_IF_ERROR(g->Start());
@@ -195,10 +197,14 @@ void ProcessGroup::Job::Loop() {
           "rank ", env.rank, ": ", q.what, " not run: the group failed earlier: ", failed)));
       continue;
     }
+    const uint64_t sent = transport->payload_bytes_sent();
+    trace::Span span("collective", q.what.substr(0, q.what.find(" (collective")), "collectives");
     absl::Status s = q.run();
     // done when its frames are in the kernel: the caller's buffers, which the transport
     // sends from, are free again, and the peers get the frames even if this process exits
     if (s.ok()) s = transport->Flush(std::chrono::steady_clock::now() + env.timeout);
+    span.Arg("bytes sent", std::to_string(transport->payload_bytes_sent() - sent));
+    span.Arg("group", std::to_string(q.group));
     if (q.collective) mailbox.Forget(q.group, *q.collective);
     q.work->Finish(s.ok() ? s : Fail(q.what, s));
   }

@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "core/parse_number.h"
+#include "core/trace.h"
 
 namespace {
 
@@ -44,7 +45,9 @@ options:
   --grace S          seconds a failed job's other ranks get before they are stopped (default 5)
   --help             this text
 
-The job's timeout is UOPC_TIMEOUT (seconds, default 600), read by the ranks.
+The job's timeout is UOPC_TIMEOUT (seconds, default 600), read by the ranks. With
+UOPC_TRACE=FILE, each rank writes its trace to FILE.rank<R>, and uopc_launch merges those
+of this node into FILE when the job ends (one process per rank in the trace viewer).
 )";
 
 int Usage(const std::string& error) {
@@ -311,6 +314,14 @@ int main(int argc, char** argv) {
       ++stage;
       stop_at = Clock::now() + std::chrono::seconds(1);  // the grace was given already
     }
+  }
+  // UOPC_TRACE: the ranks of this node wrote FILE.rank<R>; they become FILE
+  if (const char* trace = std::getenv("UOPC_TRACE"); trace && *trace && nnodes * nproc > 1) {
+    absl::Status s = uopc::trace::MergeRankFiles(trace, nnodes * nproc);
+    if (s.ok())
+      std::fprintf(stderr, "uopc_launch: the trace of the ranks is in %s\n", trace);
+    else if (s.code() != absl::StatusCode::kNotFound)
+      std::fprintf(stderr, "uopc_launch: UOPC_TRACE: %s\n", std::string(s.message()).c_str());
   }
   if (failed >= 0) return ranks[failed].status;
   if (g_signal) return 128 + g_signal;

@@ -11,7 +11,7 @@
 #include "core/alu.h"
 #include "core/element.h"
 #include "core/file.h"
-#include "frontend/json.h"
+#include "core/json.h"
 
 namespace uopc {
 namespace {

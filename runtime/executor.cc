@@ -1,12 +1,12 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
 
 #include "core/status_macros.h"
+#include "core/trace.h"
 
 namespace uopc {
 namespace {
@@ -33,6 +33,8 @@ class PlanRun {
   absl::Status Finish();
   std::vector<Buffer> Outputs() const;
   std::string Where(size_t i) const;
+  /// Records step i, which ran from `start` to `end` (microseconds), in the trace.
+  void Trace(size_t i, int64_t start, int64_t end) const;
 
  private:
   struct Access {
@@ -200,6 +202,22 @@ std::string PlanRun::Where(size_t i) const {
                       std::get<Plan::Kernel>(s.op).ast.hash() % 100000, " on ", s.device, ")");
 }
 
+void PlanRun::Trace(size_t i, int64_t start, int64_t end) const {
+  if (!trace::Enabled()) return;
+  const Plan::Step& s = plan_.steps[i];
+  const std::string& device = step_device_[i]->name();
+  if (const auto* c = std::get_if<Plan::Copy>(&s.op)) {
+    trace::Record("copy", absl::StrCat("copy ", devices_[c->src]->name(), " -> ", device), device,
+                  start, end, {{"bytes", std::to_string(c->bytes)}, {"device", device}});
+    return;
+  }
+  const auto& k = std::get<Plan::Kernel>(s.op);
+  uint64_t bytes = 0;
+  for (int b : k.buffers) bytes += bufs_[b].bytes();
+  trace::Record("kernel", absl::StrCat("kernel ", k.ast.hash() % 100000), device, start, end,
+                {{"bytes", std::to_string(bytes)}, {"device", device}});
+}
+
 absl::Status PlanRun::Step(size_t i) {
   const Plan::Step& s = plan_.steps[i];
   const auto* k = std::get_if<Plan::Kernel>(&s.op);
@@ -250,17 +268,19 @@ absl::StatusOr<std::vector<Buffer>> Executor::Run(const Plan& plan,
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.plans;
   }
+  trace::Span span("plan", absl::StrCat("plan of ", plan.steps.size(), " steps"), "plans");
+  // UOPC_DEBUG=2 and UOPC_TRACE time each step to its end: it is waited for before the next
+  const bool timed = options_.debug >= 2 || trace::Enabled();
   absl::Status failed;
   for (size_t i = 0; i < plan.steps.size() && failed.ok(); ++i) {
-    auto start = std::chrono::steady_clock::now();
+    const int64_t start = trace::NowMicros();
     failed = run.Step(i);
-    if (options_.debug >= 2 && failed.ok()) {
+    if (timed && failed.ok()) {
       failed = run.Finish();
-      *options_.log << run.Where(i).substr(10) << ": "
-                    << std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
-                                                                 start)
-                           .count()
-                    << " us\n";
+      const int64_t end = trace::NowMicros();
+      if (options_.debug >= 2)
+        *options_.log << run.Where(i).substr(10) << ": " << end - start << " us\n";
+      run.Trace(i, start, end);
     }
   }
   absl::Status done = run.Finish();  // also after a failure: nothing outlives its buffers

@@ -5,7 +5,8 @@ set -euo pipefail
 PACKAGES=(
   bazel-bootstrap bazel-platforms bazel-rules-java
   g++ gcc libabsl-dev libprotobuf-dev protobuf-compiler
-  libgrpc++-dev protobuf-compiler-grpc libgtest-dev libbenchmark-dev
+  libgrpc++-dev protobuf-compiler-grpc libgtest-dev libbenchmark-dev libdlpack-dev
+  python3-numpy  # the peer of the DLPack test (numpy.from_dlpack)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

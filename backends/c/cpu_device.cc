@@ -119,6 +119,11 @@ uopc_error* Configure() {
 
 void Unref(uopc_buffer* b) {
   if (b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (b->release) {
+    b->release(b->release_ctx);
+    delete b;
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(b->device->mu);
     b->device->in_use -= b->size;
@@ -256,6 +261,29 @@ uopc_error* BufferFree(uopc_buffer* b) {
                             static_cast<const void*>(b));
   }
   Unref(b);  // the owner's reference: freed now, or when the last queued use is done
+  return nullptr;
+}
+
+uopc_error* BufferAddress(uopc_buffer_address_args* a) {
+  if (!a || !a->buffer) return NULL_ARG(a ? "buffer" : "args");
+  if (uopc_error* e = CheckLive(a->buffer, "buffer_address")) return e;
+  a->address = a->buffer->data;
+  return nullptr;
+}
+
+uopc_error* BufferWrap(uopc_buffer_wrap_args* a) {
+  if (!a || !a->device || !a->release) return NULL_ARG(!a ? "args" : a->device ? "release" : "device");
+  if (!a->address && a->size > 0) return NULL_ARG("address");
+  if (a->device->lost) return Lost(a->device);
+  auto* b = new (std::nothrow) uopc_buffer{a->address, a->size, a->device};
+  if (!b) return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory");
+  b->release = a->release;
+  b->release_ctx = a->release_ctx;
+  {
+    std::lock_guard<std::mutex> lock(g_live_mu);
+    g_live.insert(b);
+  }
+  a->buffer = b;
   return nullptr;
 }
 
@@ -486,6 +514,8 @@ void FillDeviceApi(uopc_device_api* api) {
   api->queue_synchronize = QueueSynchronize;
   api->copy = Copy;
   api->memory_info = MemoryInfo;
+  api->buffer_address = BufferAddress;
+  api->buffer_wrap = BufferWrap;
 }
 
 }  // namespace uopc::cpu

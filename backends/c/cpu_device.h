@@ -49,6 +49,8 @@ struct uopc_buffer {
   uint64_t size;
   uopc_device* device;
   std::atomic<int> refs{1};  // the owner's, and one per piece of queued work using it
+  void (*release)(void*) = nullptr;  // memory of buffer_wrap's caller: given back, not freed
+  void* release_ctx = nullptr;
 };
 
 struct uopc_program {

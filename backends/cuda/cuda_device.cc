@@ -204,11 +204,41 @@ uopc_error* BufferFree(uopc_buffer* b) {
   Live(b, false);
   std::unique_ptr<uopc_buffer> owned(b);
   uopc_device* d = b->device;
-  if (d->lost) return nullptr;  // the context is gone; so is the memory
+  if (d->lost) {  // the context is gone; so is the memory
+    if (b->release) b->release(b->release_ctx);
+    return nullptr;
+  }
   if (uopc_error* e = Use(d)) return e;
   // work queued on it finishes first (frees are rare: the host's allocator keeps blocks)
-  if (uopc_error* e = Check(d, g_driver->CtxSynchronize(), "cuCtxSynchronize")) return e;
-  return Check(d, g_driver->MemFree(b->ptr), "cuMemFree");
+  uopc_error* e = Check(d, g_driver->CtxSynchronize(), "cuCtxSynchronize");
+  if (b->release) {
+    b->release(b->release_ctx);
+    return e;
+  }
+  return e ? e : Check(d, g_driver->MemFree(b->ptr), "cuMemFree");
+}
+
+uopc_error* BufferAddress(uopc_buffer_address_args* a) {
+  if (!a || !a->buffer) return NULL_ARG(a ? "buffer" : "args");
+  if (uopc_error* e = CheckLive(a->buffer, "buffer_address")) return e;
+  a->address = reinterpret_cast<void*>(static_cast<uintptr_t>(a->buffer->ptr));
+  return nullptr;
+}
+
+uopc_error* BufferWrap(uopc_buffer_wrap_args* a) {
+  if (!a || !a->device || !a->release)
+    return NULL_ARG(!a ? "args" : a->device ? "release" : "device");
+  if (a->device->lost) return Lost(a->device);
+  auto* b = new (std::nothrow) uopc_buffer{};
+  if (!b) return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: out of memory");
+  b->ptr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(a->address));
+  b->size = a->size;
+  b->device = a->device;
+  b->release = a->release;
+  b->release_ctx = a->release_ctx;
+  Live(b, true);
+  a->buffer = b;
+  return nullptr;
 }
 
 uopc_error* QueueCreate(uopc_device* d, uopc_queue** out) {
@@ -529,6 +559,8 @@ void FillDeviceApi(uopc_device_api* api) {
   api->queue_synchronize = QueueSynchronize;
   api->copy = Copy;
   api->memory_info = MemoryInfo;
+  api->buffer_address = BufferAddress;
+  api->buffer_wrap = BufferWrap;
 }
 
 }  // namespace uopc::cuda

@@ -39,6 +39,8 @@ struct uopc_buffer {
   uopc::cuda::CUdeviceptr ptr = 0;
   uint64_t size = 0;
   uopc_device* device = nullptr;
+  void (*release)(void*) = nullptr;  // memory of buffer_wrap's caller: given back, not freed
+  void* release_ctx = nullptr;
 };
 
 struct uopc_queue {

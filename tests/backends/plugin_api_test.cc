@@ -1,5 +1,5 @@
 // Pins the layout of the plugin ABI: a reordered or resized struct breaks this build, not
-// a user's plugin. The sizes are those of ABI 1.2 on LP64 (x86_64, aarch64); a minor
+// a user's plugin. The sizes are those of ABI 1.3 on LP64 (x86_64, aarch64); a minor
 // version may only append members, so these numbers may grow in new minors but the
 // offsets of existing members never change (1.0's device table ended at 160 bytes, 1.1's
 // plugin table at 128).
@@ -32,7 +32,9 @@ PIN_SIZE(uopc_device_props, 72);
 PIN_SIZE(uopc_launch_args, 88);
 PIN_SIZE(uopc_copy_args, 72);
 PIN_SIZE(uopc_memory_args, 40);
-PIN_SIZE(uopc_device_api, 176);
+PIN_SIZE(uopc_device_api, 192);
+PIN_SIZE(uopc_buffer_address_args, 32);
+PIN_SIZE(uopc_buffer_wrap_args, 64);
 PIN_SIZE(uopc_plugin_api, 136);
 PIN_SIZE(uopc_option, 32);
 PIN_SIZE(uopc_initialize_args, 32);
@@ -47,6 +49,9 @@ PIN_OFFSET(uopc_device_api, launch, 112);
 PIN_OFFSET(uopc_device_api, queue_synchronize, 152);
 PIN_OFFSET(uopc_device_api, copy, 160);
 PIN_OFFSET(uopc_device_api, memory_info, 168);
+PIN_OFFSET(uopc_device_api, buffer_address, 176);
+PIN_OFFSET(uopc_device_api, buffer_wrap, 184);
+PIN_OFFSET(uopc_buffer_wrap_args, buffer, 56);
 PIN_OFFSET(uopc_backend_api, compile, 56);
 PIN_OFFSET(uopc_backend_api, render_kernel, 64);
 PIN_OFFSET(uopc_launch_args, grid, 64);
@@ -72,7 +77,7 @@ TEST(PluginApi, ErrorCodesAreGrpcs) {
 
 TEST(PluginApi, VersionAndEntrySymbol) {
   EXPECT_EQ(UOPC_ABI_MAJOR, 1);
-  EXPECT_EQ(UOPC_ABI_MINOR, 2);
+  EXPECT_EQ(UOPC_ABI_MINOR, 3);
   EXPECT_STREQ(UOPC_ENTRY_SYMBOL, "uopc_plugin_entry_v1");
 }
 

@@ -26,7 +26,7 @@ TEST(Plugin, LoadsAMinimalPluginWrittenInC) {
   absl::StatusOr<std::unique_ptr<Plugin>> p = Plugin::Load(Fake("minimal"));
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ((*p)->name(), "fake");
-  EXPECT_EQ((*p)->Version(), "0.1 (ABI 1.2, uop format 1)");
+  EXPECT_EQ((*p)->Version(), "0.1 (ABI 1.3, uop format 1)");
 }
 
 TEST(Plugin, MissingFile) {
@@ -52,19 +52,19 @@ TEST(Plugin, MissingEntrySymbol) {
 TEST(Plugin, BuiltForAnotherMajor) {
   EXPECT_EQ(
       LoadError(Fake("entryv2")),
-      "plugin " + Fake("entryv2") + ": built for plugin ABI major 2; this host speaks ABI 1.2");
+      "plugin " + Fake("entryv2") + ": built for plugin ABI major 2; this host speaks ABI 1.3");
 }
 
 TEST(Plugin, TableOfAnotherMajor) {
   EXPECT_EQ(LoadError(Fake("badmajor")),
             "plugin " + Fake("badmajor") +
-                ": plugin ABI 2.3; this host speaks ABI 1.2 (the major must match)");
+                ": plugin ABI 2.3; this host speaks ABI 1.3 (the major must match)");
 }
 
 TEST(Plugin, EntryRefusesTheHost) {
   EXPECT_EQ(LoadError(Fake("nulltable")),
             "plugin " + Fake("nulltable") +
-                ": its entry returned no table: it refuses this host (ABI 1.2)");
+                ": its entry returned no table: it refuses this host (ABI 1.3)");
 }
 
 TEST(Plugin, FailedInitialize) {

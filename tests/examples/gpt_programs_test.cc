@@ -8,7 +8,12 @@
 #include <tuple>
 #include <string>
 
+#include <map>
+#include <set>
+
 #include <gtest/gtest.h>
+
+#include "core/json.h"
 
 #include "tests/testing/command.h"
 #include "tests/testing/server_process.h"
@@ -148,6 +153,68 @@ TEST(GptTrain, DataParallelOverTwoRanksFollowsTheSingleProcessRun) {
                                            "([0-9.]+) KiB\\)")))
       << two.out;
   EXPECT_NEAR(std::stod(m[1]), std::stod(m[2]), 0.02 * std::stod(m[2])) << m[0];
+}
+
+// UOPC_TRACE under uopc_launch: one trace of both ranks, each with its plans, kernels,
+// compiles and collectives on their tracks, which a trace viewer reads (valid JSON).
+TEST(GptTrain, UopcTraceUnderUopcLaunchIsOneTraceOfEveryRank) {
+  const std::string trace = Tmp("trace.json");
+  CommandResult r = RunCommand("UOPC_TRACE=" + trace + " " + Runfile("distributed/uopc_launch") +
+                                   " --nproc 2 -- " + Bin("gpt_train") + kSmall + " --steps 2",
+                               300);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("uopc_launch: the trace of the ranks is in " + trace), std::string::npos)
+      << r.out;
+  for (const char* part : {".rank0", ".rank1"})
+    EXPECT_FALSE(std::ifstream(trace + part).good()) << "left behind: " << trace << part;
+  std::ifstream in(trace);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  absl::StatusOr<uopc::Json> json = uopc::ParseJson(text);
+  ASSERT_TRUE(json.ok()) << json.status() << "\n" << text.substr(0, 2000);
+  const uopc::Json* events = json->Find("traceEvents");
+  ASSERT_TRUE(events != nullptr && events->kind == uopc::Json::Kind::kArray);
+  // per rank: the event kinds, the track names, and what a kernel and a collective say
+  std::map<int, std::set<std::string>> kinds, tracks, processes;
+  std::map<int, double> collective_bytes;
+  for (const uopc::Json& e : events->array) {
+    const uopc::Json *ph = e.Find("ph"), *pid = e.Find("pid"), *name = e.Find("name");
+    ASSERT_TRUE(ph && pid && name && pid->IsInt(0, 1)) << "an event without ph, pid 0/1, name";
+    const int rank = static_cast<int>(pid->number);
+    const uopc::Json* args = e.Find("args");
+    if (ph->str == "M") {
+      ASSERT_TRUE(args && args->Find("name"));
+      (name->str == "process_name" ? processes : tracks)[rank].insert(args->Find("name")->str);
+      continue;
+    }
+    ASSERT_EQ(ph->str, "X");
+    const uopc::Json *cat = e.Find("cat"), *ts = e.Find("ts"), *dur = e.Find("dur");
+    ASSERT_TRUE(cat && ts && dur && ts->number > 0 && dur->number >= 0 && args);
+    kinds[rank].insert(cat->str);
+    if (cat->str == "kernel" || cat->str == "copy") {
+      ASSERT_TRUE(args->Find("device") && args->Find("bytes")) << name->str;
+      EXPECT_EQ(args->Find("device")->str, "CPU:0");
+      EXPECT_GT(args->Find("bytes")->number, 0) << name->str;
+    }
+    if (cat->str == "collective") collective_bytes[rank] += args->Find("bytes sent")->number;
+  }
+  for (int rank : {0, 1}) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    EXPECT_EQ(processes[rank], std::set<std::string>{"rank " + std::to_string(rank)});
+    for (const char* kind : {"plan", "kernel", "compile", "collective"})
+      EXPECT_TRUE(kinds[rank].contains(kind)) << kind;
+    for (const char* track : {"plans", "CPU:0", "collectives"})
+      EXPECT_TRUE(tracks[rank].contains(track)) << track;
+    EXPECT_GT(collective_bytes[rank], 0);
+  }
+  // tools/trace_svg.py draws it (the README's picture)
+  CommandResult svg = RunCommand("/usr/bin/python3 " + Runfile("tools/trace_svg.py") + " " +
+                                 trace + " " + Tmp("trace.svg") + " --steps 1");
+  EXPECT_EQ(svg.status, 0) << svg.out;
+  EXPECT_NE(svg.out.find("trace_svg: "), std::string::npos) << svg.out;
+  std::ifstream drawn(Tmp("trace.svg"));
+  std::string head;
+  std::getline(drawn, head);
+  EXPECT_EQ(head.rfind("<svg ", 0), 0u) << head;
 }
 
 // --device: on another device, and split over two as a pipeline, the same run.

@@ -187,6 +187,7 @@ class Suite {
 
   void Abi();
   void Memory();
+  void WrappedMemory();
   void Kernels(std::vector<KernelCase> cases);
   std::string RunOne(const KernelCase& c, const Program& prog, uint32_t entry,
                      const LaunchDims& dims);
@@ -320,6 +321,7 @@ void Suite::Memory() {
                     : "the data came back different");
     P().Device(&uopc_device_api::buffer_free, "buffer_free", b).IgnoreError();
   }
+  WrappedMemory();
   uopc_buffer* huge = nullptr;
   absl::Status s = P().Device(&uopc_device_api::buffer_alloc, "buffer_alloc", d_.handle(),
                               uint64_t{1} << 62, uint64_t{64}, &huge);
@@ -337,6 +339,54 @@ void Suite::Memory() {
           "copied 16 bytes at offset 8 of a 16-byte buffer");
     P().Device(&uopc_device_api::buffer_free, "buffer_free", small).IgnoreError();
   }
+}
+
+// ABI 1.3: a buffer wrapped over another's address (buffer_address) aliases it, and its
+// release runs exactly once, after buffer_free.
+void Suite::WrappedMemory() {
+  const char* name = "a wrapped buffer aliases its memory; release runs once";
+  uopc_buffer* owner = nullptr;
+  absl::Status s = P().Device(&uopc_device_api::buffer_alloc, "buffer_alloc", d_.handle(),
+                              uint64_t{256}, uint64_t{64}, &owner);
+  if (!s.ok()) return Check("memory", name, false, s.ToString());
+  uopc_buffer_address_args where{};
+  where.struct_size = sizeof where;
+  where.buffer = owner;
+  s = P().Device(&uopc_device_api::buffer_address, "buffer_address", &where);
+  if (s.code() == absl::StatusCode::kUnimplemented) {
+    Add(ConformanceCase::kSkip, "memory", name, "no buffer_address (ABI 1.3)");
+  } else {
+    int released = 0;
+    uopc_buffer_wrap_args wrap{};
+    wrap.struct_size = sizeof wrap;
+    wrap.device = d_.handle();
+    wrap.address = static_cast<uint8_t*>(where.address) + 64;
+    wrap.size = 128;
+    wrap.release = [](void* ctx) { ++*static_cast<int*>(ctx); };
+    wrap.release_ctx = &released;
+    if (s.ok()) s = P().Device(&uopc_device_api::buffer_wrap, "buffer_wrap", &wrap);
+    std::vector<uint8_t> in(128), back(128, 0);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 7 + 1);
+    if (s.ok())
+      s = P().Device(&uopc_device_api::copy_h2d, "copy_h2d", d_.queue(), wrap.buffer, uint64_t{0},
+                     in.data(), uint64_t{128}, nullptr);
+    if (s.ok())
+      s = P().Device(&uopc_device_api::copy_d2h, "copy_d2h", d_.queue(), back.data(), owner,
+                     uint64_t{64}, uint64_t{128}, nullptr);
+    if (s.ok())
+      s = P().Device(&uopc_device_api::queue_synchronize, "queue_synchronize", d_.queue());
+    const int before_free = released;
+    if (wrap.buffer)
+      s.Update(P().Device(&uopc_device_api::buffer_free, "buffer_free", wrap.buffer));
+    if (s.ok())
+      s = P().Device(&uopc_device_api::queue_synchronize, "queue_synchronize", d_.queue());
+    Check("memory", name, s.ok() && in == back && before_free == 0 && released == 1,
+          !s.ok()        ? s.ToString()
+          : in != back   ? "the owner's memory does not hold what was copied into the wrap"
+                         : absl::StrCat("release ran ", before_free, " times before buffer_free and ",
+                                        released, " in all"));
+  }
+  P().Device(&uopc_device_api::buffer_free, "buffer_free", owner).IgnoreError();
 }
 
 // A kernel out[i] = f(in0[i], in1[i], ...) over kN elements; out is slot 3.

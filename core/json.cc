@@ -1,4 +1,4 @@
-#include "frontend/json.h"
+#include "core/json.h"
 
 #include <cmath>
 #include <cstdlib>

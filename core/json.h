@@ -1,4 +1,4 @@
-// A small JSON reader and writer for the checkpoint format's header: objects, arrays,
+// A small JSON reader and writer (the checkpoint format's header, the trace): objects, arrays,
 // strings (with escapes), numbers, true/false/null. Reading is strict (one value, nothing
 // after it, a nesting limit) and never crashes on bad input: an error names the offset.
 #pragma once
