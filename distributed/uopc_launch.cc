@@ -3,6 +3,7 @@
 // token (UOPC_JOB_TOKEN), prefixes every line they print with their rank, and when one
 // fails, gives the others a moment to report their side, stops them, and exits with the
 // failing rank's status.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -45,7 +47,9 @@ options:
   --grace S          seconds a failed job's other ranks get before they are stopped (default 5)
   --help             this text
 
-The job's timeout is UOPC_TIMEOUT (seconds, default 600), read by the ranks. With
+Each rank's CPU kernels run on UOPC_THREADS threads: the node's cores divided among its
+ranks (at least 1), unless UOPC_THREADS is set. The job's timeout is UOPC_TIMEOUT
+(seconds, default 600), read by the ranks. With
 UOPC_TRACE=FILE, each rank writes its trace to FILE.rank<R>, and uopc_launch merges those
 of this node into FILE when the job ends (one process per rank in the trace viewer).
 )";
@@ -208,6 +212,10 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   std::vector<Rank> ranks(nproc);
+  // the node's cores, shared among its ranks (as torchrun's OMP_NUM_THREADS)
+  cpu_set_t cpus;
+  const int cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  const int threads_per_rank = std::max(1, cores / nproc);
   for (int l = 0; l < nproc; ++l) {
     Rank& r = ranks[l];
     r.rank = node_rank * nproc + l;
@@ -234,6 +242,7 @@ int main(int argc, char** argv) {
       set("MASTER_ADDR", master_addr);
       set("MASTER_PORT", std::to_string(master_port));
       set("UOPC_JOB_TOKEN", job_token);
+      if (!std::getenv("UOPC_THREADS")) set("UOPC_THREADS", std::to_string(threads_per_rank));
       execvp(argv[i], argv + i);
       std::fprintf(stderr, "uopc_launch: cannot run %s: %s\n", argv[i], std::strerror(errno));
       _exit(127);

@@ -137,15 +137,18 @@ Index Unravel(const UOp& flat, const Shape& shape) {
 // accumulators on the stack).
 constexpr int64_t kMaxAcrossLoop = 512;
 
-// Whether every load in `v` that moves with loop `r` moves by one element per step: computing
-// across `r` then reads memory contiguously (else a reduction's own loop is the better inner one).
-bool ContiguousAlong(const UOp& v, const UOp& r) {
+// Whether every load in `v` that moves with loop `r` moves by a constant number of elements
+// per step: computing across `r` then reads rows (stride 1: a matmul by a row-major matrix,
+// which vectorizes) or columns (a matmul by a transpose, as a backward pass builds it:
+// several independent sums instead of one chain, each row of the matrix read once per
+// step of the reduction); a load that jumps (a gather) keeps the reduction's loop inner.
+bool MovesEvenlyAlong(const UOp& v, const UOp& r) {
   for (const UOp& x : v.Toposort()) {
     if (!x.is(Ops::INDEX)) continue;
     UOp next = RewriteNodes(
         x.src(1), [&](const UOp& orig, const UOp& rebuilt) { return orig == r ? r + 1 : rebuilt; });
     if (next == x.src(1)) continue;  // does not move with r
-    if (Simplify(next - x.src(1)).ConstIntValue() != 1) return false;
+    if (!Simplify(next - x.src(1)).ConstIntValue()) return false;
   }
   return true;
 }
@@ -291,11 +294,11 @@ absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
   for (const UOp& r : OpenRanges(v))
     if (std::find(loops.begin(), loops.end(), r) == loops.end()) outer.push_back(r);
   // Across the innermost output loop, when the value varies along it and reads memory
-  // contiguously along it: all of its reductions at once, in an array, with the reduction
+  // evenly along it: all of its reductions at once, in an array, with the reduction
   // loops outside a loop over the array (a matmul then walks rows of both operands, and
   // vectorizes).
   if (inner_ && std::find(outer.begin(), outer.end(), inner_) != outer.end() && !HasAlloc(v) &&
-      ContiguousAlong(v, inner_))
+      MovesEvenlyAlong(v, inner_))
     return ReduceAcross(u, v, loops, outer);
   UOp acc = UOp::Alloc(u.dtype(), next_alloc_++, 1);
   if (!outer.empty())
@@ -353,7 +356,7 @@ absl::StatusOr<UOp> KernelBuilder::Build() {
   }
   if (!loops.empty()) {
     std::optional<int64_t> n = loops.back().src(0).ConstIntValue();
-    if (n && *n <= kMaxAcrossLoop && loops.back() == idx.back()) inner_ = loops.back();
+    if (n && *n <= kMaxAcrossLoop) inner_ = loops.back();  // (dims after it are of size 1)
   }
   UOp store;
   if (root_.is(Ops::ASSIGN)) {  // in place: stored where the target view reads

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include <dirent.h>
@@ -19,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
 
 #include "backends/cache_folder.h"
 #include "core/file.h"
@@ -112,12 +114,26 @@ absl::StatusOr<Run> Spawn(const std::vector<std::string>& argv, absl::string_vie
   return r;
 }
 
+// The CPU that -march=native compiles for: its model and a hash of its feature flags.
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model = "unknown cpu", flags;
+  while (std::getline(in, line) && (flags.empty() || model == "unknown cpu")) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key(absl::StripAsciiWhitespace(line.substr(0, colon)));
+    if (key == "model name") model = std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+    if (key == "flags") flags = line.substr(colon + 1);
+  }
+  return absl::StrCat(model, " (flags ", absl::Hex(Fnv1a(flags)), ")");
+}
+
 }  // namespace
 
 CCompiler::CCompiler(Options options)
     : options_(std::move(options)), folder_(options_.cache_dir, "c", options_.warn) {
   fingerprint_ = absl::StrCat(options_.cc, " ", CompilerVersion(options_.cc), " ",
-                              absl::StrJoin(options_.flags, " "));
+                              absl::StrJoin(options_.flags, " "), " on ", CpuModel());
 }
 
 std::string CCompiler::cache_dir() {

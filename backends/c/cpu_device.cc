@@ -1,5 +1,7 @@
 #include "backends/c/cpu_device.h"
 
+#include "backends/c/thread_pool.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -19,7 +21,7 @@
 namespace uopc::cpu {
 namespace {
 
-using EntryFn = void (*)(void* const*, const long long*);
+using EntryFn = void (*)(void* const*, const long long*, long long, long long);
 
 constexpr int kMaxDevices = 64;
 
@@ -429,15 +431,22 @@ uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) 
   }
   std::vector<long long> vars(a->vars, a->vars + a->num_vars);
   EntryFn fn = a->program->entries[a->entry];
+  // a kernel with a global range of grid[0] runs it in chunks, one per thread
+  const int chunks = static_cast<int>(
+      std::min<uint64_t>(std::max<uint32_t>(a->grid[0], 1), ThreadPool::Get().threads()));
   return Enqueue(
       q,
-      [dev, fn, ptrs = std::move(ptrs), vars = std::move(vars), refs = std::move(refs)] {
+      [dev, fn, chunks, ptrs = std::move(ptrs), vars = std::move(vars), refs = std::move(refs)] {
         if (dev->fail_at && dev->launches.fetch_add(1) + 1 >= dev->fail_at) dev->lost = true;
         if (dev->lost)
           return WorkStatus{UOPC_DEVICE_LOST,
                             absl::StrCat("c plugin: ", dev->name, " was lost during a launch (",
                                          "UOPC_", kPrefix, "_FAULT)")};
-        fn(ptrs.data(), vars.data());
+        if (chunks == 1)
+          fn(ptrs.data(), vars.data(), 0, 1);
+        else
+          ThreadPool::Get().ParallelFor(
+              chunks, [&](int c) { fn(ptrs.data(), vars.data(), c, chunks); });
         return WorkStatus{};
       },
       done);

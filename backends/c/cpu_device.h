@@ -55,7 +55,8 @@ struct uopc_buffer {
 
 struct uopc_program {
   void* handle;
-  std::vector<void (*)(void* const*, const long long*)> entries;
+  // NAME_entry(bufs, vars, chunk, chunks) of each kernel (backends/c/render_c.h)
+  std::vector<void (*)(void* const*, const long long*, long long, long long)> entries;
 };
 
 struct uopc_queue {

@@ -23,6 +23,7 @@
 #include "core/serialize.h"
 #include "core/verify.h"
 #include "passes/linearize.h"
+#include "passes/thread_outer_loop.h"
 
 #ifndef UOPC_C_PLUGIN_NAME
 #define UOPC_C_PLUGIN_NAME "c"
@@ -124,13 +125,20 @@ uopc_error* BackendSupports(const uopc_backend* b, const uopc_op_query* q, int32
   return nullptr;
 }
 
-uopc_error* Render(const uopc_render_args* a, uopc_blob** out) {
+// The kernel's C source; with `dims`, its outermost output loop is given to the cores
+// (a global range of dims->global[0]), when it has enough work to be worth it.
+uopc_error* RenderWithDims(const uopc_render_args* a, uopc_blob** out, LaunchDims* dims) {
   if (!a || !out || !a->kernel || !a->name) return NULL_ARG("an argument");
   return Guard([&]() -> uopc_error* {
     absl::StatusOr<UOp> sink =
         DeserializeGraph(absl::string_view(static_cast<const char*>(a->kernel), a->kernel_size));
     if (!sink.ok()) return FromStatus(sink.status());
     if (absl::Status s = Verify(*sink); !s.ok()) return FromStatus(s);
+    if (dims) {
+      constexpr int64_t kMinThreadedWork = 1 << 15;  // below it, waking threads costs more
+      sink = ThreadOuterLoop(*sink, dims, kMinThreadedWork);
+      if (!sink.ok()) return FromStatus(sink.status());
+    }
     absl::StatusOr<std::vector<UOp>> program = Linearize(*sink);
     if (!program.ok()) return FromStatus(program.status());
     absl::StatusOr<std::string> src = RenderC(*program, a->name);
@@ -140,12 +148,21 @@ uopc_error* Render(const uopc_render_args* a, uopc_blob** out) {
   });
 }
 
-// The C backend's kernels loop over everything themselves: launched once.
+uopc_error* Render(const uopc_render_args* a, uopc_blob** out) {
+  return RenderWithDims(a, out, nullptr);
+}
+
+// The kernel, with its outermost output loop split over the device's threads where it pays.
 uopc_error* RenderKernel(const uopc_render_args* a, uopc_render_result* out) {
   if (!out) return NULL_ARG("out");
   UOPC_SDK_CLEAR(out);
-  for (int i = 0; i < 3; ++i) out->global[i] = out->local[i] = 1;
-  return Render(a, &out->source);
+  LaunchDims dims;
+  if (uopc_error* e = RenderWithDims(a, &out->source, &dims)) return e;
+  for (int i = 0; i < 3; ++i) {
+    out->global[i] = dims.global[i];
+    out->local[i] = dims.local[i];
+  }
+  return nullptr;
 }
 
 uopc_error* Compile(const uopc_compile_args* a, uopc_blob** out) {

@@ -152,6 +152,7 @@ class Renderer {
   absl::Span<const UOp> p_;
   absl::flat_hash_map<const UOp::Node*, std::string> expr_;  // a node's C expression or name
   absl::flat_hash_map<const UOp::Node*, int> uses_;
+  absl::flat_hash_map<const UOp::Node*, int> branch_uses_;  // as a WHERE's value
   absl::flat_hash_map<const UOp::Node*, int> depth_at_;   // loop depth where a node is placed
   absl::flat_hash_map<const UOp::Node*, int> use_depth_;  // deepest loop depth of a use
   std::string body_;
@@ -301,8 +302,15 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
         Line(absl::StrCat("int ", r, " = ", global ? "blockIdx." : "threadIdx.", std::string(1, "xyz"[n++]), ";"));
         return absl::OkStatus();
       }
-      Line(absl::StrCat("for (", CType(u.dtype(), lang_), " ", r, " = 0; ", r, " < ", R(u.src(0)),
-                        "; ", r, "++) {"));
+      if (u.arg().Get<RangeArg>().kind == RangeKind::kGlobal) {  // C: this chunk's part
+        const std::string n = absl::StrCat("(long long)", R(u.src(0)));
+        Line(absl::StrCat("for (", CType(u.dtype(), lang_), " ", r, " = ", n,
+                          " * gchunk / gchunks; ", r, " < ", n, " * (gchunk + 1) / gchunks; ", r,
+                          "++) {"));
+      } else {
+        Line(absl::StrCat("for (", CType(u.dtype(), lang_), " ", r, " = 0; ", r, " < ",
+                          R(u.src(0)), "; ", r, "++) {"));
+      }
       ++depth_;
       return absl::OkStatus();
     }
@@ -327,6 +335,12 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
       bool memory = b.is(Ops::BUFFER);
       if (memory && AsBits(u.dtype(), lang_)) from = FromBits(u.dtype(), from);
       if (memory && u.dtype() == DType::kBool) from = "(" + from + "!=0)";
+      // read only where a WHERE picks it: read in its branch, so that an index that is out
+      // of range where the WHERE does not pick it (a PAD's, a concatenation's) is never read
+      if (memory && branch_uses_[u.get()] == uses_[u.get()]) {
+        expr_[u.get()] = "(" + from + ")";
+        return absl::OkStatus();
+      }
       Line(absl::StrCat(CType(u.dtype(), lang_), " ", name, " = ", from, ";"));
       expr_[u.get()] = name;
       return absl::OkStatus();
@@ -362,8 +376,10 @@ absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
     if (u.is(Ops::END))
       for (size_t i = 1; i < u.src().size(); ++i) depth -= IsLoop(u.src(i), lang_);
     depth_at_[u.get()] = depth;
-    for (const UOp& s : u.src()) {
+    for (size_t i = 0; i < u.src().size(); ++i) {
+      const UOp& s = u.src(i);
       ++uses_[s.get()];
+      if (u.is(Ops::WHERE) && i > 0) ++branch_uses_[s.get()];
       use_depth_[s.get()] = std::max(use_depth_[s.get()], depth);
     }
     if (u.is(Ops::RANGE) && IsLoop(u, lang_)) ++depth;
@@ -391,10 +407,21 @@ absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
   if (lang_ == CLang::kCuda)
     return absl::StrCat("extern \"C\" __global__ void ", name, "(", absl::StrJoin(params, ", "),
                         ") {\n", body_, "}\n");
+  // a global range runs chunk gchunk of gchunks (of a CPU's threads); all of it in one
+  const bool chunked = std::any_of(p_.begin(), p_.end(), [](const UOp& u) {
+    return u.is(Ops::RANGE) && u.arg().Get<RangeArg>().kind == RangeKind::kGlobal;
+  });
+  if (chunked) {
+    params.push_back("long long gchunk");
+    params.push_back("long long gchunks");
+    args.push_back("gchunk");
+    args.push_back("gchunks");
+  }
   return absl::StrCat(
       "void ", name, "(", absl::StrJoin(params, ", "), ") {\n", body_, "}\n", "UOPC_ENTRY void ",
-      name, "_entry(void* const* bufs, const long long* vars) {\n", "  (void)bufs; (void)vars;\n  ",
-      name, "(", absl::StrJoin(args, ", "), ");\n}\n");
+      name, "_entry(void* const* bufs, const long long* vars, long long gchunk, long long gchunks) {\n",
+      "  (void)bufs; (void)vars; (void)gchunk; (void)gchunks;\n  ", name, "(",
+      absl::StrJoin(args, ", "), ");\n}\n");
 }
 
 }  // namespace

@@ -7,11 +7,14 @@
 // non-negative; integer + and * wrap (gcc runs with -fwrapv; CUDA computes them unsigned);
 // VARs are `int` parameters.
 //
-// C: every kernel also gets an entry `NAME_entry(void* const* bufs, const long long* vars)`
-// with the launch convention of core/kernel_signature.h, which is what the plugin calls.
+// C: every kernel also gets an entry `NAME_entry(void* const* bufs, const long long* vars,
+// long long gchunk, long long gchunks)` with the launch convention of
+// core/kernel_signature.h, which is what the plugin calls: a global range (one, from
+// ThreadOuterLoop) runs only chunk gchunk of gchunks equal contiguous parts of it, so that
+// gchunks threads share it (chunk 0 of 1 is all of it); other ranges are plain loops.
 // CUDA: a kernel is `extern "C" __global__ void NAME(...)` taking every buffer slot (used
 // or not) then the VARs as int; global and local ranges are blockIdx and threadIdx (x, y,
-// z in order), and in C they are plain loops.
+// z in order).
 #pragma once
 
 #include <string>

@@ -156,6 +156,18 @@ TEST(PlanCache, KeysOnDevices) {
   EXPECT_NE(Canonicalize(g).sink, Canonicalize(*ParseUir(other)).sink);
 }
 
+// The loops and stores of a linearized kernel, indented by depth.
+std::string LoopShape(const std::vector<UOp>& prog) {
+  std::string shape;
+  int depth = 0;
+  for (const UOp& u : prog) {
+    if (u.is(Ops::END)) depth -= static_cast<int>(u.src().size()) - 1;
+    if (u.is(Ops::RANGE)) shape += std::string(depth, ' ') + "range\n", ++depth;
+    if (u.is(Ops::STORE)) shape += std::string(depth, ' ') + "store\n";
+  }
+  return shape;
+}
+
 TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
   UOp a = Matrix(0, 4, 8), b = Matrix(1, 8, 3);
   UOp prod =
@@ -166,14 +178,7 @@ TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
   ASSERT_EQ(p.kernels().size(), 1u);
   std::vector<UOp> prog = *Linearize(p.kernels()[0]->ast);
   // for each row: reset a row of accumulators; for k: for each column: accumulate; store the row
-  std::string shape;
-  int depth = 0;
-  for (const UOp& u : prog) {
-    if (u.is(Ops::END)) depth -= static_cast<int>(u.src().size()) - 1;
-    if (u.is(Ops::RANGE)) shape += std::string(depth, ' ') + "range\n", ++depth;
-    if (u.is(Ops::STORE)) shape += std::string(depth, ' ') + "store\n";
-  }
-  EXPECT_EQ(shape, "range\n range\n  store\n range\n  range\n   store\n range\n  store\n");
+  EXPECT_EQ(LoopShape(prog), "range\n range\n  store\n range\n  range\n   store\n range\n  store\n");
   // and the numbers are right (by the reference interpreter)
   std::vector<float> av(32), bv(24), out(12, -1);
   for (int i = 0; i < 32; ++i) av[i] = static_cast<float>(i % 5);
@@ -187,6 +192,34 @@ TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
       float s = 0;
       for (int k = 0; k < 8; ++k) s += av[i * 8 + k] * bv[k * 3 + j];
       EXPECT_EQ(out[i * 3 + j], s);
+    }
+}
+
+// a @ b^T as a backward pass builds it: a sum over the last axis, kept as a dim of 1, of
+// operands that both run along it. A row of accumulators all the same (b's rows are read
+// with a stride, each sum still in order of k).
+TEST(Rangeify, MatmulByATransposeReducingTheLastAxisAlsoReducesARowAtOnce) {
+  UOp a = Matrix(0, 4, 8), b = Matrix(1, 3, 8);
+  UOp prod =
+      UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {4, 1, 8}), {4, 3, 8}),
+                              Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, 3, 8}), {4, 3, 8})});
+  UOp mm = UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {2}});
+  Plan p = LowerPlan(mm);
+  ASSERT_EQ(p.kernels().size(), 1u);
+  std::vector<UOp> prog = *Linearize(p.kernels()[0]->ast);
+  EXPECT_EQ(LoopShape(prog), "range\n range\n  store\n range\n  range\n   store\n range\n  store\n");
+  std::vector<float> av(32), bv(24), out(12, -1);
+  for (int i = 0; i < 32; ++i) av[i] = static_cast<float>(i % 5) * 0.3f;
+  for (int i = 0; i < 24; ++i) bv[i] = static_cast<float>(i % 7) - 2.5f;
+  ASSERT_TRUE(Interpret(prog, {{av.data(), DType::kF32, 32},
+                               {bv.data(), DType::kF32, 24},
+                               {out.data(), DType::kF32, 12}})
+                  .ok());
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j) {
+      float s = 0;
+      for (int k = 0; k < 8; ++k) s += av[i * 8 + k] * bv[j * 8 + k];
+      EXPECT_EQ(out[i * 3 + j], s);  // bit for bit: the same order of additions
     }
 }
 

@@ -33,8 +33,9 @@ TEST(RenderC, SeedProgram) {
             "    data2[ridx0] = val3;\n"
             "  }\n"
             "}\n"
-            "UOPC_ENTRY void kernel_entry(void* const* bufs, const long long* vars) {\n"
-            "  (void)bufs; (void)vars;\n"
+            "UOPC_ENTRY void kernel_entry(void* const* bufs, const long long* vars, long long gchunk, "
+            "long long gchunks) {\n"
+            "  (void)bufs; (void)vars; (void)gchunk; (void)gchunks;\n"
             "  kernel((float*)bufs[0], (int*)bufs[1], (float*)bufs[2]);\n"
             "}\n");
 }

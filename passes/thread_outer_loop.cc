@@ -1,0 +1,52 @@
+#include "passes/thread_outer_loop.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/substitute.h"
+
+namespace uopc {
+namespace {
+
+// Whether `root`'s graph contains `node`.
+bool Reaches(const UOp& root, const UOp& node) {
+  for (const UOp& u : root.Toposort())
+    if (u == node) return true;
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<UOp> ThreadOuterLoop(const UOp& kernel, LaunchDims* dims, int64_t min_work) {
+  *dims = LaunchDims{};
+  // one store group: SINK(END(statement, outermost loop, ...))
+  if (!kernel.is(Ops::SINK) || kernel.src().size() != 1 || !kernel.src(0).is(Ops::END) ||
+      kernel.src(0).src().size() < 2)
+    return kernel;
+  const UOp& end = kernel.src(0);
+  const UOp& outer = end.src(1);
+  if (!outer.is(Ops::RANGE) || outer.arg().Get<RangeArg>().kind != RangeKind::kLoop)
+    return kernel;
+  const std::optional<int64_t> n = outer.src(0).ConstIntValue();
+  if (!n || *n < 2 || *n > UINT32_MAX) return kernel;
+  bool stores = false;
+  for (const UOp& u : end.src(0).Toposort()) {
+    if (!u.is(Ops::STORE)) continue;
+    if (!Reaches(u.src(0), outer)) return kernel;  // every iteration writes that element
+    stores = true;
+  }
+  if (!stores) return kernel;
+  int64_t work = 1;
+  for (const UOp& u : kernel.Toposort())
+    if (u.is(Ops::RANGE) && work < min_work)
+      work *= std::max<int64_t>(1, u.src(0).ConstIntValue().value_or(1));
+  if (work < min_work) return kernel;
+  const UOp global = UOp::Range(outer.src(0), outer.arg().Get<RangeArg>().idx, RangeKind::kGlobal);
+  UOp out = RewriteNodes(kernel, [&](const UOp& orig, const UOp& rebuilt) {
+    return orig == outer ? global : rebuilt;
+  });
+  dims->global = {static_cast<uint32_t>(*n), 1, 1};
+  return out;
+}
+
+}  // namespace uopc

@@ -1,0 +1,25 @@
+// ThreadOuterLoop: gives the outermost output loop of a kernel to the cores. The loop that
+// encloses a kernel's one store group outermost (of constant length n >= 2, and part of
+// every store's address, so that two iterations never write one element) becomes a global
+// range of n: a CPU device runs it in chunks, one per worker thread, each chunk a
+// contiguous part of the loop (the C renderer turns the range into the loop over the
+// chunk's part). Reductions stay inside an iteration, so results are bit-identical to the
+// single-threaded kernel. A kernel it cannot split, or too small to be worth waking
+// threads for (fewer than `min_work` iterations of its loops, all nested: the product of
+// their constant lengths), comes back as it was, with dims {1,1,1}.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+
+#include "core/kernel_signature.h"
+#include "core/uop.h"
+
+namespace uopc {
+
+/// `kernel` (a SINK of loop IR) with its outermost output loop a global range, and its
+/// length in dims->global[0].
+absl::StatusOr<UOp> ThreadOuterLoop(const UOp& kernel, LaunchDims* dims, int64_t min_work = 0);
+
+}  // namespace uopc

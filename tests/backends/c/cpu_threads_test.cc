@@ -1,0 +1,60 @@
+// Kernels split over the C device's threads (UOPC_THREADS=3 here: uneven chunks on any
+// machine): the device renders a large kernel with its outer loop as a global range, and
+// the chunks, run at once on the pool, give the bits one thread gives (each output is one
+// thread's, summed in the same order).
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/serialize.h"
+#include "core/uir.h"
+#include "frontend/tensor.h"
+#include "passes/pipeline.h"
+#include "runtime/plan.h"
+#include "runtime/plan_cache.h"
+
+namespace uopc {
+namespace {
+
+TEST(CpuThreads, ALargeKernelIsRenderedInChunks) {
+  // a 96x160 @ 160x200 matmul: 3M multiply-adds
+  std::string uir =
+      "%0 = buffer 15360 : dtype=f32 slot=0\n%1 = buffer 32000 : dtype=f32 slot=1\n"
+      "%2 = reshape %0, 96, 160, 1\n%3 = expand %2, 96, 160, 200\n%4 = reshape %1, 1, 160, 200\n"
+      "%5 = expand %4, 96, 160, 200\n%6 = mul %3, %5\n%7 = reduce %6 : op=add axes=1\n"
+      "%8 = reshape %7, 96, 200\n%9 = sink %8\n";
+  CanonicalGraph g = Canonicalize(*ParseUir(uir));
+  PassManager pm = LoweringPipeline();
+  absl::StatusOr<Plan> p = Lower(g.sink, static_cast<int>(g.inputs.size()), pm);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->kernels().size(), 1u);
+  absl::StatusOr<RenderedKernel> r =
+      DefaultDevice()->Render(SerializeGraph(p->kernels()[0]->ast), "k");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->dims.global[0], 96u);
+  EXPECT_NE(r->source.find("gchunk"), std::string::npos) << r->source;
+}
+
+TEST(CpuThreads, ChunksGiveTheBitsOfOneThread) {
+  const int M = 96, K = 160, N = 200;
+  std::vector<float> a(M * K), b(K * N);
+  for (int i = 0; i < M * K; ++i) a[i] = std::sin(0.37f * i);
+  for (int i = 0; i < K * N; ++i) b[i] = std::cos(0.11f * i);
+  Tensor ta = Tensor::FromVector(a, {M, K}), tb = Tensor::FromVector(b, {K, N});
+  std::vector<float> c = ta.Matmul(tb).ToVector<float>();
+  std::vector<float> ct = ta.Matmul(tb.Transpose().Realize().Transpose()).ToVector<float>();
+  ASSERT_EQ(c.size(), static_cast<size_t>(M * N));
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      float s = 0;
+      for (int k = 0; k < K; ++k) s += a[i * K + k] * b[k * N + j];
+      ASSERT_EQ(c[i * N + j], s) << i << ", " << j;
+      ASSERT_EQ(ct[i * N + j], s) << i << ", " << j;
+    }
+  std::vector<float> e = (ta.Exp() * 2 + 1).ToVector<float>();
+  for (int i = 0; i < M * K; ++i) ASSERT_EQ(e[i], std::exp2(a[i] * 1.44269504f) * 2 + 1) << i;
+}
+
+}  // namespace
+}  // namespace uopc

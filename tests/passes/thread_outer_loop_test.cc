@@ -1,0 +1,57 @@
+// ThreadOuterLoop: the split kernel computes what the kernel did (the reference
+// interpreter runs a global range as a loop), its dims are the outer loop's length, and
+// what must not be split (an element every iteration writes, run-time lengths, too little
+// work) is left as it was. That chunks of it on threads give the same bits is tested where
+// the C device runs them: every frontend test runs with UOPC_THREADS=3.
+#include "passes/thread_outer_loop.h"
+
+#include <gtest/gtest.h>
+
+#include "core/symbolic/simplify.h"
+#include "tests/testing/lowered_kernels.h"
+
+namespace uopc {
+namespace {
+
+using testing::Execute;
+using testing::kCases;
+using testing::Kernels;
+
+TEST(ThreadOuterLoop, TheSplitKernelComputesWhatTheKernelDid) {
+  // (the row max computes its 31 rows together, in an array, before its one output loop:
+  // nothing encloses the whole kernel to split)
+  const uint32_t outer[] = {4, 4, 1};
+  for (size_t c = 0; c < std::size(kCases); ++c) {
+    SCOPED_TRACE(kCases[c].name);
+    for (const UOp& k : Kernels(kCases[c].uir)) {
+      LaunchDims dims;
+      absl::StatusOr<UOp> split = ThreadOuterLoop(k, &dims);
+      ASSERT_TRUE(split.ok()) << split.status();
+      EXPECT_EQ(*split != k, outer[c] > 1);
+      EXPECT_EQ(dims.global[0], outer[c]);
+      EXPECT_EQ(Execute(*split, 7), Execute(k, 7));
+    }
+  }
+}
+
+TEST(ThreadOuterLoop, WhatMustNotBeSplitIsLeftAsItWas) {
+  UOp out = UOp::Buffer(DType::kI32, 0, 8);
+  UOp i = UOp::Range(8, 0);
+  LaunchDims d;
+  // every iteration writes element 0
+  UOp same = UOp::Sink({out.Index(UOp::ConstInt(DType::kI32, 0)).Store(i).End({i})});
+  EXPECT_EQ(*ThreadOuterLoop(same, &d), same);
+  EXPECT_EQ(d, LaunchDims{});
+  // a loop of run-time length
+  UOp n = UOp::Var("n", 1, 8), j = UOp::Range(n, 0);
+  UOp runtime = UOp::Sink({out.Index(j).Store(j * 2).End({j})});
+  EXPECT_EQ(*ThreadOuterLoop(runtime, &d), runtime);
+  // too little work to wake threads for: 8 iterations, 9 wanted
+  UOp small = UOp::Sink({out.Index(i).Store(i * 2).End({i})});
+  EXPECT_EQ(*ThreadOuterLoop(small, &d, 9), small);
+  EXPECT_NE(*ThreadOuterLoop(small, &d, 8), small);
+  EXPECT_EQ(d.global[0], 8u);
+}
+
+}  // namespace
+}  // namespace uopc
