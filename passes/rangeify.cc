@@ -136,19 +136,24 @@ Index Unravel(const UOp& flat, const Shape& shape) {
 // The longest innermost output loop whose reductions are computed all at once (an array of
 // accumulators on the stack).
 constexpr int64_t kMaxAcrossLoop = 512;
+// Accumulators per block when the row's values are read with a stride (see ReduceAcross).
+constexpr int64_t kAcrossBlock = 16;
 
 // Whether every load in `v` that moves with loop `r` moves by a constant number of elements
 // per step: computing across `r` then reads rows (stride 1: a matmul by a row-major matrix,
 // which vectorizes) or columns (a matmul by a transpose, as a backward pass builds it:
 // several independent sums instead of one chain, each row of the matrix read once per
 // step of the reduction); a load that jumps (a gather) keeps the reduction's loop inner.
-bool MovesEvenlyAlong(const UOp& v, const UOp& r) {
+bool MovesEvenlyAlong(const UOp& v, const UOp& r, bool* strided) {
+  *strided = false;
   for (const UOp& x : v.Toposort()) {
     if (!x.is(Ops::INDEX)) continue;
     UOp next = RewriteNodes(
         x.src(1), [&](const UOp& orig, const UOp& rebuilt) { return orig == r ? r + 1 : rebuilt; });
     if (next == x.src(1)) continue;  // does not move with r
-    if (!Simplify(next - x.src(1)).ConstIntValue()) return false;
+    const std::optional<int64_t> step = Simplify(next - x.src(1)).ConstIntValue();
+    if (!step) return false;
+    *strided |= *step != 1;
   }
   return true;
 }
@@ -195,6 +200,7 @@ class KernelBuilder {
   UOp inner_;    // the innermost output loop, when reductions may be computed across it
   absl::flat_hash_map<std::pair<UOp, Index>, UOp> memo_;
   int next_range_ = 0, next_alloc_ = 0;
+  bool strided_ = false;  // the last MovesEvenlyAlong found a load with a stride along it
 };
 
 absl::StatusOr<UOp> KernelBuilder::Value(const UOp& u, const Index& idx) {
@@ -298,7 +304,7 @@ absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
   // loops outside a loop over the array (a matmul then walks rows of both operands, and
   // vectorizes).
   if (inner_ && std::find(outer.begin(), outer.end(), inner_) != outer.end() && !HasAlloc(v) &&
-      MovesEvenlyAlong(v, inner_))
+      MovesEvenlyAlong(v, inner_, &strided_))
     return ReduceAcross(u, v, loops, outer);
   UOp acc = UOp::Alloc(u.dtype(), next_alloc_++, 1);
   if (!outer.empty())
@@ -327,19 +333,29 @@ UOp KernelBuilder::ReduceAcross(const UOp& u, const UOp& v, const std::vector<UO
   for (const UOp& r : outer)
     if (!(r == inner_)) deps.push_back(r);
   UOp acc = deps.size() == 1 ? deps[0] : UOp::Derived(Ops::AFTER, deps);
-  UOp j1 = UOp::Range(n, next_range_++), j2 = UOp::Range(n, next_range_++);
+  UOp j1 = UOp::Range(n, next_range_++);
   UOp init = acc.Index(j1).Store(Identity(ra.op, u.dtype())).End({j1});
+  // Reading columns (a stride along j), the row is done in blocks of kAcrossBlock
+  // accumulators, each block's columns read for the whole reduction while they are in
+  // cache; every sum still runs in the reduction's order.
+  const bool blocked = !strided_ || n % kAcrossBlock != 0 || n == kAcrossBlock ? false : true;
+  UOp jo = blocked ? UOp::Range(n / kAcrossBlock, next_range_++) : UOp();
+  UOp ji = UOp::Range(blocked ? kAcrossBlock : n, next_range_++);
+  UOp j2 = blocked ? jo * kAcrossBlock + ji : ji;
   UOp vj = RewriteNodes(
       v, [&](const UOp& orig, const UOp& rebuilt) { return orig == inner_ ? j2 : rebuilt; });
   std::vector<UOp> after{acc, init};
+  if (blocked) after.push_back(jo);
   after.insert(after.end(), loops.begin(), loops.end());
-  after.push_back(j2);
+  after.push_back(ji);
   UOp accj = UOp::Derived(Ops::AFTER, after);
   UOp old = accj.Index(j2).Load();
   UOp next = ra.op == Ops::MAX ? old.Max(vj) : UOp::Derived(ra.op, {old, vj});
-  std::vector<UOp> end{accj.Index(j2).Store(next).End({j2})};
+  std::vector<UOp> end{accj.Index(j2).Store(next).End({ji})};
   end.insert(end.end(), loops.begin(), loops.end());
-  return acc.After({UOp::Derived(Ops::END, end)}).Index(inner_).Load();
+  UOp done = UOp::Derived(Ops::END, end);
+  if (blocked) done = done.End({jo});
+  return acc.After({done}).Index(inner_).Load();
 }
 
 absl::StatusOr<UOp> KernelBuilder::Build() {

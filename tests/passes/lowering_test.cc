@@ -197,30 +197,36 @@ TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
 
 // a @ b^T as a backward pass builds it: a sum over the last axis, kept as a dim of 1, of
 // operands that both run along it. A row of accumulators all the same (b's rows are read
-// with a stride, each sum still in order of k).
+// with a stride, each sum still in order of k), in blocks of 16 when the row is longer.
 TEST(Rangeify, MatmulByATransposeReducingTheLastAxisAlsoReducesARowAtOnce) {
-  UOp a = Matrix(0, 4, 8), b = Matrix(1, 3, 8);
-  UOp prod =
-      UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {4, 1, 8}), {4, 3, 8}),
-                              Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, 3, 8}), {4, 3, 8})});
-  UOp mm = UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {2}});
-  Plan p = LowerPlan(mm);
-  ASSERT_EQ(p.kernels().size(), 1u);
-  std::vector<UOp> prog = *Linearize(p.kernels()[0]->ast);
-  EXPECT_EQ(LoopShape(prog), "range\n range\n  store\n range\n  range\n   store\n range\n  store\n");
-  std::vector<float> av(32), bv(24), out(12, -1);
-  for (int i = 0; i < 32; ++i) av[i] = static_cast<float>(i % 5) * 0.3f;
-  for (int i = 0; i < 24; ++i) bv[i] = static_cast<float>(i % 7) - 2.5f;
-  ASSERT_TRUE(Interpret(prog, {{av.data(), DType::kF32, 32},
-                               {bv.data(), DType::kF32, 24},
-                               {out.data(), DType::kF32, 12}})
-                  .ok());
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 3; ++j) {
-      float s = 0;
-      for (int k = 0; k < 8; ++k) s += av[i * 8 + k] * bv[j * 8 + k];
-      EXPECT_EQ(out[i * 3 + j], s);  // bit for bit: the same order of additions
-    }
+  for (int n : {3, 32}) {
+    SCOPED_TRACE(n);
+    UOp a = Matrix(0, 4, 8), b = Matrix(1, n, 8);
+    UOp prod =
+        UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {4, 1, 8}), {4, n, 8}),
+                                Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, n, 8}), {4, n, 8})});
+    UOp mm = UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {2}});
+    Plan p = LowerPlan(mm);
+    ASSERT_EQ(p.kernels().size(), 1u);
+    std::vector<UOp> prog = *Linearize(p.kernels()[0]->ast);
+    EXPECT_EQ(LoopShape(prog),
+              n == 3 ? "range\n range\n  store\n range\n  range\n   store\n range\n  store\n"
+                     : "range\n range\n  store\n range\n  range\n   range\n    store\n range\n"
+                       "  store\n");
+    std::vector<float> av(32), bv(n * 8), out(4 * n, -1);
+    for (int i = 0; i < 32; ++i) av[i] = static_cast<float>(i % 5) * 0.3f;
+    for (int i = 0; i < n * 8; ++i) bv[i] = static_cast<float>(i % 7) - 2.5f;
+    ASSERT_TRUE(Interpret(prog, {{av.data(), DType::kF32, 32},
+                                 {bv.data(), DType::kF32, n * 8},
+                                 {out.data(), DType::kF32, 4 * n}})
+                    .ok());
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < n; ++j) {
+        float s = 0;
+        for (int k = 0; k < 8; ++k) s += av[i * 8 + k] * bv[j * 8 + k];
+        EXPECT_EQ(out[i * n + j], s);  // bit for bit: the same order of additions
+      }
+  }
 }
 
 TEST(Rangeify, IndicesAreSimplified) {
