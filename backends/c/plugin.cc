@@ -135,7 +135,7 @@ uopc_error* RenderWithDims(const uopc_render_args* a, uopc_blob** out, LaunchDim
     if (!sink.ok()) return FromStatus(sink.status());
     if (absl::Status s = Verify(*sink); !s.ok()) return FromStatus(s);
     if (dims) {
-      constexpr int64_t kMinThreadedWork = 1 << 15;  // below it, waking threads costs more
+      constexpr int64_t kMinThreadedWork = 1 << 18;  // below it, waking threads costs more
       sink = ThreadOuterLoop(*sink, dims, kMinThreadedWork);
       if (!sink.ok()) return FromStatus(sink.status());
     }

@@ -2,11 +2,14 @@
 // collective_worker SCENARIO`, real processes on loopback, real gRPC. Every job runs under
 // `timeout`, so a hang fails the test instead of stalling it; faults are bounded by a
 // small UOPC_TIMEOUT.
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <sched.h>
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -125,6 +128,22 @@ TEST(Launcher, SetsEachRanksEnvironmentAndPrefixesItsLines) {
     EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(r) + "] hello from rank " + std::to_string(r) +
                                " of 3 (local " + std::to_string(r) + " of 3, via torchrun)"))
         << j.out;
+}
+
+// The node's cores are divided among its ranks (their kernels' threads), unless the user
+// says how many.
+TEST(Launcher, GivesEachRankItsShareOfTheCores) {
+  cpu_set_t cpus;
+  ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
+  const int share = std::max(1, CPU_COUNT(&cpus) / 2);
+  const std::string launch = Runfile("distributed/uopc_launch") + " --nproc 2 -- ";
+  CommandResult j = RunCommand(launch + "sh -c 'echo threads $UOPC_THREADS'", 60);
+  EXPECT_EQ(j.status, 0) << j.out;
+  for (int r = 0; r < 2; ++r)
+    EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(r) + "] threads " + std::to_string(share)))
+        << j.out;
+  CommandResult set = RunCommand("UOPC_THREADS=5 " + launch + "sh -c 'echo threads $UOPC_THREADS'", 60);
+  EXPECT_TRUE(Has(set.out, "[rank 1] threads 5")) << set.out;
 }
 
 // Node 0 keeps to TCP (as if on another host): its ranks reach everyone over TCP, and
