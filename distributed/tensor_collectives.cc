@@ -61,25 +61,38 @@ absl::Status AverageGradients(ProcessGroup& g, const std::vector<Tensor*>& param
     if (p->grad()) have.push_back(p), grads.push_back(p->grad());
   if (have.empty()) return absl::OkStatus();
   // one plan computes every gradient (and `with`, so that nothing it shares with them is
-  // computed twice); their values meet in one bucket for one all-reduce
+  // computed twice), each written in place into its part of one f32 bucket
+  int64_t total = 0;
+  for (const Tensor& t : grads) total += t.numel().value();
+  Device* device = grads.front().device();
+  ASSIGN_OR_RETURN(Buffer memory, device->Allocate(DType::kF32, total));
+  Tensor bucket = Tensor::FromBuffer(memory, {total});
   std::vector<Tensor*> roots = with;
-  for (Tensor& t : grads) roots.push_back(&t);
+  roots.push_back(&bucket);
   try {
+    int64_t at = 0;
+    for (const Tensor& t : grads) {
+      const int64_t n = t.numel().value();
+      // (in the gradient's shape: its kernel keeps its loops)
+      bucket.Slice(0, at, at + n).Reshape(t.shape()).Assign(t.Cast(DType::kF32).To(device));
+      at += n;
+    }
     Tensor::RealizeAll(roots);
   } catch (const Error& e) {
     return e.status();
   }
-  std::vector<float> bucket;
-  for (const Tensor& t : grads) {
-    std::vector<float> v = t.ToVector<float>();
-    bucket.insert(bucket.end(), v.begin(), v.end());
+  // averaged in place where it lies (a CPU device's memory); else through host memory
+  RETURN_IF_ERROR(device->Synchronize());
+  absl::StatusOr<void*> address = device->Address(memory);
+  if (address.ok()) {
+    RETURN_IF_ERROR(g.AllReduce(*address, total, DType::kF32, ReduceOp::kAvg)->Wait());
+  } else {
+    std::vector<float> host(total);
+    RETURN_IF_ERROR(device->CopyOut(host.data(), memory, memory.bytes()));
+    RETURN_IF_ERROR(g.AllReduce(host.data(), total, DType::kF32, ReduceOp::kAvg)->Wait());
+    RETURN_IF_ERROR(device->CopyIn(memory, host.data(), memory.bytes()));
   }
-  RETURN_IF_ERROR(
-      g.AllReduce(bucket.data(), static_cast<int64_t>(bucket.size()), DType::kF32, ReduceOp::kAvg)
-          ->Wait());
-  const Tensor& first = grads.front();
-  Tensor averaged = Tensor::FromVector(bucket, {static_cast<int64_t>(bucket.size())}, DType::kF32,
-                                       first.device());
+  const Tensor& averaged = bucket;
   int64_t at = 0;
   for (size_t i = 0; i < have.size(); ++i) {  // each gradient a view of the averaged bucket
     const Tensor& grad = grads[i];
