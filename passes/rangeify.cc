@@ -138,6 +138,8 @@ Index Unravel(const UOp& flat, const Shape& shape) {
 constexpr int64_t kMaxAcrossLoop = 512;
 // Accumulators per block when the row's values are read with a stride (see ReduceAcross).
 constexpr int64_t kAcrossBlock = 16;
+// Output rows whose rows of sums are computed together (see Build and ReduceAcross).
+constexpr int64_t kRowTile = 4;
 
 // Whether every load in `v` that moves with loop `r` moves by a constant number of elements
 // per step: computing across `r` then reads rows (stride 1: a matmul by a row-major matrix,
@@ -188,7 +190,9 @@ class KernelBuilder {
   absl::StatusOr<UOp> Compute(const UOp& u, const Index& idx);
   absl::StatusOr<UOp> Reduce(const UOp& u, const Index& idx);
   UOp ReduceAcross(const UOp& u, const UOp& v, const std::vector<UOp>& loops,
-                   const std::vector<UOp>& outer);
+                   const std::vector<UOp>& outer, bool rows);
+  /// Whether the kernel computes a REDUCE (not one it reads from a buffer).
+  bool Reduces(const UOp& root) const;
   UOp NewRange(const Dim& size, RangeKind kind) {
     return UOp::Range(size.AsUOp(), next_range_++, kind);
   }
@@ -198,6 +202,7 @@ class KernelBuilder {
       buffers_;  // STAGE and input BUFFER -> buffer node
   UOp root_;     // the STAGE this kernel computes
   UOp inner_;    // the innermost output loop, when reductions may be computed across it
+  UOp row_;      // the loop over a tile of kRowTile output rows (outside inner_), if any
   absl::flat_hash_map<std::pair<UOp, Index>, UOp> memo_;
   int next_range_ = 0, next_alloc_ = 0;
   bool strided_ = false;  // the last MovesEvenlyAlong found a load with a stride along it
@@ -304,8 +309,12 @@ absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
   // loops outside a loop over the array (a matmul then walks rows of both operands, and
   // vectorizes).
   if (inner_ && std::find(outer.begin(), outer.end(), inner_) != outer.end() && !HasAlloc(v) &&
-      MovesEvenlyAlong(v, inner_, &strided_))
-    return ReduceAcross(u, v, loops, outer);
+      MovesEvenlyAlong(v, inner_, &strided_)) {
+    bool unused;
+    const bool rows = row_ && std::find(outer.begin(), outer.end(), row_) != outer.end() &&
+                      MovesEvenlyAlong(v, row_, &unused);
+    return ReduceAcross(u, v, loops, outer, rows);
+  }
   UOp acc = UOp::Alloc(u.dtype(), next_alloc_++, 1);
   if (!outer.empty())
     acc = UOp::Derived(Ops::AFTER, [&] {
@@ -326,36 +335,58 @@ absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
 
 // for j: acc[j] = identity; for (reduction loops) for j: acc[j] = acc[j] op v(j); then acc[inner]
 UOp KernelBuilder::ReduceAcross(const UOp& u, const UOp& v, const std::vector<UOp>& loops,
-                                const std::vector<UOp>& outer) {
+                                const std::vector<UOp>& outer, bool rows) {
   const ReduceArg& ra = u.arg().Get<ReduceArg>();
   int64_t n = *inner_.src(0).ConstIntValue();
-  std::vector<UOp> deps{UOp::Alloc(u.dtype(), next_alloc_++, n)};
+  const int64_t tile = rows ? kRowTile : 1;
+  std::vector<UOp> deps{UOp::Alloc(u.dtype(), next_alloc_++, n * tile)};
   for (const UOp& r : outer)
-    if (!(r == inner_)) deps.push_back(r);
+    if (!(r == inner_) && !(rows && r == row_)) deps.push_back(r);
   UOp acc = deps.size() == 1 ? deps[0] : UOp::Derived(Ops::AFTER, deps);
-  UOp j1 = UOp::Range(n, next_range_++);
+  UOp j1 = UOp::Range(n * tile, next_range_++);
   UOp init = acc.Index(j1).Store(Identity(ra.op, u.dtype())).End({j1});
   // Reading columns (a stride along j), the row is done in blocks of kAcrossBlock
   // accumulators, each block's columns read for the whole reduction while they are in
-  // cache; every sum still runs in the reduction's order.
+  // cache; with a tile of rows, each value read for a column serves every row of the tile.
+  // Every sum still runs in the reduction's order.
   const bool blocked = !strided_ || n % kAcrossBlock != 0 || n == kAcrossBlock ? false : true;
   UOp jo = blocked ? UOp::Range(n / kAcrossBlock, next_range_++) : UOp();
   UOp ji = UOp::Range(blocked ? kAcrossBlock : n, next_range_++);
+  UOp ri = rows ? UOp::Range(tile, next_range_++) : UOp();
   UOp j2 = blocked ? jo * kAcrossBlock + ji : ji;
-  UOp vj = RewriteNodes(
-      v, [&](const UOp& orig, const UOp& rebuilt) { return orig == inner_ ? j2 : rebuilt; });
+  UOp vj = RewriteNodes(v, [&](const UOp& orig, const UOp& rebuilt) {
+    return orig == inner_ ? j2 : rows && orig == row_ ? ri : rebuilt;
+  });
+  UOp slot = rows ? ri * n + j2 : j2;
   std::vector<UOp> after{acc, init};
   if (blocked) after.push_back(jo);
   after.insert(after.end(), loops.begin(), loops.end());
   after.push_back(ji);
+  if (rows) after.push_back(ri);
   UOp accj = UOp::Derived(Ops::AFTER, after);
-  UOp old = accj.Index(j2).Load();
+  UOp old = accj.Index(slot).Load();
   UOp next = ra.op == Ops::MAX ? old.Max(vj) : UOp::Derived(ra.op, {old, vj});
-  std::vector<UOp> end{accj.Index(j2).Store(next).End({ji})};
+  UOp update = accj.Index(slot).Store(next);
+  if (rows) update = update.End({ri});
+  std::vector<UOp> end{update.End({ji})};
   end.insert(end.end(), loops.begin(), loops.end());
   UOp done = UOp::Derived(Ops::END, end);
   if (blocked) done = done.End({jo});
-  return acc.After({done}).Index(inner_).Load();
+  return acc.After({done}).Index(rows ? row_ * n + inner_ : inner_).Load();
+}
+
+bool KernelBuilder::Reduces(const UOp& root) const {
+  std::vector<UOp> todo{root};
+  absl::flat_hash_set<const UOp::Node*> seen;
+  while (!todo.empty()) {
+    UOp u = todo.back();
+    todo.pop_back();
+    if (!seen.insert(u.get()).second) continue;
+    if (u.is(Ops::REDUCE)) return true;
+    for (const UOp& s : u.src())
+      if (!buffers_.contains(s.get())) todo.push_back(s);
+  }
+  return false;
 }
 
 absl::StatusOr<UOp> KernelBuilder::Build() {
@@ -373,6 +404,20 @@ absl::StatusOr<UOp> KernelBuilder::Build() {
   if (!loops.empty()) {
     std::optional<int64_t> n = loops.back().src(0).ConstIntValue();
     if (n && *n <= kMaxAcrossLoop) inner_ = loops.back();  // (dims after it are of size 1)
+  }
+  // The loop outside the innermost in tiles of kRowTile rows, when the kernel reduces: the
+  // reductions may then hold a tile of rows of sums (ReduceAcross).
+  if (inner_ && loops.size() >= 2 && Reduces(root_)) {
+    UOp& rows = loops[loops.size() - 2];
+    std::optional<int64_t> n = rows.src(0).ConstIntValue();
+    if (n && *n % kRowTile == 0 && *n > kRowTile) {
+      UOp lo = UOp::Range(*n / kRowTile, next_range_++), li = UOp::Range(kRowTile, next_range_++);
+      for (UOp& i : idx)
+        if (i == rows) i = lo * kRowTile + li;
+      rows = lo;
+      loops.insert(loops.end() - 1, li);
+      row_ = li;
+    }
   }
   UOp store;
   if (root_.is(Ops::ASSIGN)) {  // in place: stored where the target view reads

@@ -229,6 +229,37 @@ TEST(Rangeify, MatmulByATransposeReducingTheLastAxisAlsoReducesARowAtOnce) {
   }
 }
 
+// With more rows than a tile (4), the rows come in tiles whose rows of sums are computed
+// together: each value of b read once per tile. The same sums, in the same order.
+TEST(Rangeify, MatmulRowsComeInTilesOfFour) {
+  UOp a = Matrix(0, 8, 8), b = Matrix(1, 8, 3);
+  UOp prod =
+      UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {8, 8, 1}), {8, 8, 3}),
+                              Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, 8, 3}), {8, 8, 3})});
+  UOp mm = Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {1}}), {8, 3});
+  Plan p = LowerPlan(mm);
+  ASSERT_EQ(p.kernels().size(), 1u);
+  std::vector<UOp> prog = *Linearize(p.kernels()[0]->ast);
+  // for each tile: reset its rows of sums; for k: for each column: for each row of the tile;
+  // then for each row of the tile, store its row
+  EXPECT_EQ(LoopShape(prog),
+            "range\n range\n  store\n range\n  range\n   range\n    store\n range\n  range\n"
+            "   store\n");
+  std::vector<float> av(64), bv(24), out(24, -1);
+  for (int i = 0; i < 64; ++i) av[i] = static_cast<float>(i % 9) * 0.7f - 1;
+  for (int i = 0; i < 24; ++i) bv[i] = static_cast<float>(i % 5) * 0.3f;
+  ASSERT_TRUE(Interpret(prog, {{av.data(), DType::kF32, 64},
+                               {bv.data(), DType::kF32, 24},
+                               {out.data(), DType::kF32, 24}})
+                  .ok());
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 3; ++j) {
+      float s = 0;
+      for (int k = 0; k < 8; ++k) s += av[i * 8 + k] * bv[k * 3 + j];
+      EXPECT_EQ(out[i * 3 + j], s);
+    }
+}
+
 TEST(Rangeify, IndicesAreSimplified) {
   // a reshape round trip (4, 8) -> (32) -> (8, 4) -> (4, 8) indexes the buffer directly
   UOp x = Matrix(0, 4, 8);
