@@ -32,7 +32,10 @@ absl::StatusOr<UOp> ThreadOuterLoop(const UOp& kernel, LaunchDims* dims, int64_t
   bool stores = false;
   for (const UOp& u : end.src(0).Toposort()) {
     if (!u.is(Ops::STORE)) continue;
-    if (!Reaches(u.src(0), outer)) return kernel;  // every iteration writes that element
+    // into memory: the address moves with the loop, else every iteration writes there; into
+    // an accumulator: it is the loop's (AFTER the loop), else the reduction runs outside the
+    // loop and every chunk would repeat it
+    if (!Reaches(u.src(0), outer)) return kernel;
     stores = true;
   }
   if (!stores) return kernel;
