@@ -89,14 +89,15 @@ void BM_PlainLoopMatmul512(benchmark::State& state) {
 }
 BENCHMARK(BM_PlainLoopMatmul512)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_TensorMatmul512(benchmark::State& state) {
-  Tensor a = Tensor::Full({kM, kM}, 0.5).Realize(), b = Tensor::Full({kM, kM}, 0.25).Realize();
+void BM_TensorMatmul(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor a = Tensor::Full({n, n}, 0.5).Realize(), b = Tensor::Full({n, n}, 0.25).Realize();
   a.Matmul(b).Realize();
   for (auto _ : state) benchmark::DoNotOptimize(a.Matmul(b).Realize().data().get());
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kM * kM * kM * state.iterations() / 1e9,
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9,
                                                  benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_TensorMatmul512)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TensorMatmul)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // A 2-layer GPT forward (vocab 65, context 64, dim 128, 4 heads, batch 16), built from
 // Tensor ops.

@@ -401,21 +401,39 @@ absl::StatusOr<UOp> KernelBuilder::Build() {
     loops.push_back(NewRange(d, RangeKind::kLoop));
     idx.push_back(loops.back());
   }
+  const bool reduces = Reduces(root_);
+  // A reducing kernel's innermost loop too long for a row of sums on the stack comes in
+  // blocks of columns (the block loop outside the row tiles below)
+  UOp columns;
+  if (!loops.empty() && reduces) {
+    std::optional<int64_t> n = loops.back().src(0).ConstIntValue();
+    int64_t block = kMaxAcrossLoop;
+    while (n && *n > kMaxAcrossLoop && block >= kAcrossBlock && *n % block != 0) block /= 2;
+    if (n && *n > kMaxAcrossLoop && block >= kAcrossBlock) {
+      UOp co = UOp::Range(*n / block, next_range_++), ci = UOp::Range(block, next_range_++);
+      for (UOp& i : idx)
+        if (i == loops.back()) i = co * block + ci;
+      loops.back() = co;
+      loops.push_back(ci);
+      columns = co;
+    }
+  }
   if (!loops.empty()) {
     std::optional<int64_t> n = loops.back().src(0).ConstIntValue();
     if (n && *n <= kMaxAcrossLoop) inner_ = loops.back();  // (dims after it are of size 1)
   }
-  // The loop outside the innermost in tiles of kRowTile rows, when the kernel reduces: the
-  // reductions may then hold a tile of rows of sums (ReduceAcross).
-  if (inner_ && loops.size() >= 2 && Reduces(root_)) {
-    UOp& rows = loops[loops.size() - 2];
+  // The loop outside the innermost (and its blocks) in tiles of kRowTile rows, when the
+  // kernel reduces: the reductions may then hold a tile of rows of sums (ReduceAcross).
+  const size_t row_at = loops.size() - (columns ? 3 : 2);
+  if (inner_ && loops.size() >= (columns ? 3u : 2u) && reduces) {
+    UOp& rows = loops[row_at];
     std::optional<int64_t> n = rows.src(0).ConstIntValue();
     if (n && *n % kRowTile == 0 && *n > kRowTile) {
       UOp lo = UOp::Range(*n / kRowTile, next_range_++), li = UOp::Range(kRowTile, next_range_++);
       for (UOp& i : idx)
         if (i == rows) i = lo * kRowTile + li;
       rows = lo;
-      loops.insert(loops.end() - 1, li);
+      loops.insert(loops.end() - 1, li);  // inside the column blocks: their sums are per block
       row_ = li;
     }
   }

@@ -260,6 +260,35 @@ TEST(Rangeify, MatmulRowsComeInTilesOfFour) {
     }
 }
 
+// Rows longer than a row of sums may be (512) come in blocks of columns, each block's sums
+// computed as a row: the same sums, in the same order.
+TEST(Rangeify, MatmulColumnsPast512ComeInBlocks) {
+  UOp a = Matrix(0, 2, 8), b = Matrix(1, 8, 1024);
+  UOp prod =
+      UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {2, 8, 1}), {2, 8, 1024}),
+                              Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, 8, 1024}), {2, 8, 1024})});
+  UOp mm = Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {1}}), {2, 1024});
+  Plan p = LowerPlan(mm);
+  ASSERT_EQ(p.kernels().size(), 1u);
+  std::vector<UOp> prog = *Linearize(p.kernels()[0]->ast);
+  // rows, blocks of 512 columns: reset, accumulate across the block, store it
+  EXPECT_EQ(LoopShape(prog),
+            "range\n range\n  range\n   store\n  range\n   range\n    store\n  range\n   store\n");
+  std::vector<float> av(16), bv(8 * 1024), out(2 * 1024, -1);
+  for (int i = 0; i < 16; ++i) av[i] = static_cast<float>(i % 9) * 0.7f - 1;
+  for (int i = 0; i < 8 * 1024; ++i) bv[i] = static_cast<float>(i % 13) * 0.3f;
+  ASSERT_TRUE(Interpret(prog, {{av.data(), DType::kF32, 16},
+                               {bv.data(), DType::kF32, 8 * 1024},
+                               {out.data(), DType::kF32, 2 * 1024}})
+                  .ok());
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 1024; ++j) {
+      float s = 0;
+      for (int k = 0; k < 8; ++k) s += av[i * 8 + k] * bv[k * 1024 + j];
+      ASSERT_EQ(out[i * 1024 + j], s) << i << ", " << j;
+    }
+}
+
 TEST(Rangeify, IndicesAreSimplified) {
   // a reshape round trip (4, 8) -> (32) -> (8, 4) -> (4, 8) indexes the buffer directly
   UOp x = Matrix(0, 4, 8);
