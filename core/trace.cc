@@ -1,12 +1,12 @@
 #include "core/trace.h"
 
-#include <time.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+
+#include <time.h>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
@@ -37,10 +37,10 @@ class Recorder {
     }
     std::lock_guard<std::mutex> lock(mu_);
     auto [it, added] = tracks_.try_emplace(track, static_cast<int>(tracks_.size()) + 1);
-    events_.push_back(absl::StrCat("{\"ph\":\"X\",\"cat\":", JsonQuote(category), ",\"name\":",
-                                   JsonQuote(name), ",\"pid\":", kPidPlaceholder, ",\"tid\":",
-                                   it->second, ",\"ts\":", start, ",\"dur\":", end - start,
-                                   ",\"args\":{", a, "}}"));
+    events_.push_back(absl::StrCat("{\"ph\":\"X\",\"cat\":", JsonQuote(category),
+                                   ",\"name\":", JsonQuote(name), ",\"pid\":", kPidPlaceholder,
+                                   ",\"tid\":", it->second, ",\"ts\":", start,
+                                   ",\"dur\":", end - start, ",\"args\":{", a, "}}"));
   }
 
   void SetRank(int rank, int world) {
@@ -76,7 +76,8 @@ class Recorder {
     if (!path_.empty())
       std::atexit([] {
         absl::Status s = Get().Flush();
-        if (!s.ok()) std::fprintf(stderr, "uopc: UOPC_TRACE: %s\n", std::string(s.message()).c_str());
+        if (!s.ok())
+          std::fprintf(stderr, "uopc: UOPC_TRACE: %s\n", std::string(s.message()).c_str());
       });
   }
   std::string path_;
@@ -106,9 +107,7 @@ void Record(const char* category, std::string name, const std::string& track, in
 
 void SetRank(int rank, int world) { Recorder::Get().SetRank(rank, world); }
 
-absl::Status Flush() {
-  return Enabled() ? Recorder::Get().Flush() : absl::OkStatus();
-}
+absl::Status Flush() { return Enabled() ? Recorder::Get().Flush() : absl::OkStatus(); }
 
 absl::Status MergeRankFiles(const std::string& path, int world) {
   std::string out = "{\"traceEvents\":[\n";

@@ -1,9 +1,9 @@
 #include "distributed/process_group.h"
 
+#include <algorithm>
+
 #include <grpcpp/grpcpp.h>
 #include <malloc.h>
-
-#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -12,8 +12,8 @@
 #include "core/trace.h"
 #include "distributed/peer_address.h"
 #include "distributed/peer_service.h"
-#include "rpc/grpc_call.h"
 #include "distributed/store.h"
+#include "rpc/grpc_call.h"
 
 namespace uopc {
 namespace {

@@ -92,13 +92,12 @@ absl::Status AverageGradients(ProcessGroup& g, const std::vector<Tensor*>& param
     RETURN_IF_ERROR(g.AllReduce(host.data(), total, DType::kF32, ReduceOp::kAvg)->Wait());
     RETURN_IF_ERROR(device->CopyIn(memory, host.data(), memory.bytes()));
   }
-  const Tensor& averaged = bucket;
   int64_t at = 0;
   for (size_t i = 0; i < have.size(); ++i) {  // each gradient a view of the averaged bucket
     const Tensor& grad = grads[i];
     const int64_t n = grad.numel().value();
     have[i]->SetGrad(
-        averaged.Slice(0, at, at + n).Reshape(grad.shape()).Cast(grad.dtype()).To(grad.device()));
+        bucket.Slice(0, at, at + n).Reshape(grad.shape()).Cast(grad.dtype()).To(grad.device()));
     at += n;
   }
   return absl::OkStatus();

@@ -22,12 +22,18 @@ DLDataType ToDLType(DType t) {
   const uint8_t bits = static_cast<uint8_t>(DTypeSize(t) * 8);
   switch (t) {
     case DType::kBool: return {kDLBoolCode, 8, 1};
-    case DType::kI8: case DType::kI16: case DType::kI32: case DType::kI64:
-      return {kDLInt, bits, 1};
-    case DType::kU8: case DType::kU16: case DType::kU32: case DType::kU64:
-      return {kDLUInt, bits, 1};
+    case DType::kI8:
+    case DType::kI16:
+    case DType::kI32:
+    case DType::kI64: return {kDLInt, bits, 1};
+    case DType::kU8:
+    case DType::kU16:
+    case DType::kU32:
+    case DType::kU64: return {kDLUInt, bits, 1};
     case DType::kBF16: return {kDLBfloat, 16, 1};
-    case DType::kF16: case DType::kF32: case DType::kF64: return {kDLFloat, bits, 1};
+    case DType::kF16:
+    case DType::kF32:
+    case DType::kF64: return {kDLFloat, bits, 1};
     case DType::kVoid: break;
   }
   ThrowInvalid("to_dlpack: a tensor of dtype void");
@@ -69,7 +75,8 @@ Device* DeviceFor(DLDevice d) {
                                                            : uopc_device_type{};
   if (want == uopc_device_type{}) return nullptr;
   Device* fallback = DefaultDevice();
-  if (fallback && fallback->type() == want && (want == UOPC_DEVICE_CPU || DeviceIndex(*fallback) == d.device_id))
+  if (fallback && fallback->type() == want &&
+      (want == UOPC_DEVICE_CPU || DeviceIndex(*fallback) == d.device_id))
     return fallback;
   for (Device* dev : DeviceRegistry::Get().devices())
     if (dev->type() == want && (want == UOPC_DEVICE_CPU || DeviceIndex(*dev) == d.device_id))
@@ -141,9 +148,9 @@ Tensor FromDLPack(DLManagedTensor* m) {
   DeleterGuard guard{m};
   const DLTensor& dl = m->dl_tensor;
   std::vector<int64_t> shape(dl.shape, dl.shape + std::max(dl.ndim, 0));
-  const std::string what = absl::StrCat("from_dlpack: a tensor of shape (",
-                                        absl::StrJoin(shape, ", "), ") on ",
-                                        DLDeviceName(dl.device));
+  const std::string what =
+      absl::StrCat("from_dlpack: a tensor of shape (", absl::StrJoin(shape, ", "), ") on ",
+                   DLDeviceName(dl.device));
   const std::optional<DType> dtype = FromDLType(dl.dtype);
   if (!dtype)
     ThrowInvalid(absl::StrCat(what, ": dtype ", DLTypeName(dl.dtype),
@@ -153,12 +160,13 @@ Tensor FromDLPack(DLManagedTensor* m) {
     ThrowInvalid(absl::StrCat(what, ": a negative rank or size"));
   Device* device = DeviceFor(dl.device);
   if (!device)
-    ThrowInvalid(absl::StrCat(what, ": no device here addresses that memory (devices: ",
-                              absl::StrJoin(DeviceRegistry::Get().devices(), ", ",
-                                            [](std::string* o, Device* d) { o->append(d->name()); }),
-                              ")"));
-  const int64_t count = std::accumulate(shape.begin(), shape.end(), int64_t{1},
-                                        std::multiplies<>());
+    ThrowInvalid(
+        absl::StrCat(what, ": no device here addresses that memory (devices: ",
+                     absl::StrJoin(DeviceRegistry::Get().devices(), ", ",
+                                   [](std::string* o, Device* d) { o->append(d->name()); }),
+                     ")"));
+  const int64_t count =
+      std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
   const int64_t size = DTypeSize(*dtype);
   std::vector<int64_t> strides(shape.size(), 1);
   for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];

@@ -146,18 +146,19 @@ constexpr int64_t kRowTile = 4;
 // which vectorizes) or columns (a matmul by a transpose, as a backward pass builds it:
 // several independent sums instead of one chain, each row of the matrix read once per
 // step of the reduction); a load that jumps (a gather) keeps the reduction's loop inner.
-bool MovesEvenlyAlong(const UOp& v, const UOp& r, bool* strided) {
-  *strided = false;
+// Returns whether some load moves by more than one (a stride), or nullopt if not even.
+std::optional<bool> MovesEvenlyAlong(const UOp& v, const UOp& r) {
+  bool strided = false;
   for (const UOp& x : v.Toposort()) {
     if (!x.is(Ops::INDEX)) continue;
     UOp next = RewriteNodes(
         x.src(1), [&](const UOp& orig, const UOp& rebuilt) { return orig == r ? r + 1 : rebuilt; });
     if (next == x.src(1)) continue;  // does not move with r
     const std::optional<int64_t> step = Simplify(next - x.src(1)).ConstIntValue();
-    if (!step) return false;
-    *strided |= *step != 1;
+    if (!step) return std::nullopt;
+    strided |= *step != 1;
   }
-  return true;
+  return strided;
 }
 
 bool HasAlloc(const UOp& u) {
@@ -190,7 +191,7 @@ class KernelBuilder {
   absl::StatusOr<UOp> Compute(const UOp& u, const Index& idx);
   absl::StatusOr<UOp> Reduce(const UOp& u, const Index& idx);
   UOp ReduceAcross(const UOp& u, const UOp& v, const std::vector<UOp>& loops,
-                   const std::vector<UOp>& outer, bool rows);
+                   const std::vector<UOp>& outer, bool strided, bool rows);
   /// Whether the kernel computes a REDUCE (not one it reads from a buffer).
   bool Reduces(const UOp& root) const;
   UOp NewRange(const Dim& size, RangeKind kind) {
@@ -205,7 +206,6 @@ class KernelBuilder {
   UOp row_;      // the loop over a tile of kRowTile output rows (outside inner_), if any
   absl::flat_hash_map<std::pair<UOp, Index>, UOp> memo_;
   int next_range_ = 0, next_alloc_ = 0;
-  bool strided_ = false;  // the last MovesEvenlyAlong found a load with a stride along it
 };
 
 absl::StatusOr<UOp> KernelBuilder::Value(const UOp& u, const Index& idx) {
@@ -308,12 +308,12 @@ absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
   // evenly along it: all of its reductions at once, in an array, with the reduction
   // loops outside a loop over the array (a matmul then walks rows of both operands, and
   // vectorizes).
+  std::optional<bool> strided;
   if (inner_ && std::find(outer.begin(), outer.end(), inner_) != outer.end() && !HasAlloc(v) &&
-      MovesEvenlyAlong(v, inner_, &strided_)) {
-    bool unused;
+      (strided = MovesEvenlyAlong(v, inner_))) {
     const bool rows = row_ && std::find(outer.begin(), outer.end(), row_) != outer.end() &&
-                      MovesEvenlyAlong(v, row_, &unused);
-    return ReduceAcross(u, v, loops, outer, rows);
+                      MovesEvenlyAlong(v, row_);
+    return ReduceAcross(u, v, loops, outer, *strided, rows);
   }
   UOp acc = UOp::Alloc(u.dtype(), next_alloc_++, 1);
   if (!outer.empty())
@@ -335,7 +335,7 @@ absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
 
 // for j: acc[j] = identity; for (reduction loops) for j: acc[j] = acc[j] op v(j); then acc[inner]
 UOp KernelBuilder::ReduceAcross(const UOp& u, const UOp& v, const std::vector<UOp>& loops,
-                                const std::vector<UOp>& outer, bool rows) {
+                                const std::vector<UOp>& outer, bool strided, bool rows) {
   const ReduceArg& ra = u.arg().Get<ReduceArg>();
   int64_t n = *inner_.src(0).ConstIntValue();
   const int64_t tile = rows ? kRowTile : 1;
@@ -349,7 +349,7 @@ UOp KernelBuilder::ReduceAcross(const UOp& u, const UOp& v, const std::vector<UO
   // accumulators, each block's columns read for the whole reduction while they are in
   // cache; with a tile of rows, each value read for a column serves every row of the tile.
   // Every sum still runs in the reduction's order.
-  const bool blocked = !strided_ || n % kAcrossBlock != 0 || n == kAcrossBlock ? false : true;
+  const bool blocked = strided && n % kAcrossBlock == 0 && n != kAcrossBlock;
   UOp jo = blocked ? UOp::Range(n / kAcrossBlock, next_range_++) : UOp();
   UOp ji = UOp::Range(blocked ? kAcrossBlock : n, next_range_++);
   UOp ri = rows ? UOp::Range(tile, next_range_++) : UOp();

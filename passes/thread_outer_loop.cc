@@ -25,8 +25,7 @@ absl::StatusOr<UOp> ThreadOuterLoop(const UOp& kernel, LaunchDims* dims, int64_t
     return kernel;
   const UOp& end = kernel.src(0);
   const UOp& outer = end.src(1);
-  if (!outer.is(Ops::RANGE) || outer.arg().Get<RangeArg>().kind != RangeKind::kLoop)
-    return kernel;
+  if (!outer.is(Ops::RANGE) || outer.arg().Get<RangeArg>().kind != RangeKind::kLoop) return kernel;
   const std::optional<int64_t> n = outer.src(0).ConstIntValue();
   if (!n || *n < 2 || *n > UINT32_MAX) return kernel;
   bool stores = false;

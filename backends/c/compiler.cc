@@ -17,10 +17,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/ascii.h"
 
 #include "backends/cache_folder.h"
 #include "core/file.h"
@@ -122,7 +122,8 @@ std::string CpuModel() {
     const size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
     const std::string key(absl::StripAsciiWhitespace(line.substr(0, colon)));
-    if (key == "model name") model = std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+    if (key == "model name")
+      model = std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
     if (key == "flags") flags = line.substr(colon + 1);
   }
   return absl::StrCat(model, " (flags ", absl::Hex(Fnv1a(flags)), ")");

@@ -1,7 +1,5 @@
 #include "backends/c/cpu_device.h"
 
-#include "backends/c/thread_pool.h"
-
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -15,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
+#include "backends/c/thread_pool.h"
 #include "backends/plugin_sdk.h"
 #include "core/parse_number.h"
 
@@ -274,7 +273,8 @@ uopc_error* BufferAddress(uopc_buffer_address_args* a) {
 }
 
 uopc_error* BufferWrap(uopc_buffer_wrap_args* a) {
-  if (!a || !a->device || !a->release) return NULL_ARG(!a ? "args" : a->device ? "release" : "device");
+  if (!a || !a->device || !a->release)
+    return NULL_ARG(!a ? "args" : a->device ? "release" : "device");
   if (!a->address && a->size > 0) return NULL_ARG("address");
   if (a->device->lost) return Lost(a->device);
   auto* b = new (std::nothrow) uopc_buffer{a->address, a->size, a->device};
@@ -445,8 +445,8 @@ uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) 
         if (chunks == 1)
           fn(ptrs.data(), vars.data(), 0, 1);
         else
-          ThreadPool::Get().ParallelFor(
-              chunks, [&](int c) { fn(ptrs.data(), vars.data(), c, chunks); });
+          ThreadPool::Get().ParallelFor(chunks,
+                                        [&](int c) { fn(ptrs.data(), vars.data(), c, chunks); });
         return WorkStatus{};
       },
       done);

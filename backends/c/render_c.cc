@@ -308,8 +308,8 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
                           " * gchunk / gchunks; ", r, " < ", n, " * (gchunk + 1) / gchunks; ", r,
                           "++) {"));
       } else {
-        Line(absl::StrCat("for (", CType(u.dtype(), lang_), " ", r, " = 0; ", r, " < ",
-                          R(u.src(0)), "; ", r, "++) {"));
+        Line(absl::StrCat("for (", CType(u.dtype(), lang_), " ", r, " = 0; ", r, " < ", R(u.src(0)),
+                          "; ", r, "++) {"));
       }
       ++depth_;
       return absl::OkStatus();
@@ -419,7 +419,8 @@ absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
   }
   return absl::StrCat(
       "void ", name, "(", absl::StrJoin(params, ", "), ") {\n", body_, "}\n", "UOPC_ENTRY void ",
-      name, "_entry(void* const* bufs, const long long* vars, long long gchunk, long long gchunks) {\n",
+      name,
+      "_entry(void* const* bufs, const long long* vars, long long gchunk, long long gchunks) {\n",
       "  (void)bufs; (void)vars; (void)gchunk; (void)gchunks;\n  ", name, "(",
       absl::StrJoin(args, ", "), ");\n}\n");
 }

@@ -1,10 +1,10 @@
 #include "backends/c/thread_pool.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+
+#include <sched.h>
 
 namespace uopc::cpu {
 

@@ -14,7 +14,9 @@
 namespace uopc::trace {
 namespace {
 
-std::string Tmp(const std::string& name) { return std::string(std::getenv("TEST_TMPDIR")) + "/" + name; }
+std::string Tmp(const std::string& name) {
+  return std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
+}
 
 void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
@@ -57,7 +59,7 @@ TEST(Trace, ARankFileThatIsNotATraceIsDataLoss) {
 }
 
 TEST(Trace, OffUnlessUopcTraceIsSet) {
-  EXPECT_FALSE(Enabled());  // the test runs without UOPC_TRACE
+  EXPECT_FALSE(Enabled());            // the test runs without UOPC_TRACE
   Span span("kernel", "k", "CPU:0");  // costs nothing, records nothing
   EXPECT_TRUE(Flush().ok());
 }

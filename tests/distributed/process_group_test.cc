@@ -9,10 +9,9 @@
 #include <string>
 #include <vector>
 
-#include <sched.h>
-
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -142,7 +141,8 @@ TEST(Launcher, GivesEachRankItsShareOfTheCores) {
   for (int r = 0; r < 2; ++r)
     EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(r) + "] threads " + std::to_string(share)))
         << j.out;
-  CommandResult set = RunCommand("UOPC_THREADS=5 " + launch + "sh -c 'echo threads $UOPC_THREADS'", 60);
+  CommandResult set =
+      RunCommand("UOPC_THREADS=5 " + launch + "sh -c 'echo threads $UOPC_THREADS'", 60);
   EXPECT_TRUE(Has(set.out, "[rank 1] threads 5")) << set.out;
 }
 

@@ -4,17 +4,15 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
-#include <regex>
-#include <tuple>
-#include <string>
-
 #include <map>
+#include <regex>
 #include <set>
+#include <string>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
 #include "core/json.h"
-
 #include "tests/testing/command.h"
 #include "tests/testing/server_process.h"
 
@@ -207,8 +205,8 @@ TEST(GptTrain, UopcTraceUnderUopcLaunchIsOneTraceOfEveryRank) {
     EXPECT_GT(collective_bytes[rank], 0);
   }
   // tools/trace_svg.py draws it (the README's picture)
-  CommandResult svg = RunCommand("/usr/bin/python3 " + Runfile("tools/trace_svg.py") + " " +
-                                 trace + " " + Tmp("trace.svg") + " --steps 1");
+  CommandResult svg = RunCommand("/usr/bin/python3 " + Runfile("tools/trace_svg.py") + " " + trace +
+                                 " " + Tmp("trace.svg") + " --steps 1");
   EXPECT_EQ(svg.status, 0) << svg.out;
   EXPECT_NE(svg.out.find("trace_svg: "), std::string::npos) << svg.out;
   std::ifstream drawn(Tmp("trace.svg"));

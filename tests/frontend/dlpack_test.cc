@@ -36,8 +36,7 @@ void DeleteForeign(DLManagedTensor* m) {
 // (empty: none, row-major).
 DLManagedTensor* MakeForeign(std::vector<float> memory, std::vector<int64_t> shape,
                              std::vector<int64_t> strides, int64_t offset_bytes, int* deleted,
-                             DLDataType dtype = {kDLFloat, 32, 1},
-                             DLDevice device = {kDLCPU, 0}) {
+                             DLDataType dtype = {kDLFloat, 32, 1}, DLDevice device = {kDLCPU, 0}) {
   auto* f = new Foreign;
   f->memory.resize(memory.size() * 4);
   std::memcpy(f->memory.data(), memory.data(), f->memory.size());
@@ -201,11 +200,15 @@ TEST(DLPack, SymbolicShapesExportTheBoundSizesWithTheBufferStrides) {
 
 TEST(DLPack, WhatCannotBeSharedIsAClearErrorAndTheDeleterStillRunsOnce) {
   int deleted = 0;
-  EXPECT_EQ(ErrorOf([&] { FromDLPack(MakeForeign({1, 2}, {1}, {}, 0, &deleted, {kDLFloat, 32, 2})); }),
+  EXPECT_EQ(ErrorOf([&] {
+              FromDLPack(MakeForeign({1, 2}, {1}, {}, 0, &deleted, {kDLFloat, 32, 2}));
+            }),
             "from_dlpack: a tensor of shape (1) on cpu: dtype (code 2, bits 32, lanes 2) is none "
             "of bool, i8..i64, u8..u64, f16, bf16, f32, f64 with one lane");
   EXPECT_EQ(deleted, 1);
-  EXPECT_EQ(ErrorOf([&] { FromDLPack(MakeForeign({1}, {1}, {}, 0, &deleted, {kDLComplex, 64, 1})); }),
+  EXPECT_EQ(ErrorOf([&] {
+              FromDLPack(MakeForeign({1}, {1}, {}, 0, &deleted, {kDLComplex, 64, 1}));
+            }),
             "from_dlpack: a tensor of shape (1) on cpu: dtype (code 5, bits 64, lanes 1) is none "
             "of bool, i8..i64, u8..u64, f16, bf16, f32, f64 with one lane");
   EXPECT_EQ(deleted, 2);

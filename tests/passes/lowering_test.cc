@@ -168,31 +168,49 @@ std::string LoopShape(const std::vector<UOp>& prog) {
   return shape;
 }
 
-TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
-  UOp a = Matrix(0, 4, 8), b = Matrix(1, 8, 3);
-  UOp prod =
-      UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {4, 8, 1}), {4, 8, 3}),
-                              Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, 8, 3}), {4, 8, 3})});
-  UOp mm = Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {1}}), {4, 3});
-  Plan p = LowerPlan(mm);
-  ASSERT_EQ(p.kernels().size(), 1u);
-  std::vector<UOp> prog = *Linearize(p.kernels()[0]->ast);
-  // for each row: reset a row of accumulators; for k: for each column: accumulate; store the row
-  EXPECT_EQ(LoopShape(prog), "range\n range\n  store\n range\n  range\n   store\n range\n  store\n");
-  // and the numbers are right (by the reference interpreter)
-  std::vector<float> av(32), bv(24), out(12, -1);
-  for (int i = 0; i < 32; ++i) av[i] = static_cast<float>(i % 5);
-  for (int i = 0; i < 24; ++i) bv[i] = static_cast<float>(i % 3) - 1;
-  ASSERT_TRUE(Interpret(prog, {{av.data(), DType::kF32, 32},
-                               {bv.data(), DType::kF32, 24},
-                               {out.data(), DType::kF32, 12}})
+// The one kernel of an (m x k) @ (k x n) matmul, linearized: summed over axis 1 of
+// (m, k, n) and reshaped, or, with `transposed` (b given as n x k, as a backward pass
+// builds a @ b^T), summed over the last axis of (m, n, k) and kept as a dim of 1.
+std::vector<UOp> MatmulKernel(int m, int k, int n, bool transposed) {
+  UOp a = Matrix(0, m, k), b = transposed ? Matrix(1, n, k) : Matrix(1, k, n);
+  std::vector<int64_t> full =
+      transposed ? std::vector<int64_t>{m, n, k} : std::vector<int64_t>{m, k, n};
+  std::vector<int64_t> as =
+      transposed ? std::vector<int64_t>{m, 1, k} : std::vector<int64_t>{m, k, 1};
+  std::vector<int64_t> bs =
+      transposed ? std::vector<int64_t>{1, n, k} : std::vector<int64_t>{1, k, n};
+  UOp prod = UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, as), full),
+                                     Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, bs), full)});
+  UOp sum = UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {transposed ? 2 : 1}});
+  Plan p = LowerPlan(transposed ? sum : Dims(Ops::RESHAPE, sum, {m, n}));
+  EXPECT_EQ(p.kernels().size(), 1u);
+  return *Linearize(p.kernels()[0]->ast);
+}
+
+// Runs `prog` (from MatmulKernel) under the reference interpreter: every output equals the
+// sum over k in order, bit for bit.
+void ExpectExactMatmul(const std::vector<UOp>& prog, int m, int k, int n, bool transposed) {
+  std::vector<float> av(m * k), bv(k * n), out(m * n, -1);
+  for (int i = 0; i < m * k; ++i) av[i] = static_cast<float>(i % 9) * 0.7f - 1;
+  for (int i = 0; i < k * n; ++i) bv[i] = static_cast<float>(i % 13) * 0.3f - 1;
+  ASSERT_TRUE(Interpret(prog, {{av.data(), DType::kF32, m * k},
+                               {bv.data(), DType::kF32, k * n},
+                               {out.data(), DType::kF32, m * n}})
                   .ok());
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 3; ++j) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
       float s = 0;
-      for (int k = 0; k < 8; ++k) s += av[i * 8 + k] * bv[k * 3 + j];
-      EXPECT_EQ(out[i * 3 + j], s);
+      for (int x = 0; x < k; ++x) s += av[i * k + x] * (transposed ? bv[j * k + x] : bv[x * n + j]);
+      ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
     }
+}
+
+TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
+  std::vector<UOp> prog = MatmulKernel(4, 8, 3, false);
+  // for each row: reset a row of accumulators; for k: for each column: accumulate; store the row
+  EXPECT_EQ(LoopShape(prog),
+            "range\n range\n  store\n range\n  range\n   store\n range\n  store\n");
+  ExpectExactMatmul(prog, 4, 8, 3, false);  // and the numbers are right
 }
 
 // a @ b^T as a backward pass builds it: a sum over the last axis, kept as a dim of 1, of
@@ -201,92 +219,35 @@ TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
 TEST(Rangeify, MatmulByATransposeReducingTheLastAxisAlsoReducesARowAtOnce) {
   for (int n : {3, 32}) {
     SCOPED_TRACE(n);
-    UOp a = Matrix(0, 4, 8), b = Matrix(1, n, 8);
-    UOp prod =
-        UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {4, 1, 8}), {4, n, 8}),
-                                Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, n, 8}), {4, n, 8})});
-    UOp mm = UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {2}});
-    Plan p = LowerPlan(mm);
-    ASSERT_EQ(p.kernels().size(), 1u);
-    std::vector<UOp> prog = *Linearize(p.kernels()[0]->ast);
+    std::vector<UOp> prog = MatmulKernel(4, 8, n, true);
     EXPECT_EQ(LoopShape(prog),
               n == 3 ? "range\n range\n  store\n range\n  range\n   store\n range\n  store\n"
                      : "range\n range\n  store\n range\n  range\n   range\n    store\n range\n"
                        "  store\n");
-    std::vector<float> av(32), bv(n * 8), out(4 * n, -1);
-    for (int i = 0; i < 32; ++i) av[i] = static_cast<float>(i % 5) * 0.3f;
-    for (int i = 0; i < n * 8; ++i) bv[i] = static_cast<float>(i % 7) - 2.5f;
-    ASSERT_TRUE(Interpret(prog, {{av.data(), DType::kF32, 32},
-                                 {bv.data(), DType::kF32, n * 8},
-                                 {out.data(), DType::kF32, 4 * n}})
-                    .ok());
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < n; ++j) {
-        float s = 0;
-        for (int k = 0; k < 8; ++k) s += av[i * 8 + k] * bv[j * 8 + k];
-        EXPECT_EQ(out[i * n + j], s);  // bit for bit: the same order of additions
-      }
+    ExpectExactMatmul(prog, 4, 8, n, true);
   }
 }
 
 // With more rows than a tile (4), the rows come in tiles whose rows of sums are computed
 // together: each value of b read once per tile. The same sums, in the same order.
 TEST(Rangeify, MatmulRowsComeInTilesOfFour) {
-  UOp a = Matrix(0, 8, 8), b = Matrix(1, 8, 3);
-  UOp prod =
-      UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {8, 8, 1}), {8, 8, 3}),
-                              Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, 8, 3}), {8, 8, 3})});
-  UOp mm = Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {1}}), {8, 3});
-  Plan p = LowerPlan(mm);
-  ASSERT_EQ(p.kernels().size(), 1u);
-  std::vector<UOp> prog = *Linearize(p.kernels()[0]->ast);
+  std::vector<UOp> prog = MatmulKernel(8, 8, 3, false);
   // for each tile: reset its rows of sums; for k: for each column: for each row of the tile;
   // then for each row of the tile, store its row
   EXPECT_EQ(LoopShape(prog),
             "range\n range\n  store\n range\n  range\n   range\n    store\n range\n  range\n"
             "   store\n");
-  std::vector<float> av(64), bv(24), out(24, -1);
-  for (int i = 0; i < 64; ++i) av[i] = static_cast<float>(i % 9) * 0.7f - 1;
-  for (int i = 0; i < 24; ++i) bv[i] = static_cast<float>(i % 5) * 0.3f;
-  ASSERT_TRUE(Interpret(prog, {{av.data(), DType::kF32, 64},
-                               {bv.data(), DType::kF32, 24},
-                               {out.data(), DType::kF32, 24}})
-                  .ok());
-  for (int i = 0; i < 8; ++i)
-    for (int j = 0; j < 3; ++j) {
-      float s = 0;
-      for (int k = 0; k < 8; ++k) s += av[i * 8 + k] * bv[k * 3 + j];
-      EXPECT_EQ(out[i * 3 + j], s);
-    }
+  ExpectExactMatmul(prog, 8, 8, 3, false);
 }
 
 // Rows longer than a row of sums may be (512) come in blocks of columns, each block's sums
 // computed as a row: the same sums, in the same order.
 TEST(Rangeify, MatmulColumnsPast512ComeInBlocks) {
-  UOp a = Matrix(0, 2, 8), b = Matrix(1, 8, 1024);
-  UOp prod =
-      UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {2, 8, 1}), {2, 8, 1024}),
-                              Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, 8, 1024}), {2, 8, 1024})});
-  UOp mm = Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {1}}), {2, 1024});
-  Plan p = LowerPlan(mm);
-  ASSERT_EQ(p.kernels().size(), 1u);
-  std::vector<UOp> prog = *Linearize(p.kernels()[0]->ast);
+  std::vector<UOp> prog = MatmulKernel(2, 8, 1024, false);
   // rows, blocks of 512 columns: reset, accumulate across the block, store it
   EXPECT_EQ(LoopShape(prog),
             "range\n range\n  range\n   store\n  range\n   range\n    store\n  range\n   store\n");
-  std::vector<float> av(16), bv(8 * 1024), out(2 * 1024, -1);
-  for (int i = 0; i < 16; ++i) av[i] = static_cast<float>(i % 9) * 0.7f - 1;
-  for (int i = 0; i < 8 * 1024; ++i) bv[i] = static_cast<float>(i % 13) * 0.3f;
-  ASSERT_TRUE(Interpret(prog, {{av.data(), DType::kF32, 16},
-                               {bv.data(), DType::kF32, 8 * 1024},
-                               {out.data(), DType::kF32, 2 * 1024}})
-                  .ok());
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 1024; ++j) {
-      float s = 0;
-      for (int k = 0; k < 8; ++k) s += av[i * 8 + k] * bv[k * 1024 + j];
-      ASSERT_EQ(out[i * 1024 + j], s) << i << ", " << j;
-    }
+  ExpectExactMatmul(prog, 2, 8, 1024, false);
 }
 
 TEST(Rangeify, IndicesAreSimplified) {

@@ -381,10 +381,10 @@ void Suite::WrappedMemory() {
     if (s.ok())
       s = P().Device(&uopc_device_api::queue_synchronize, "queue_synchronize", d_.queue());
     Check("memory", name, s.ok() && in == back && before_free == 0 && released == 1,
-          !s.ok()        ? s.ToString()
-          : in != back   ? "the owner's memory does not hold what was copied into the wrap"
-                         : absl::StrCat("release ran ", before_free, " times before buffer_free and ",
-                                        released, " in all"));
+          !s.ok()      ? s.ToString()
+          : in != back ? "the owner's memory does not hold what was copied into the wrap"
+                       : absl::StrCat("release ran ", before_free, " times before buffer_free and ",
+                                      released, " in all"));
   }
   P().Device(&uopc_device_api::buffer_free, "buffer_free", owner).IgnoreError();
 }
