@@ -28,6 +28,27 @@ bool ParseRangeKind(absl::string_view name, RangeKind* out) {
   return false;
 }
 
+absl::string_view CollectiveKindName(CollectiveKind k) {
+  switch (k) {
+#define UOPC_CK_NAME(e, n) \
+  case CollectiveKind::e: return n;
+    UOPC_FOR_EACH_COLLECTIVE_KIND(UOPC_CK_NAME)
+#undef UOPC_CK_NAME
+  }
+  return "?";
+}
+
+bool ParseCollectiveKind(absl::string_view name, CollectiveKind* out) {
+#define UOPC_CK_PARSE(e, n)   \
+  if (name == n) {            \
+    *out = CollectiveKind::e; \
+    return true;              \
+  }
+  UOPC_FOR_EACH_COLLECTIVE_KIND(UOPC_CK_PARSE)
+#undef UOPC_CK_PARSE
+  return false;
+}
+
 namespace {
 
 uint64_t DoubleBits(double d) {
@@ -47,6 +68,9 @@ struct Hasher {
   size_t operator()(const Axes& a) const { return absl::HashOf(7, a.v); }
   size_t operator()(const ReduceArg& r) const { return absl::HashOf(8, r.op, r.axes); }
   size_t operator()(const DeviceArg& d) const { return absl::HashOf(9, d.name); }
+  size_t operator()(const CollectiveArg& c) const {
+    return absl::HashOf(10, c.kind, c.grad, c.reduce, c.group, c.size);
+  }
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The argument of a UOp: a small closed variant (a constant's value, a buffer's slot and
 // size, a VAR's name and bounds, a RANGE's index and kind, a REDUCE's op and axes, axes of
-// a PERMUTE/FLIP, a COPY's target device). Equality is exact (floats compare by bits, so
-// 0.0 and -0.0 are different constants and NaN equals itself) and hashing agrees with it.
+// a PERMUTE/FLIP, a COPY's target device, a COLLECTIVE's group and kinds). Equality is exact
+// (floats compare by bits, so 0.0 and -0.0 are different constants and NaN equals itself) and
+// hashing agrees with it.
 #pragma once
 
 #include <cstdint>
@@ -72,12 +73,39 @@ struct DeviceArg {
   bool operator==(const DeviceArg&) const = default;
 };
 
+#define UOPC_FOR_EACH_COLLECTIVE_KIND(X)                                                     \
+  X(kIdentity, "identity")    /* the value as it is (a gradient's side of Megatron's f/g) */ \
+  X(kAllReduce, "all_reduce") /* the reduction over the ranks, on every rank */              \
+  X(kAllGather, "all_gather") /* the ranks' values one after another along axis 0 */         \
+  X(kReduceScatter, "reduce_scatter") /* rank r's part (axis 0) of the reduction */
+
+enum class CollectiveKind : uint8_t {
+#define UOPC_CK_ENUM(e, n) e,
+  UOPC_FOR_EACH_COLLECTIVE_KIND(UOPC_CK_ENUM)
+#undef UOPC_CK_ENUM
+};
+absl::string_view CollectiveKindName(CollectiveKind k);
+bool ParseCollectiveKind(absl::string_view name, CollectiveKind* out);
+
+/// COLLECTIVE: what the `size` ranks of process group `group` (a number the distributed
+/// layer gives the group in this process) do with the value (`kind`, combining with
+/// `reduce`: ADD or MAX), and what they do with its gradient (`grad`). The gradient of a
+/// COLLECTIVE is the COLLECTIVE with the two swapped: Megatron's f is {identity,
+/// all_reduce}, its g {all_reduce, identity}; a plain all-reduce is {all_reduce,
+/// all_reduce}, an all-gather's partner a reduce-scatter.
+struct CollectiveArg {
+  CollectiveKind kind = CollectiveKind::kAllReduce, grad = CollectiveKind::kAllReduce;
+  Ops reduce = Ops::ADD;
+  int group = 0, size = 1;
+  bool operator==(const CollectiveArg&) const = default;
+};
+
 /// The closed set of arguments. A CONST's value is bool, int64 (all integer dtypes; a u64
 /// above INT64_MAX is stored as its two's-complement bits) or double (all float dtypes).
 class Arg {
  public:
   using Variant = std::variant<std::monostate, bool, int64_t, double, ParamArg, VarArg, RangeArg,
-                               Axes, ReduceArg, DeviceArg>;
+                               Axes, ReduceArg, DeviceArg, CollectiveArg>;
   Arg() = default;
   template <typename T>
   requires std::is_constructible_v<Variant, T&&> Arg(T&& v)

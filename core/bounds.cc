@@ -153,6 +153,7 @@ B Compute(const UOp& u) {
     case Ops::REDUCE:
     case Ops::STAGE:
     case Ops::COPY:
+    case Ops::COLLECTIVE:
     case Ops::ASSIGN:
     case Ops::EXP2:
     case Ops::LOG2:

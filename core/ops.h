@@ -1,6 +1,6 @@
 // The ops of uopc's one IR, defined once in an X-macro table that generates the enum,
 // the text names, the arities and the groups. Tensor-level ops (movement, REDUCE, STAGE,
-// COPY, ASSIGN) are lowered by passes into loop-level ops (RANGE, INDEX, LOAD, STORE,
+// COPY, ASSIGN, COLLECTIVE) are lowered by passes into loop-level ops (RANGE, INDEX, LOAD, STORE,
 // ALLOC, AFTER, END); ALU ops live at both levels.
 #pragma once
 
@@ -13,7 +13,7 @@
 namespace uopc {
 
 /// Which alternative of Arg an op carries (see core/arg.h).
-enum class ArgKind : uint8_t { None, Const, Var, Param, Range, Axes, Reduce, Device };
+enum class ArgKind : uint8_t { None, Const, Var, Param, Range, Axes, Reduce, Device, Collective };
 
 // Group flags of an op.
 inline constexpr uint32_t kGroupAlu = 1u << 0;          // elementwise arithmetic
@@ -47,6 +47,7 @@ inline constexpr uint32_t kGroupCompare = 1u << 3;      // result is bool
   X(STAGE, "stage", 1, 0, Device)                 /* materialize on arg's device */     \
   X(COPY, "copy", 1, 0, Device)                   /* arg: DeviceArg (target) */         \
   X(ASSIGN, "assign", 2, 0, None)                 /* src: target buffer, value */       \
+  X(COLLECTIVE, "collective", 1, 0, Collective)   /* across the ranks of a group */     \
   /* unary ALU */                                                                       \
   X(EXP2, "exp2", 1, kGroupAlu, None)                                                   \
   X(LOG2, "log2", 1, kGroupAlu, None)                                                   \

@@ -36,6 +36,13 @@ void WriteArg(const Arg& a, proto::Node* n) {
     for (int v : r->axes) n->mutable_reduce()->add_axes(v);
   } else if (const auto* d = a.TryGet<DeviceArg>()) {
     n->set_device(d->name);
+  } else if (const auto* c = a.TryGet<CollectiveArg>()) {
+    proto::CollectiveArg* o = n->mutable_collective();
+    o->set_kind(std::string(CollectiveKindName(c->kind)));
+    o->set_grad(std::string(CollectiveKindName(c->grad)));
+    o->set_reduce(std::string(OpName(c->reduce)));
+    o->set_group(c->group);
+    o->set_size(c->size);
   }
 }
 
@@ -64,6 +71,17 @@ absl::StatusOr<Arg> ReadArg(const proto::Node& n, int index) {
       return Arg(ReduceArg{*op, {n.reduce().axes().begin(), n.reduce().axes().end()}});
     }
     case proto::Node::kDevice: return Arg(DeviceArg{n.device()});
+    case proto::Node::kCollective: {
+      const proto::CollectiveArg& c = n.collective();
+      CollectiveArg out{.group = c.group(), .size = c.size()};
+      std::optional<Ops> reduce = ParseOp(c.reduce());
+      if (!ParseCollectiveKind(c.kind(), &out.kind) || !ParseCollectiveKind(c.grad(), &out.grad) ||
+          !reduce)
+        return bad(absl::StrCat("unknown collective '", c.kind(), "' / '", c.grad(), "' / '",
+                                c.reduce(), "'"));
+      out.reduce = *reduce;
+      return Arg(out);
+    }
     case proto::Node::ARG_NOT_SET: return Arg();
   }
   return bad("unknown argument");
@@ -80,6 +98,7 @@ bool ArgFits(Ops op, const Arg& a) {
     case ArgKind::Axes: return a.Is<Axes>();
     case ArgKind::Reduce: return a.Is<ReduceArg>();
     case ArgKind::Device: return a.Is<DeviceArg>();
+    case ArgKind::Collective: return a.Is<CollectiveArg>();
   }
   return false;
 }

@@ -220,6 +220,23 @@ absl::StatusOr<Arg> ParseArg(Ops op, Attrs& a, const LineParser& p, std::optiona
       ASSIGN_OR_RETURN(std::string d, ParseDevice(a, p));
       return Arg(DeviceArg{std::move(d)});
     }
+    case ArgKind::Collective: {
+      CollectiveArg c;
+      for (auto [key, kind] : {std::pair{"kind", &c.kind}, std::pair{"grad", &c.grad}}) {
+        size_t col = a.Col(key);
+        ASSIGN_OR_RETURN(std::string k, a.Take(key));
+        if (!ParseCollectiveKind(k, kind))
+          return p.ErrorAt(col, absl::StrCat("unknown collective kind '", k, "'"));
+      }
+      size_t col = a.Col("op");
+      ASSIGN_OR_RETURN(std::string o, a.Take("op"));
+      std::optional<Ops> rop = ParseOp(o);
+      if (!rop) return p.ErrorAt(col, absl::StrCat("unknown reduce op '", o, "'"));
+      c.reduce = *rop;
+      ASSIGN_OR_RETURN(c.group, a.TakeInt<int>("group"));
+      ASSIGN_OR_RETURN(c.size, a.TakeInt<int>("size"));
+      return Arg(c);
+    }
   }
   return Arg();
 }

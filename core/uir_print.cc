@@ -42,6 +42,9 @@ std::string ArgAttrs(const Arg& arg) {
     return absl::StrCat("op=", OpName(r->op), " axes=", Ints(r->axes));
   if (const auto* d = arg.TryGet<DeviceArg>())
     return d->name.empty() ? "" : absl::StrCat("device=", d->name);
+  if (const auto* c = arg.TryGet<CollectiveArg>())
+    return absl::StrCat("kind=", CollectiveKindName(c->kind), " grad=", CollectiveKindName(c->grad),
+                        " op=", OpName(c->reduce), " group=", c->group, " size=", c->size);
   return "";
 }
 

@@ -223,6 +223,7 @@ std::optional<DType> DerivedDType(Ops op, absl::Span<const UOp> src) {
     case Ops::REDUCE:
     case Ops::STAGE:
     case Ops::COPY:
+    case Ops::COLLECTIVE:
     case Ops::ASSIGN:
     case Ops::EXP2:
     case Ops::LOG2:

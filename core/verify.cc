@@ -75,6 +75,7 @@ absl::Status NodeCheck::CheckStructure() const {
     case ArgKind::Axes: ok = a.Is<Axes>(); break;
     case ArgKind::Reduce: ok = a.Is<ReduceArg>(); break;
     case ArgKind::Device: ok = a.Is<DeviceArg>(); break;
+    case ArgKind::Collective: ok = a.Is<CollectiveArg>(); break;
   }
   if (!ok)
     return Fail("argument of the wrong kind", "the argument this op carries (see core/ops.h)");
@@ -150,6 +151,16 @@ absl::Status NodeCheck::CheckDTypes() const {
       if (u_.arg().Get<DeviceArg>().name.empty())
         return Fail("a COPY to no device", "the name of its target device");
       return absl::OkStatus();
+    case Ops::COLLECTIVE: {
+      const CollectiveArg& c = u_.arg().Get<CollectiveArg>();
+      if (c.size < 1 || c.group < 0)
+        return Fail(absl::StrCat("a collective over group ", c.group, " of ", c.size, " ranks"),
+                    "a group (>= 0) of at least one rank");
+      if (c.reduce != Ops::ADD && c.reduce != Ops::MAX)
+        return Fail(absl::StrCat("a collective reducing by ", OpName(c.reduce)), "add or max");
+      if (IsBool(t)) return Fail("a collective of bool", "a number dtype");
+      return absl::OkStatus();
+    }
     case Ops::CAST: return absl::OkStatus();
     case Ops::BITCAST:
       if (DTypeSize(t) != DTypeSize(T(0)))
@@ -318,6 +329,25 @@ absl::StatusOr<Shape> NodeCheck::Run() {
       const std::vector<int>& axes = u_.arg().Get<ReduceArg>().axes;
       RETURN_IF_ERROR(CheckAxes(axes, out.size(), false));
       for (int a : axes) out[a] = 1;
+      return out;
+    }
+    case Ops::COLLECTIVE: {
+      const CollectiveArg& c = u_.arg().Get<CollectiveArg>();
+      Shape out = S(0);
+      if (c.kind == CollectiveKind::kIdentity || c.kind == CollectiveKind::kAllReduce) return out;
+      if (out.empty() || !out[0].IsStatic())
+        return Fail(
+            absl::StrCat("a ", CollectiveKindName(c.kind), " of shape ", ShapeToString(out)),
+            "a constant first dim (the ranks' parts lie along it)");
+      if (c.kind == CollectiveKind::kAllGather) {
+        out[0] = Dim(out[0].value() * c.size);
+      } else {
+        if (out[0].value() % c.size)
+          return Fail(absl::StrCat("a reduce_scatter of shape ", ShapeToString(out), " over ",
+                                   c.size, " ranks"),
+                      "a first dim that the ranks divide");
+        out[0] = Dim(out[0].value() / c.size);
+      }
       return out;
     }
     case Ops::AFTER:

@@ -183,6 +183,15 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
       if (!from->empty()) Add(u.src(0), g.To(*from));
       return;
     }
+    case Ops::COLLECTIVE: {  // the partner: f's gradient is g's forward, and so on
+      CollectiveArg c = u.arg().Get<CollectiveArg>();
+      if (c.reduce != Ops::ADD)
+        ThrowInvalid(absl::StrCat("backward: no gradient for a ", CollectiveKindName(c.kind),
+                                  " reducing by ", OpName(c.reduce), "; expected add"));
+      std::swap(c.kind, c.grad);
+      Add(u.src(0), g.Collective(c));
+      return;
+    }
     case Ops::TRUNC: return;  // piecewise constant: its derivative is 0 almost everywhere
     case Ops::CONST:
     case Ops::VAR:

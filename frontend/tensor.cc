@@ -344,6 +344,22 @@ Tensor Tensor::To(DeviceRef device) const {
                 {data_});
 }
 
+Tensor Tensor::Collective(const CollectiveArg& c) const {
+  TensorShape out = shape();
+  if (c.kind == CollectiveKind::kAllGather || c.kind == CollectiveKind::kReduceScatter) {
+    if (out.empty() || out[0].is_symbolic() ||
+        (c.kind == CollectiveKind::kReduceScatter && out[0].value() % c.size))
+      ThrowInvalid(
+          absl::StrCat(CollectiveKindName(c.kind), ": a tensor of shape ", ShapeString(shape()),
+                       " over ", c.size, " ranks; expected a constant first dim",
+                       c.kind == CollectiveKind::kReduceScatter ? " that the ranks divide" : ""));
+    out[0] =
+        c.kind == CollectiveKind::kAllGather ? out[0].value() * c.size : out[0].value() / c.size;
+  }
+  return Tensor(UOp::Derived(Ops::COLLECTIVE, {uop()}, c), std::move(out), dtype(), device(),
+                {data_});
+}
+
 // ---- movement ----
 
 Tensor Tensor::View(Ops op, std::vector<SymInt> dims, Arg arg, TensorShape shape) const {

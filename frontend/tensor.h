@@ -185,6 +185,10 @@ class Tensor {
   /// This tensor on `device`: itself if it is there already, else a copy (lazy, like every
   /// op; the gradient flows back through it).
   Tensor To(DeviceRef device) const;
+  /// What the ranks of a process group compute from this tensor (core/arg.h: an
+  /// all-reduce, all-gather or reduce-scatter, with its gradient's partner); lazy and
+  /// differentiable. distributed/graph_collectives.h names the common ones.
+  Tensor Collective(const CollectiveArg& c) const;
 
   // ---- movement ----
   /// One dim may be -1 (inferred).

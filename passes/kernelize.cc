@@ -121,8 +121,15 @@ bool ReadsBuffer(const UOp& u, const UOp& buffer) {
   return false;
 }
 
-// Copies, before anything is staged (ctx: Placement).
+// Copies and collectives, before anything is staged (ctx: Placement).
 const PatternMatcher kCopyRules({
+    // COLLECTIVE(x) -> x, where the ranks do nothing to x: the identity (f's forward, g's
+    // gradient), or a group of one rank
+    {UPat::Op({Ops::COLLECTIVE}, {{UPat::Var("x")}}, "c"),
+     [](const Match& m) -> UOp {
+       const CollectiveArg& c = m["c"].arg().Get<CollectiveArg>();
+       return c.kind == CollectiveKind::kIdentity || c.size == 1 ? m["x"] : UOp();
+     }},
     // COPY[d](x) -> x, where x has no device (it can be computed on d) or is on d already
     {UPat::Op({Ops::COPY}, {{UPat::Var("x")}}, "c"),
      [](const Match& m) -> UOp {
@@ -186,9 +193,10 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
   // a node without a device shared by two devices is computed in each, never staged
   auto placed = [&](const UOp::Node* u) { return region.at(u) != kSeveral; };
   absl::flat_hash_set<const UOp::Node*> staged;
-  // every COPY is materialized on its target, from a materialized source (or a buffer)
+  // every COPY (COLLECTIVE) is materialized on its target (its device), from a materialized
+  // source (or a buffer)
   for (const UOp& u : order)
-    if (u.is(Ops::COPY)) {
+    if (u.is(Ops::COPY) || u.is(Ops::COLLECTIVE)) {
       staged.insert(u.get());
       if (!u.src(0).is(Ops::BUFFER) && !u.src(0).is(Ops::STAGE)) staged.insert(u.src(0).get());
     }

@@ -490,14 +490,16 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext&) {
       continue;
     }
     const UOp& out = buffers.at(u.get());
-    if (u.src(0).is(Ops::COPY)) {  // a copy step: ASSIGN(dst, COPY(src))
-      const UOp& copy = u.src(0);
-      auto src = buffers.find(copy.src(0).get());
+    // a copy or collective step: ASSIGN(dst, COPY(src)), ASSIGN(dst, COLLECTIVE(src))
+    if (u.src(0).is(Ops::COPY) || u.src(0).is(Ops::COLLECTIVE)) {
+      const UOp& step = u.src(0);
+      auto src = buffers.find(step.src(0).get());
       if (src == buffers.end())
-        return absl::InvalidArgumentError(
-            "rangeify: a COPY of a value that is not materialized (run kernelize first)");
+        return absl::InvalidArgumentError(absl::StrCat("rangeify: a ", OpName(step.op()),
+                                                       " of a value that is not materialized "
+                                                       "(run kernelize first)"));
       kernels.push_back(
-          UOp::Derived(Ops::ASSIGN, {out, UOp::Derived(Ops::COPY, {src->second}, copy.arg())}));
+          UOp::Derived(Ops::ASSIGN, {out, UOp::Derived(step.op(), {src->second}, step.arg())}));
       continue;
     }
     ASSIGN_OR_RETURN(UOp k, KernelBuilder(shapes, buffers, u).Build());

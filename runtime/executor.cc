@@ -7,6 +7,7 @@
 
 #include "core/status_macros.h"
 #include "core/trace.h"
+#include "runtime/collective_group.h"
 
 namespace uopc {
 namespace {
@@ -46,6 +47,10 @@ class PlanRun {
   void Record(int step, int buffer, bool write);
   absl::Status Kernel(size_t i, const Plan::Kernel& k);
   absl::Status Copy(size_t i, const Plan::Copy& c);
+  absl::Status Collective(size_t i, const Plan::Collective& c);
+  /// The device a step runs on: a kernel's (where it writes), a copy's destination, a
+  /// collective's.
+  Device* StepDevice(const Plan::Step& s) const;
 
   Executor& ex_;
   const Plan& plan_;
@@ -193,11 +198,50 @@ absl::Status PlanRun::Copy(size_t i, const Plan::Copy& c) {
   return absl::OkStatus();
 }
 
+// The host runs it, between the work queued before it and after it on its device: on the
+// buffers' memory where the device is the host's (a CPU), else on host copies of them.
+absl::Status PlanRun::Collective(size_t i, const Plan::Collective& c) {
+  Device* d = step_device_[i];
+  ASSIGN_OR_RETURN(CollectiveGroup * group, FindCollectiveGroup(c.arg.group));
+  if (group->size() != c.arg.size)
+    return absl::InternalError(absl::StrCat("process group ", c.arg.group, " has ", group->size(),
+                                            " ranks; the plan was made for ", c.arg.size));
+  RETURN_IF_ERROR(Order(d, c.src, false));
+  RETURN_IF_ERROR(Order(d, c.dst, true));
+  RETURN_IF_ERROR(d->Synchronize());
+  const Buffer &in = bufs_[c.src], &out = bufs_[c.dst];
+  const DType dtype = plan_.buffers[c.src].dtype;
+  const uint64_t in_bytes = c.count * DTypeSize(dtype), out_bytes = plan_.buffers[c.dst].bytes();
+  absl::StatusOr<void*> in_at = d->Address(in), out_at = d->Address(out);
+  if (d->type() == UOPC_DEVICE_CPU && in_at.ok() && out_at.ok()) {
+    RETURN_IF_ERROR(group->Run(c.arg, *in_at, *out_at, c.count, dtype));
+  } else {
+    std::vector<uint8_t> host_in(in_bytes), host_out(out_bytes);
+    RETURN_IF_ERROR(d->CopyOut(host_in.data(), in, in_bytes));
+    RETURN_IF_ERROR(group->Run(c.arg, host_in.data(), host_out.data(), c.count, dtype));
+    RETURN_IF_ERROR(d->CopyIn(out, host_out.data(), out_bytes));
+  }
+  Record(static_cast<int>(i), c.src, false);
+  Record(static_cast<int>(i), c.dst, true);
+  return absl::OkStatus();
+}
+
+Device* PlanRun::StepDevice(const Plan::Step& s) const {
+  if (const auto* k = std::get_if<Plan::Kernel>(&s.op))
+    return devices_[k->writes.empty() ? k->buffers.front() : k->writes.front()];
+  if (const auto* c = std::get_if<Plan::Copy>(&s.op)) return devices_[c->dst];
+  return devices_[std::get<Plan::Collective>(s.op).dst];
+}
+
 std::string PlanRun::Where(size_t i) const {
   const Plan::Step& s = plan_.steps[i];
   if (const auto* c = std::get_if<Plan::Copy>(&s.op))
     return absl::StrCat("run plan: step ", i, " (copy ", plan_.buffers[c->src].device, " -> ",
                         plan_.buffers[c->dst].device, ")");
+  if (const auto* c = std::get_if<Plan::Collective>(&s.op))
+    return absl::StrCat("run plan: step ", i, " (", CollectiveKindName(c->arg.kind), " of ",
+                        c->count, " x ", DTypeName(plan_.buffers[c->src].dtype), " on ", s.device,
+                        " over group ", c->arg.group, " of ", c->arg.size, " ranks)");
   return absl::StrCat("run plan: step ", i, " (kernel ",
                       std::get<Plan::Kernel>(s.op).ast.hash() % 100000, " on ", s.device, ")");
 }
@@ -211,6 +255,11 @@ void PlanRun::Trace(size_t i, int64_t start, int64_t end) const {
                   start, end, {{"bytes", std::to_string(c->bytes)}, {"device", device}});
     return;
   }
+  if (const auto* c = std::get_if<Plan::Collective>(&s.op)) {
+    trace::Record("collective", std::string(CollectiveKindName(c->arg.kind)), device, start, end,
+                  {{"bytes", std::to_string(bufs_[c->src].bytes())}, {"device", device}});
+    return;
+  }
   const auto& k = std::get<Plan::Kernel>(s.op);
   uint64_t bytes = 0;
   for (int b : k.buffers) bytes += bufs_[b].bytes();
@@ -220,15 +269,20 @@ void PlanRun::Trace(size_t i, int64_t start, int64_t end) const {
 
 absl::Status PlanRun::Step(size_t i) {
   const Plan::Step& s = plan_.steps[i];
-  const auto* k = std::get_if<Plan::Kernel>(&s.op);
-  Device* d = devices_[k ? (k->writes.empty() ? k->buffers.front() : k->writes.front())
-                         : std::get<Plan::Copy>(s.op).dst];
+  Device* d = StepDevice(s);
   step_device_[i] = d;
   if (std::find(used_.begin(), used_.end(), d) == used_.end()) used_.push_back(d);
   if (const auto* c = std::get_if<Plan::Copy>(&s.op);
       c && std::find(used_.begin(), used_.end(), devices_[c->src]) == used_.end())
     used_.push_back(devices_[c->src]);
-  return Prefixed(k ? Kernel(i, *k) : Copy(i, std::get<Plan::Copy>(s.op)), Where(i));
+  absl::Status done;
+  if (const auto* k = std::get_if<Plan::Kernel>(&s.op))
+    done = Kernel(i, *k);
+  else if (const auto* c = std::get_if<Plan::Copy>(&s.op))
+    done = Copy(i, *c);
+  else
+    done = Collective(i, std::get<Plan::Collective>(s.op));
+  return Prefixed(done, Where(i));
 }
 
 absl::Status PlanRun::Finish() {

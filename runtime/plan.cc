@@ -55,6 +55,22 @@ absl::StatusOr<Plan::Step> CopyStep(const UOp& a) {
   return Plan::Step{Plan::Copy{s.slot, d.slot, 0, 0, bytes}, d.device};
 }
 
+// A collective step, from ASSIGN(BUFFER dst, COLLECTIVE(BUFFER src)).
+absl::StatusOr<Plan::Step> CollectiveStep(const UOp& a) {
+  const UOp &dst = a.src(0), &c = a.src(1);
+  if (!dst.is(Ops::BUFFER) || !c.src(0).is(Ops::BUFFER))
+    return absl::InvalidArgumentError(
+        "plan: expected a collective step ASSIGN(BUFFER, COLLECTIVE(BUFFER)) from rangeify");
+  const ParamArg &d = dst.arg().Get<ParamArg>(), &s = c.src(0).arg().Get<ParamArg>();
+  return Plan::Step{Plan::Collective{c.arg().Get<CollectiveArg>(), s.slot, d.slot, s.size},
+                    d.device};
+}
+
+absl::StatusOr<Plan::Step> StepOf(const UOp& step) {
+  if (!step.is(Ops::ASSIGN)) return KernelStep(step);
+  return step.src(1).is(Ops::COLLECTIVE) ? CollectiveStep(step) : CopyStep(step);
+}
+
 }  // namespace
 
 std::vector<const Plan::Kernel*> Plan::kernels() const {
@@ -91,7 +107,7 @@ absl::StatusOr<Plan> ExtractPlan(const UOp& lowered, int num_inputs) {
       if (u.is(Ops::BUFFER)) spec(u);
       if (u.is(Ops::VAR)) vars.push_back(u.arg().Get<VarArg>());
     }
-    ASSIGN_OR_RETURN(Plan::Step s, step.is(Ops::ASSIGN) ? CopyStep(step) : KernelStep(step));
+    ASSIGN_OR_RETURN(Plan::Step s, StepOf(step));
     plan.steps.push_back(std::move(s));
   }
   for (const UOp& b : lowered.src(1).src()) {
@@ -120,13 +136,18 @@ std::string ByteString(uint64_t bytes) {
 }
 
 std::string PlanString(const Plan& plan) {
-  int kernels = 0;
+  int kernels = 0, copies = 0;
   uint64_t total = 0;
   for (const Plan::BufferSpec& b : plan.buffers) total += b.bytes();
-  for (const Plan::Step& s : plan.steps) kernels += std::holds_alternative<Plan::Kernel>(s.op);
-  std::string out = absl::StrCat("plan of ", plan.steps.size(), " steps (", kernels, " kernels, ",
-                                 plan.steps.size() - kernels, " copies), ", plan.buffers.size(),
-                                 " buffers (", ByteString(total), ")\n");
+  for (const Plan::Step& s : plan.steps) {
+    kernels += std::holds_alternative<Plan::Kernel>(s.op);
+    copies += std::holds_alternative<Plan::Copy>(s.op);
+  }
+  const size_t collectives = plan.steps.size() - kernels - copies;
+  std::string out =
+      absl::StrCat("plan of ", plan.steps.size(), " steps (", kernels, " kernels, ", copies,
+                   " copies", collectives ? absl::StrCat(", ", collectives, " collectives") : "",
+                   "), ", plan.buffers.size(), " buffers (", ByteString(total), ")\n");
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Plan::Step& s = plan.steps[i];
     if (const auto* k = std::get_if<Plan::Kernel>(&s.op)) {
@@ -135,10 +156,14 @@ std::string PlanString(const Plan& plan) {
       absl::StrAppendFormat(&out, "  %2d kernel %05d on %s  %d buffers, writes %s\n", i,
                             k->ast.hash() % 100000, s.device, k->buffers.size(),
                             ByteString(written));
+    } else if (const auto* c = std::get_if<Plan::Copy>(&s.op)) {
+      absl::StrAppendFormat(&out, "  %2d copy   %s -> %s  %s\n", i, plan.buffers[c->src].device,
+                            plan.buffers[c->dst].device, ByteString(c->bytes));
     } else {
-      const auto& c = std::get<Plan::Copy>(s.op);
-      absl::StrAppendFormat(&out, "  %2d copy   %s -> %s  %s\n", i, plan.buffers[c.src].device,
-                            plan.buffers[c.dst].device, ByteString(c.bytes));
+      const auto& col = std::get<Plan::Collective>(s.op);
+      absl::StrAppendFormat(&out, "  %2d %s on %s  group %d of %d  %s\n", i,
+                            CollectiveKindName(col.arg.kind), s.device, col.arg.group, col.arg.size,
+                            ByteString(plan.buffers[col.src].bytes()));
     }
   }
   return out;

@@ -1,7 +1,8 @@
 // Plan: what running a tensor graph takes, across devices: the buffers (inputs, outputs,
 // temporaries), each on its device, and the steps in order: kernel launches (a kernel on
 // one device, with its buffers, the VARs it reads and its launch dims) and copies (bytes
-// from a buffer of one device to a buffer of another). Kernels are renumbered so that the
+// from a buffer of one device to a buffer of another) and collectives (with the other
+// ranks of a process group). Kernels are renumbered so that the
 // same computation is the same kernel node in every plan (and compiles once per device).
 //
 // An output may be an input (Plan::outputs holds an input's index): a step writes into
@@ -43,10 +44,17 @@ struct Plan {
     int src = 0, dst = 0;
     uint64_t src_offset = 0, dst_offset = 0, bytes = 0;
   };
-  /// Room for more kinds (a collective, a host callback): a std::variant grows.
+  /// What the ranks of a process group make of plan buffer `src` (count elements), into
+  /// `dst` (runtime/collective_group.h runs it).
+  struct Collective {
+    CollectiveArg arg;
+    int src = 0, dst = 0;
+    int64_t count = 0;
+  };
+  /// Room for more kinds (a host callback): a std::variant grows.
   struct Step {
-    std::variant<Kernel, Copy> op;
-    std::string device;  // where it runs: a kernel's device, a copy's destination
+    std::variant<Kernel, Copy, Collective> op;
+    std::string device;  // where it runs: a kernel's device, a copy's destination, a collective's
   };
 
   std::vector<BufferSpec> buffers;  // inputs first (in canonical order), then the rest

@@ -268,6 +268,7 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
     case Ops::REDUCE:
     case Ops::STAGE:
     case Ops::COPY:
+    case Ops::COLLECTIVE:
     case Ops::ASSIGN: break;
   }
   return absl::InternalError(

@@ -18,7 +18,11 @@ UOp Sample() {
   UOp t = UOp::Derived(Ops::PERMUTE, {UOp::Derived(Ops::RESHAPE, {b, UOp::Int(4), UOp::Int(8)})},
                        Axes{{1, 0}});
   UOp r = UOp::Derived(Ops::REDUCE, {t}, ReduceArg{Ops::ADD, {1}});
-  return UOp::Sink({st, UOp::Derived(Ops::COPY, {r}, DeviceArg{"CPU"}),
+  UOp c = UOp::Derived(Ops::COPY, {r}, DeviceArg{"CPU"});
+  return UOp::Sink({st,
+                    UOp::Derived(Ops::COLLECTIVE, {c},
+                                 CollectiveArg{CollectiveKind::kIdentity,
+                                               CollectiveKind::kAllReduce, Ops::ADD, 1, 2}),
                     UOp::Const(DType::kF64, NAN) + UOp::Const(DType::kF64, 1e-300),
                     UOp::ConstInt(DType::kU64, -1), UOp::ConstBool(DType::kBool, true)});
 }

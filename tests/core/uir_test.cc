@@ -23,6 +23,9 @@ UOp Everything() {
   UOp perm = UOp::Derived(Ops::PERMUTE, {dims}, Axes{{2, 0, 1}});
   UOp red = UOp::Derived(Ops::REDUCE, {perm}, ReduceArg{Ops::MAX, {0, 2}});
   UOp cp = UOp::Derived(Ops::COPY, {red}, DeviceArg{"CUDA:0"});
+  UOp col = UOp::Derived(
+      Ops::COLLECTIVE, {cp},
+      CollectiveArg{CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, Ops::MAX, 3, 4});
   UOp v = UOp::Var("seq_len", 1, 2048);
   UOp misc = UOp::Sink({
       v.Lt(UOp::Int(-3)).Where(UOp::Const(DType::kF32, 0.1), UOp::Const(DType::kF32, -INFINITY)),
@@ -32,7 +35,7 @@ UOp Everything() {
       UOp::ConstInt(DType::kU64, -1).Bitcast(DType::kI64),
       UOp::ConstBool(DType::kBool, false).Ne(UOp::ConstBool(DType::kBool, true)),
   });
-  return UOp::Sink({loop, cp, misc});
+  return UOp::Sink({loop, col, misc});
 }
 
 TEST(Uir, PrintThenParseIsIdentity) {

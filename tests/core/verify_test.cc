@@ -107,6 +107,22 @@ TEST(Verify, ShapesOfMovementOps) {
   EXPECT_FALSE(Verify(Dims(Ops::PAD, t, {0, 1})).ok());
 }
 
+// A collective's result along axis 0: the ranks' parts one after another (all-gather), or
+// this rank's part (reduce-scatter); a group's size must divide what it scatters.
+TEST(Verify, ShapesOfCollectives) {
+  UOp t = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, 24), {6, 4});
+  auto over = [&](CollectiveKind k, int size) {
+    return UOp::Derived(Ops::COLLECTIVE, {t}, CollectiveArg{k, k, Ops::ADD, 1, size});
+  };
+  auto shape = [](const UOp& u) { return ShapeToString(*InferShape(u)); };
+  EXPECT_EQ(shape(over(CollectiveKind::kAllReduce, 3)), "(6, 4)");
+  EXPECT_EQ(shape(over(CollectiveKind::kAllGather, 3)), "(18, 4)");
+  EXPECT_EQ(shape(over(CollectiveKind::kReduceScatter, 3)), "(2, 4)");
+  EXPECT_FALSE(Verify(over(CollectiveKind::kReduceScatter, 4)).ok());
+  EXPECT_FALSE(Verify(over(CollectiveKind::kAllReduce, 0)).ok());
+  EXPECT_FALSE(Verify(UOp::Derived(Ops::COLLECTIVE, {t}, CollectiveArg{.reduce = Ops::MUL})).ok());
+}
+
 TEST(Verify, SymbolicReshapeIsCheckedBySimplification) {
   UOp n = UOp::Var("n", 1, 8);
   UOp t = UOp::Derived(Ops::RESHAPE, {UOp::Buffer(DType::kF32, 0, 64), UOp::Int(8), UOp::Int(8)});

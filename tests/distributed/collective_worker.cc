@@ -14,6 +14,9 @@
 //                      done (the transport sends from it without copying until then)
 //   quick-exit         every rank leaves with _Exit right after its last all-reduce, without
 //                      closing the group: the peers still get every frame they need
+//   graph              collectives as ops of the graph (distributed/graph_collectives.h): their
+//                      values against local arithmetic, their gradients against central
+//                      finite differences of the job's total loss
 //   hello              prints its environment and its peers' addresses, passes a barrier
 #include <algorithm>
 #include <chrono>
@@ -21,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
@@ -33,6 +37,7 @@
 
 #include "core/float16.h"
 #include "core/fnv.h"
+#include "distributed/graph_collectives.h"
 #include "distributed/process_group.h"
 #include "distributed/tensor_collectives.h"
 #include "frontend/nn.h"
@@ -323,6 +328,102 @@ int DataParallelLinear(ProcessGroup& g) {
   return max_diff < 1e-6 ? 0 : 1;
 }
 
+/// A 6 x 3 tensor of rank `rank`'s values (or every rank's, `rank` = 0), realized.
+Tensor RankValues(int rank, int64_t rows = 6) {
+  std::vector<float> v(rows * 3);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = 0.25f * static_cast<float>(i % 7) - 0.5f + 0.1f * rank;
+  return Tensor::FromVector(v, {rows, 3}).Realize();
+}
+
+int GraphCollectives(ProcessGroup& pg) {
+  GraphGroup g(pg);
+  const int p = g.size(), r = g.rank();
+  std::vector<std::vector<float>> xs;  // every rank's values, to check against
+  for (int q = 0; q < p; ++q) xs.push_back(RankValues(q).ToVector<float>());
+  auto near = [](double a, double b, double tol) {
+    return std::abs(a - b) <= tol * (1 + std::abs(b));
+  };
+  auto expect_values = [&](const std::string& what, const Tensor& t,
+                           const std::vector<double>& want) {
+    std::vector<float> got = t.ToVector<float>();
+    Expect(got.size() == want.size(), what + ": size");
+    for (size_t i = 0; i < got.size() && i < want.size(); ++i)
+      Expect(near(got[i], want[i], 1e-6),
+             absl::StrCat(what, "[", i, "] = ", got[i], ", expected ", want[i]));
+  };
+  // forward values, some inside a larger computation (one plan: kernel, collective, kernel)
+  Tensor x = RankValues(r);
+  std::vector<double> sum(18), max(18), gather, scatter;
+  for (int i = 0; i < 18; ++i) {
+    max[i] = -1e9;
+    for (int q = 0; q < p; ++q) sum[i] += xs[q][i], max[i] = std::max<double>(max[i], xs[q][i]);
+  }
+  std::vector<double> twice(18);
+  for (int i = 0; i < 18; ++i) twice[i] = 2 * sum[i] + 1;
+  for (int q = 0; q < p; ++q) gather.insert(gather.end(), xs[q].begin(), xs[q].end());
+  const int per = 18 / p;
+  scatter.assign(sum.begin() + r * per, sum.begin() + (r + 1) * per);
+  expect_values("all_reduce(2x) + 1", AllReduceOf(g, x * 2) + 1, twice);
+  expect_values("all_reduce max", AllReduceOf(g, x, Ops::MAX), max);
+  expect_values("all_gather", AllGatherOf(g, x), gather);
+  expect_values("reduce_scatter", ReduceScatterOf(g, x), scatter);
+  expect_values("f", CopyToGroup(g, x), std::vector<double>(xs[r].begin(), xs[r].end()));
+  expect_values("g", ReduceFromGroup(g, x), sum);
+  // gradients: each collective C in a loss L_r = sum(w_r * C(x_r)^2) / 2 of each rank; the
+  // job's loss is the sum over ranks (or, where every rank computes the same one, that one)
+  struct Case {
+    const char* name;
+    std::function<Tensor(const Tensor&)> op;
+    bool same_input;  // x is replicated: a perturbation moves every rank's x (f)
+    bool same_loss;   // every rank computes the one loss (g)
+  };
+  std::vector<Case> cases = {
+      {"f (copy to group)", [&](const Tensor& t) { return CopyToGroup(g, t); }, true, false},
+      {"g (reduce from group)", [&](const Tensor& t) { return ReduceFromGroup(g, t); }, false,
+       true},
+      {"all_reduce", [&](const Tensor& t) { return AllReduceOf(g, t); }, false, false},
+      {"all_gather", [&](const Tensor& t) { return AllGatherOf(g, t); }, false, false},
+      {"reduce_scatter", [&](const Tensor& t) { return ReduceScatterOf(g, t); }, false, false},
+  };
+  for (const Case& c : cases) {
+    Tensor x0 = RankValues(c.same_input ? 0 : r);
+    auto loss = [&](const Tensor& in) {
+      Tensor y = c.op(in);
+      Tensor w =
+          Tensor::Arange(1, 1 + static_cast<double>(y.numel().value()), 1).Reshape(y.shape()) *
+          (0.1 * (c.same_loss ? 1 : 1 + r));
+      return (w * y * y).Sum() * 0.5;
+    };
+    auto total = [&](const Tensor& in) {
+      absl::StatusOr<Tensor> all = uopc::AllReduce(pg, loss(in));
+      Must(all.status());
+      return all->Item<float>() / (c.same_loss ? p : 1);
+    };
+    Tensor xg = x0.Detach();
+    xg.RequiresGrad();
+    loss(xg).Backward();
+    std::vector<float> grad = xg.grad().ToVector<float>();
+    const double eps = 1e-2;
+    for (int q = 0; q < p; ++q) {
+      if (c.same_input && q > 0) break;  // one x for all
+      for (int e : {0, 7, 17}) {
+        std::vector<float> plus = x0.ToVector<float>(), minus = plus;
+        if (c.same_input || q == r) plus[e] += eps, minus[e] -= eps;
+        double fd =
+            (total(Tensor::FromVector(plus, {6, 3})) - total(Tensor::FromVector(minus, {6, 3}))) /
+            (2 * eps);
+        if (q == r || c.same_input)
+          Expect(near(grad[e], fd, 2e-3),
+                 absl::StrCat(c.name, ": d loss / d x[", e, "] of rank ", r, " = ", grad[e],
+                              ", finite differences ", fd));
+      }
+    }
+  }
+  std::printf("graph collectives over %d ranks: %d checks, %d wrong\n", p, g_checks, g_wrong);
+  return g_wrong ? 1 : 0;
+}
+
 /// Rank 1 starts a 64 MiB all-reduce and then is killed or stopped (`sig`) in the middle.
 int Fault(ProcessGroup& g, int sig) {
   std::vector<float> x((64 << 20) / 4, 1.0f);
@@ -418,6 +519,7 @@ int main(int argc, char** argv) {
     return Collectives(group, argc > 2 && std::string(argv[2]) == "big");
   if (scenario == "linear") return DataParallelLinear(group);
   if (scenario == "groups") return Groups(group);
+  if (scenario == "graph") return GraphCollectives(group);
   if (scenario == "reuse") return Reuse(group);
   if (scenario == "die") return Fault(group, SIGKILL);
   if (scenario == "stall") return Fault(group, SIGSTOP);

@@ -68,6 +68,20 @@ TEST(Groups, CollectivesStayWithinTheirGroup) {
   EXPECT_FALSE(Has(j.out, "WRONG")) << j.out;
 }
 
+// Collectives as graph ops: values equal local arithmetic, gradients equal finite
+// differences of the job's loss (Megatron's f and g, all-reduce, all-gather, reduce-scatter).
+class GraphCollectives : public testing::TestWithParam<int> {};
+
+TEST_P(GraphCollectives, EqualArithmeticAndFiniteDifferences) {
+  const int p = GetParam();
+  CommandResult j = RunCommand(Launch(p, "graph"), 300);
+  EXPECT_EQ(j.status, 0) << j.out;
+  EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(p - 1) + "] graph collectives over ")) << j.out;
+  EXPECT_FALSE(Has(j.out, "WRONG")) << j.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, GraphCollectives, testing::Values(2, 3));
+
 // The same over TCP, which ranks on different hosts use (here the ring forwards too).
 TEST(CollectivesOverTcp, EqualLocalArithmetic) {
   CommandResult j = RunCommand(Launch(3, "collectives big", "UOPC_UNIX_SOCKETS=0"), 600);

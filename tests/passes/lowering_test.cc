@@ -125,6 +125,42 @@ TEST(Kernelize, RefusesAStageOfAValueOnAnotherDevice) {
             "add: sources on CPU:0 and CPU:1; only a COPY moves data between devices");
 }
 
+// A COLLECTIVE is a step of its own between the kernels that make and read its value, on
+// its value's device; an identity (f's forward) or a group of one rank is no step at all.
+TEST(Plan, ACollectiveIsAStepBetweenKernels) {
+  const std::string text =
+      "%0 = buffer 8 : dtype=f32 slot=0 device=CPU:0\n%1 = add %0, %0\n"
+      "%2 = collective %1 : kind=all_gather grad=reduce_scatter op=add group=1 size=2\n"
+      "%3 = mul %2, %2\n%4 = sink %3\n";
+  auto lower = [](const std::string& uir) {
+    CanonicalGraph c = Canonicalize(*ParseUir(uir));
+    PassManager pm = LoweringPipeline();
+    pm.set_verify(true);
+    return Lower(c.sink, static_cast<int>(c.inputs.size()), pm);
+  };
+  absl::StatusOr<Plan> p = lower(text);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->steps.size(), 3u) << PlanString(*p);
+  const auto* c = std::get_if<Plan::Collective>(&p->steps[1].op);
+  ASSERT_NE(c, nullptr) << PlanString(*p);
+  EXPECT_EQ(c->count, 8);
+  EXPECT_EQ(p->buffers[c->dst].count, 16);
+  EXPECT_EQ(p->steps[1].device, "CPU:0");
+  EXPECT_NE(PlanString(*p).find("(2 kernels, 0 copies, 1 collectives)"), std::string::npos);
+  EXPECT_NE(PlanString(*p).find("   1 all_gather on CPU:0  group 1 of 2  32 B\n"),
+            std::string::npos)
+      << PlanString(*p);
+  for (const char* gone : {"kind=identity grad=all_reduce op=add group=1 size=2",
+                           "kind=all_reduce grad=all_reduce op=add group=1 size=1"}) {
+    const std::string was = "kind=all_gather grad=reduce_scatter op=add group=1 size=2";
+    std::string t = text;
+    t.replace(t.find(was), was.size(), gone);
+    absl::StatusOr<Plan> q = lower(t);
+    ASSERT_TRUE(q.ok()) << q.status();
+    EXPECT_EQ(q->steps.size(), 1u) << gone << "\n" << PlanString(*q);
+  }
+}
+
 TEST(Plan, ACopyIsAStepBetweenTheKernelsOfTwoDevices) {
   UOp g = *ParseUir(kTwoDevices);
   CanonicalGraph c = Canonicalize(g);
