@@ -1,9 +1,10 @@
-// The GPT's training on several processes against one, in one run: gpt_train under
-// uopc_launch with data parallelism over 2 and 4 ranks, and alone, one after the other in
-// every iteration (the same model, global batch and steps). Reports tokens/s of each
-// layout, its ratio to one process, and the bytes a rank sent a step next to what a ring
-// all-reduce of the gradients must send. On a 2-core machine 4 processes are overloaded:
-// their figure says what that costs, not what 4 cores would do.
+// The GPT's training on several processes against one, in one run: gpt_train alone and
+// under uopc_launch in every layout of 2 and 4 ranks (data parallelism, tensor parallelism,
+// both), one after the other in every iteration (the same model, global batch and steps).
+// Reports tokens/s of each layout, its ratio to one process, and the bytes rank 0 sent a
+// step next to what the layout must send in theory (gpt_train says both). On a 2-core
+// machine 4 processes are overloaded: their figure says what that costs, not what 4 cores
+// would do.
 //   bazel run -c opt //bench:layouts_bench
 #include <cstdio>
 #include <regex>
@@ -24,9 +25,16 @@ struct Run {
   bool ok = false;
 };
 
-Run Train(int nproc) {
+double KiB(const std::string& number, const std::string& unit) {
+  const double v = std::stod(number);
+  return unit == "B" ? v / 1024 : unit == "MiB" ? v * 1024 : unit == "GiB" ? v * 1048576 : v;
+}
+
+Run Train(int nproc, const std::string& layout) {
   const std::string train = Runfile(g_argv0.c_str(), "examples/gpt/gpt_train") +
-                            " --batch 16 --steps 40 --log-every 40 --checkpoint " + std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/layouts_bench.safetensors";
+                            " --batch 16 --steps 40 --log-every 40 " + layout + " --checkpoint " +
+                            std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                            "/layouts_bench.safetensors";
   const std::string cmd =
       nproc == 1 ? train
                  : Runfile(g_argv0.c_str(), "distributed/uopc_launch") + " --nproc " +
@@ -41,36 +49,45 @@ Run Train(int nproc) {
   std::smatch m;
   if (std::regex_search(out, m, std::regex("step +40/40 .* ([0-9]+) tok/s")))
     r.tokens_per_s = std::stod(m[1]);
-  if (std::regex_search(out, m, std::regex("sent ([0-9.]+) KiB a step .* needs ([0-9.]+) KiB"))) {
-    r.sent_kib = std::stod(m[1]);
-    r.theory_kib = std::stod(m[2]);
+  if (std::regex_search(out, m,
+                        std::regex("sent ([0-9.]+) (B|KiB|MiB|GiB) a step to the other ranks "
+                                   "\\(in theory ([0-9.]+) (B|KiB|MiB|GiB)"))) {
+    r.sent_kib = KiB(m[1], m[2]);
+    r.theory_kib = KiB(m[3], m[4]);
   }
-  if (!r.ok || r.tokens_per_s == 0) std::fprintf(stderr, "layouts_bench: %s\n%s\n", cmd.c_str(), out.c_str());
+  if (!r.ok || r.tokens_per_s == 0)
+    std::fprintf(stderr, "layouts_bench: %s\n%s\n", cmd.c_str(), out.c_str());
   return r;
 }
 
-void BM_DataParallelAgainstOneProcess(benchmark::State& state) {
-  double one = 0, two = 0, four = 0;
-  Run r2, r4;
-  for (auto _ : state) {
-    Run r1 = Train(1);
-    r2 = Train(2);
-    r4 = Train(4);
-    if (!r1.ok || !r2.ok || !r4.ok) state.SkipWithError("a training run failed (see stderr)");
-    one += r1.tokens_per_s, two += r2.tokens_per_s, four += r4.tokens_per_s;
+struct Layout {
+  const char* name;
+  int nproc;
+  const char* flags;
+};
+constexpr Layout kLayouts[] = {{"1proc", 1, ""}, {"dp2", 2, ""},       {"tp2", 2, "--tp 2"},
+                               {"dp4", 4, ""},   {"tp4", 4, "--tp 4"}, {"dp2tp2", 4, "--tp 2"}};
+
+void BM_LayoutsAgainstOneProcess(benchmark::State& state) {
+  constexpr size_t n = sizeof kLayouts / sizeof kLayouts[0];
+  double rate[n] = {};
+  Run last[n];
+  for (auto _ : state)
+    for (size_t i = 0; i < n; ++i) {  // alternating: every layout once an iteration
+      last[i] = Train(kLayouts[i].nproc, kLayouts[i].flags);
+      if (!last[i].ok) state.SkipWithError("a training run failed (see stderr)");
+      rate[i] += last[i].tokens_per_s;
+    }
+  for (size_t i = 0; i < n; ++i) {
+    const std::string name = kLayouts[i].name;
+    state.counters[name + "_tok/s"] = rate[i] / static_cast<double>(state.iterations());
+    if (i == 0) continue;
+    state.counters[name + "/1proc"] = rate[i] / rate[0];
+    state.counters[name + "_sent_KiB"] = last[i].sent_kib;
+    state.counters[name + "_theory_KiB"] = last[i].theory_kib;
   }
-  const double n = static_cast<double>(state.iterations());
-  state.counters["1proc_tok/s"] = one / n;
-  state.counters["dp2_tok/s"] = two / n;
-  state.counters["dp4_tok/s"] = four / n;
-  state.counters["dp2/1proc"] = two / one;
-  state.counters["dp4/1proc"] = four / one;
-  state.counters["dp2_sent_KiB"] = r2.sent_kib;
-  state.counters["dp2_theory_KiB"] = r2.theory_kib;
-  state.counters["dp4_sent_KiB"] = r4.sent_kib;
-  state.counters["dp4_theory_KiB"] = r4.theory_kib;
 }
-BENCHMARK(BM_DataParallelAgainstOneProcess)->Iterations(3)->Unit(benchmark::kSecond);
+BENCHMARK(BM_LayoutsAgainstOneProcess)->Iterations(2)->Unit(benchmark::kSecond);
 
 }  // namespace
 

@@ -27,6 +27,8 @@ class GraphGroup : public CollectiveGroup {
   int size() const override { return group_.world_size(); }
   absl::Status Run(const CollectiveArg& c, const void* in, void* out, int64_t count,
                    DType dtype) override;
+  /// The group's number in this process (what its COLLECTIVE ops carry).
+  int number() const { return number_; }
   /// The COLLECTIVE argument of `kind` over this group, whose gradient does `grad`.
   CollectiveArg Arg(CollectiveKind kind, CollectiveKind grad, Ops reduce = Ops::ADD) const;
 

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace uopc {
@@ -25,7 +26,50 @@ Tensor Positions(int64_t n, Device* device) {
   return t;
 }
 
+// f: a replicated value entering rank-specific work (identity; the gradient is summed).
+Tensor EnterTensorParallel(const TensorParallel& tp, const Tensor& x) {
+  if (tp.size == 1) return x;
+  return x.Collective(
+      {CollectiveKind::kIdentity, CollectiveKind::kAllReduce, Ops::ADD, tp.group, tp.size});
+}
+
+// A row-parallel Linear: this rank's rows of the weight times its part of x, summed over the
+// ranks (g), then the bias, once.
+Tensor RowParallel(const TensorParallel& tp, const Linear& l, const Tensor& x) {
+  if (tp.size == 1) return l.Forward(x);
+  Tensor y = x.Matmul(l.weight).Collective(
+      {CollectiveKind::kAllReduce, CollectiveKind::kIdentity, Ops::ADD, tp.group, tp.size});
+  return l.bias ? y + l.bias : y;
+}
+
 }  // namespace
+
+std::optional<TensorParallelSplit> TensorParallelSplitOf(const GptConfig& c,
+                                                         const std::string& name) {
+  const int64_t C = c.dim;
+  struct Rule {
+    const char* suffix;
+    TensorParallelSplit split;
+  };
+  const Rule table[] = {
+      {"attn.c_attn.weight", {{C, 3, C}, 2, 1}}, {"attn.c_attn.bias", {{3, C}, 1, 0}},
+      {"attn.c_proj.weight", {{C, C}, 0, 0}},    {"mlp.c_fc.weight", {{C, 4 * C}, 1, 1}},
+      {"mlp.c_fc.bias", {{4 * C}, 0, 0}},        {"mlp.c_proj.weight", {{4 * C, C}, 0, 0}},
+  };
+  for (const Rule& r : table)
+    if (absl::EndsWith(name, r.suffix) && name.find("h.") != std::string::npos) return r.split;
+  return std::nullopt;
+}
+
+Tensor TakeShard(const Tensor& full, const TensorParallelSplit& split, int rank, int size) {
+  const int64_t part = split.view[split.axis] / size;
+  TensorShape shape = full.shape();
+  shape[split.dim] = shape[split.dim].value() / size;
+  return full.Reshape(TensorShape(split.view.begin(), split.view.end()))
+      .Slice(split.axis, rank * part, (rank + 1) * part)
+      .Reshape(shape)
+      .Realize();
+}
 
 NamedParams Module::NamedParameters() {
   NamedParams out;
@@ -111,8 +155,9 @@ CausalSelfAttention::CausalSelfAttention(const GptConfig& c)
 Tensor CausalSelfAttention::Forward(const Tensor& x, Tensor* k_cache, Tensor* v_cache,
                                     const SymInt& pos) const {
   SymInt B = x.shape(0), T = x.shape(1);
-  int64_t C = x.shape(2).value(), D = C / heads;
-  Tensor qkv = c_attn.Forward(x);  // (B, T, 3C)
+  // C: this rank's width of q, k and v (its heads)
+  const int64_t D = x.shape(2).value() / (heads * tp.size), C = heads * D;
+  Tensor qkv = c_attn.Forward(EnterTensorParallel(tp, x));  // (B, T, 3C)
   auto split = [&](int64_t k) {
     return qkv.Shrink({{0, B}, {0, T}, {k * C, (k + 1) * C}})
         .Reshape({B, T, heads, D})
@@ -132,7 +177,7 @@ Tensor CausalSelfAttention::Forward(const Tensor& x, Tensor* k_cache, Tensor* v_
   Tensor att = q.Matmul(k.Transpose()) * (1.0 / std::sqrt(static_cast<double>(D)));
   att = future.Where(-INFINITY, att).Softmax(-1);
   Tensor y = attn_dropout.Forward(att).Matmul(v).Transpose(1, 2).Reshape({B, T, C});
-  return resid_dropout.Forward(c_proj.Forward(y));
+  return resid_dropout.Forward(RowParallel(tp, c_proj, y));
 }
 
 void CausalSelfAttention::Params(const std::string& prefix, NamedParams& out) {
@@ -152,7 +197,7 @@ Mlp::Mlp(const GptConfig& c)
       dropout(c.dropout) {}
 
 Tensor Mlp::Forward(const Tensor& x) const {
-  return dropout.Forward(c_proj.Forward(c_fc.Forward(x).Gelu()));
+  return dropout.Forward(RowParallel(tp, c_proj, c_fc.Forward(EnterTensorParallel(tp, x)).Gelu()));
 }
 
 void Mlp::Params(const std::string& prefix, NamedParams& out) {
@@ -263,11 +308,10 @@ KvCache::KvCache(const Gpt& model, int64_t batch)
   const GptConfig& c = model.config;
   for (const auto& b : model.h) {
     Device* d = b->ln_1.weight.device();
-    const int64_t n = batch * c.heads * c.context * (c.dim / c.heads);
+    const int64_t heads = b->attn.heads, n = batch * heads * c.context * (c.dim / c.heads);
     for (auto* cache : {&k_, &v_})  // (uploaded: no plan to build)
-      cache->push_back(Tensor::FromVector(std::vector<float>(n, 0.0f),
-                                          {batch, c.heads, c.context, c.dim / c.heads},
-                                          DType::kF32, d));
+      cache->push_back(Tensor::FromVector(
+          std::vector<float>(n, 0.0f), {batch, heads, c.context, c.dim / c.heads}, DType::kF32, d));
   }
 }
 
@@ -282,6 +326,30 @@ void Gpt::Split(const std::vector<DeviceRef>& devices) {
   Tensor moved = lm_head.Detach().To(devices.back());
   moved.Realize().RequiresGrad();
   lm_head = moved;
+}
+
+void Gpt::ShardTensorParallel(const TensorParallel& tp, const NamedParams& state) {
+  if (tp.size < 1 || tp.rank < 0 || tp.rank >= tp.size || config.heads % tp.size)
+    ThrowInvalid(absl::StrCat("gpt: tensor parallelism of rank ", tp.rank, " of ", tp.size,
+                              " ranks with ", config.heads,
+                              " heads; expected a rank in [0, size) and a size dividing heads"));
+  if (tp.size == 1) return;
+  for (const auto& b : h) {
+    if (b->attn.tp.size != 1)
+      ThrowInvalid("gpt: the model is split for tensor parallelism already");
+    b->attn.heads = config.heads / tp.size;
+    b->attn.tp = b->mlp.tp = tp;
+  }
+  NamedParams all = NamedParameters();
+  all.insert(all.end(), state.begin(), state.end());
+  for (auto& [name, t] : all) {
+    std::optional<TensorParallelSplit> split = TensorParallelSplitOf(config, name);
+    if (!split) continue;
+    const bool leaf = t->requires_grad();
+    Tensor part = TakeShard(t->Detach(), *split, tp.rank, tp.size);
+    if (leaf) part.RequiresGrad();
+    *t = part;
+  }
 }
 
 void Gpt::Params(const std::string& prefix, NamedParams& out) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,6 +82,30 @@ struct GptConfig {
   bool tie_embeddings = false;
 };
 
+/// Megatron's tensor parallelism: the `size` ranks of a process group (`group`: its number
+/// in this process, runtime/collective_group.h) share every block. Each holds its part of
+/// the heads (c_attn's columns, c_proj's rows) and of the MLP's hidden units (c_fc's
+/// columns, c_proj's rows); a block's input enters through f (identity; gradient summed over
+/// the ranks) and each half's output leaves through g (summed; gradient as it is): one
+/// all-reduce per half in each direction. The rest of the model is replicated.
+struct TensorParallel {
+  int group = 0, rank = 0, size = 1;
+};
+
+/// How tensor parallelism splits a parameter of `size` ranks: viewed as `view`, rank r keeps
+/// [r, r + 1) * view[axis] / size along `axis` (c_attn's columns of q, of k and of v), which
+/// divides dim `dim` of the parameter's shape by `size`.
+struct TensorParallelSplit {
+  std::vector<int64_t> view;
+  int axis = 0, dim = 0;
+};
+/// The split of the GPT parameter called `name` (or of state named after it: a name that
+/// ends with "h.N.attn.c_attn.weight" and so on); none for a replicated one.
+std::optional<TensorParallelSplit> TensorParallelSplitOf(const GptConfig& c,
+                                                         const std::string& name);
+/// Rank `rank`'s part of `full` (realized).
+Tensor TakeShard(const Tensor& full, const TensorParallelSplit& split, int rank, int size);
+
 /// Multi-head causal self-attention: c_attn (dim, 3 dim) then c_proj (dim, dim).
 class CausalSelfAttention : public Module {
  public:
@@ -94,7 +119,8 @@ class CausalSelfAttention : public Module {
   void Train(bool on) override;
   Linear c_attn, c_proj;
   Dropout attn_dropout, resid_dropout;
-  int64_t heads;
+  int64_t heads;  // this rank's (all of them without tensor parallelism)
+  TensorParallel tp;
 };
 
 /// c_fc (dim, 4 dim), GELU, c_proj (4 dim, dim).
@@ -106,6 +132,7 @@ class Mlp : public Module {
   void Train(bool on) override;
   Linear c_fc, c_proj;
   Dropout dropout;
+  TensorParallel tp;
 };
 
 /// x + attn(ln_1(x)), then x + mlp(ln_2(x)).
@@ -141,6 +168,11 @@ class Gpt : public Module {
   /// Spreads the model over `devices` as a pipeline: the blocks in contiguous groups, as
   /// even as possible, the embeddings with the first group, ln_f and lm_head with the last.
   void Split(const std::vector<DeviceRef>& devices);
+  /// Splits the blocks over the ranks of `tp` (TensorParallel): this rank keeps its part of
+  /// each split parameter (as a new leaf: gradients are dropped), and of each tensor of
+  /// `state` named after one (optimizer moments, "optim.m.h.0.attn.c_attn.weight"). Every
+  /// rank must start from the same full model.
+  void ShardTensorParallel(const TensorParallel& tp, const NamedParams& state = {});
   void Params(const std::string& prefix, NamedParams& out) override;
   void Train(bool on) override;
   GptConfig config;

@@ -1,5 +1,6 @@
 #include "frontend/optim.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace uopc {
@@ -91,13 +92,20 @@ void AdamW::Step(const std::vector<Tensor*>& also, const Tensor& only_if) {
   Commit(std::move(updates), also, only_if);
 }
 
-Tensor GradNorm(const std::vector<Tensor*>& params) {
-  Tensor sq;  // on the first gradient's device
+Tensor GradNorm(const std::vector<Tensor*>& params, const ShardedParams& sharded) {
+  Tensor sq, parts;  // on the first gradient's device
   for (Tensor* p : params)
     if (p->grad()) {
       Tensor s = p->grad().Float().Square().Sum();
-      sq = sq ? sq + s.To(sq.device()) : s;
+      const bool part =
+          std::find(sharded.parts.begin(), sharded.parts.end(), p) != sharded.parts.end();
+      Tensor& into = part ? parts : sq;
+      into = into ? into + s.To(into.device()) : s;
     }
+  if (parts) {
+    parts = sharded.sum(parts);
+    sq = sq ? sq + parts.To(sq.device()) : parts;
+  }
   return sq ? sq.Sqrt() : Tensor();
 }
 
@@ -106,8 +114,9 @@ Tensor AllFinite(const Tensor& x) {
   return (f - f).Eq(0.0).Cast(DType::kI32).Min().Cast(DType::kBool);  // inf - inf, nan - nan: nan
 }
 
-Tensor ClipGradNorm(const std::vector<Tensor*>& params, double max_norm) {
-  Tensor norm = GradNorm(params);
+Tensor ClipGradNorm(const std::vector<Tensor*>& params, double max_norm,
+                    const ShardedParams& sharded) {
+  Tensor norm = GradNorm(params, sharded);
   if (!norm) return Tensor::Scalar(0);
   Tensor scale = (Tensor::Scalar(max_norm) / (norm + 1e-6)).Minimum(Tensor::Scalar(1.0));
   for (Tensor* p : params)

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "frontend/tensor.h"
@@ -75,12 +76,20 @@ class AdamW : public Optimizer {
   std::vector<Tensor> m_, v_;
 };
 
+/// Parameters of which each rank holds a part (tensor parallelism): the squares of their
+/// gradients are summed here, then over the ranks by `sum` (an all-reduce of a scalar).
+struct ShardedParams {
+  std::vector<const Tensor*> parts;
+  std::function<Tensor(const Tensor&)> sum;
+};
+
 /// The global L2 norm of the gradients (lazy, f32, on the first gradient's device; a null
-/// Tensor when no parameter has one).
-Tensor GradNorm(const std::vector<Tensor*>& params);
+/// Tensor when no parameter has one), over every rank's part of `sharded` ones.
+Tensor GradNorm(const std::vector<Tensor*>& params, const ShardedParams& sharded = {});
 /// Scales every gradient (lazily) so that their global L2 norm is at most `max_norm`;
 /// returns the norm before scaling (lazy, on the first gradient's device).
-Tensor ClipGradNorm(const std::vector<Tensor*>& params, double max_norm);
+Tensor ClipGradNorm(const std::vector<Tensor*>& params, double max_norm,
+                    const ShardedParams& sharded = {});
 /// A bool scalar: whether `x` (any shape) is finite everywhere (lazy).
 Tensor AllFinite(const Tensor& x);
 

@@ -221,11 +221,19 @@ Tensor FromHost(const HostTensor& h) {
 absl::Status SaveModel(const std::string& path, Module& model,
                        const std::map<std::string, std::string>& metadata,
                        const std::vector<std::pair<std::string, Tensor*>>& extra) {
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (auto& [name, t] : model.NamedParameters()) tensors.emplace_back(name, *t);
+  for (auto& [name, t] : extra) tensors.emplace_back(name, *t);
+  return SaveTensors(path, tensors, metadata);
+}
+
+absl::Status SaveTensors(const std::string& path,
+                         const std::vector<std::pair<std::string, Tensor>>& tensors,
+                         const std::map<std::string, std::string>& metadata) {
   Checkpoint c;
   c.metadata = metadata;
   try {
-    for (auto& [name, t] : model.NamedParameters()) c.tensors.emplace_back(name, ToHost(*t));
-    for (auto& [name, t] : extra) c.tensors.emplace_back(name, ToHost(*t));
+    for (const auto& [name, t] : tensors) c.tensors.emplace_back(name, ToHost(t));
   } catch (const Error& e) {
     return e.status();
   }

@@ -37,8 +37,13 @@ absl::StatusOr<Checkpoint> LoadSafetensors(const std::string& path);
 HostTensor ToHost(const Tensor& t);
 Tensor FromHost(const HostTensor& h);
 
-/// Writes every parameter of `model` (by its name), `extra` tensors and `metadata`; refuses
-/// (writing nothing) when a float tensor holds nan or inf.
+/// Writes `tensors` (by name) and `metadata`; refuses (writing nothing) when a float tensor
+/// holds nan or inf.
+absl::Status SaveTensors(const std::string& path,
+                         const std::vector<std::pair<std::string, Tensor>>& tensors,
+                         const std::map<std::string, std::string>& metadata);
+/// Writes every parameter of `model` (by its name), `extra` tensors and `metadata`, as
+/// SaveTensors.
 absl::Status SaveModel(const std::string& path, Module& model,
                        const std::map<std::string, std::string>& metadata,
                        const std::vector<std::pair<std::string, Tensor*>>& extra = {});

@@ -3,11 +3,13 @@
 // safetensors checkpoint every --save-every steps and at the end. --resume continues a
 // run from its checkpoint (weights, optimizer moments, step).
 //
-// Started by uopc_launch (or torchrun, Slurm, Open MPI), it trains data-parallel: each of
-// the p ranks takes batch/p of every step's sequences, the gradients are averaged over the
-// ranks, and every rank applies the same update, so the run follows the single-process one
-// (up to the order of float sums). Rank 0 prints and saves.
-//   uopc_launch --nproc 2 -- gpt_train --batch 16
+// Started by uopc_launch (or torchrun, Slurm, Open MPI) on D x T ranks, it trains
+// data-parallel over D (each of the D groups takes batch/D of every step's sequences, and the
+// gradients are averaged over them) and tensor-parallel over T (Megatron: the ranks of a
+// group share every block's heads and MLP units, frontend/nn.h), so the run follows the
+// single-process one (up to the order of float sums). Rank 0 prints and saves one checkpoint
+// in the single-process layout, which any layout resumes.
+//   uopc_launch --nproc 4 -- gpt_train --batch 16 --tp 2
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,13 +20,14 @@
 #include "absl/strings/str_format.h"
 
 #include "core/file.h"
-
+#include "core/flags.h"
+#include "distributed/graph_collectives.h"
 #include "distributed/process_group.h"
 #include "distributed/tensor_collectives.h"
+#include "distributed/tensor_parallel.h"
 #include "examples/gpt/char_corpus.h"
 #include "examples/gpt/device_flag.h"
 #include "examples/gpt/model_config.h"
-#include "core/flags.h"
 #include "frontend/nn.h"
 #include "frontend/optim.h"
 #include "frontend/realize.h"
@@ -52,13 +55,14 @@ int main(int argc, char** argv) {
   std::string data = "/usr/share/common-licenses/GPL-3", checkpoint = "gpt.safetensors",
               device = "CPU";
   int64_t layers = 2, dim = 64, heads = 4, context = 64, batch = 16, steps = 300, warmup = 30,
-          save_every = 100, seed = 0, log_every = 10, stop_at = 0;
+          save_every = 100, seed = 0, log_every = 10, stop_at = 0, tp = 1, dp = 0;
   double lr = 3e-3, min_lr = 3e-4, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
   bool resume = false, skip_nonfinite = false, tie = false;
   Flags flags(
       "usage: gpt_train [flags]\n\nTrains a character-level GPT on a text file and saves it as a "
-      "safetensors checkpoint.\nUnder `uopc_launch --nproc N -- gpt_train ...` it trains data-parallel: "
-      "--batch is split over the N ranks.");
+      "safetensors checkpoint.\nUnder `uopc_launch --nproc N -- gpt_train ...` it trains over N = "
+      "--dp x --tp ranks: --batch is split over the --dp groups, and each block over the --tp "
+      "ranks of a group.");
   flags.Add("data", &data, "the text file to train on");
   flags.Add("layers", &layers, "transformer blocks", kLayers.lo, kLayers.hi);
   flags.Add("dim", &dim, "embedding width", kDim.lo, kDim.hi);
@@ -87,24 +91,60 @@ int main(int argc, char** argv) {
   flags.Add("skip-nonfinite", &skip_nonfinite,
             "skip a step whose loss or gradients are nan or inf (default: stop the run there)");
   flags.Add("device", &device, kDeviceHelp);
+  flags.Add("tp", &tp,
+            "tensor-parallel ranks: each block's heads and MLP units are split over them "
+            "(Megatron); must divide --heads",
+            1, 4096);
+  flags.Add("dp", &dp, "data-parallel groups (0: the ranks / --tp)", 0, 4096);
   if (int rc = flags.Parse(argc, argv); rc >= 0) return rc;
 
-  // data parallelism when started as one rank of several
-  std::unique_ptr<ProcessGroup> group;
+  // several ranks: a job of dp x tp, tensor-parallel groups of consecutive ranks
+  std::unique_ptr<ProcessGroup> group, tp_group, dp_group;
+  int world = 1;
   if (std::getenv("RANK") || std::getenv("SLURM_PROCID") || std::getenv("OMPI_COMM_WORLD_RANK")) {
     absl::StatusOr<JobEnv> env = JobEnv::FromEnvironment();
     if (!env.ok()) return Fail(std::string(env.status().message()));
-    if (env->world_size > 1) {
-      if (batch % env->world_size != 0)
-        return Fail(
-            absl::StrCat("--batch ", batch, " does not split over ", env->world_size, " ranks"));
-      absl::StatusOr<std::unique_ptr<ProcessGroup>> g = ProcessGroup::Create(*env);
-      if (!g.ok()) return Fail(std::string(g.status().message()));
-      group = *std::move(g);
+    world = env->world_size;
+  }
+  const std::string job = world == 1 ? "this process is a job of 1 rank (start it under "
+                                       "uopc_launch --nproc N)"
+                                     : absl::StrCat("the job has ", world, " ranks");
+  if (dp == 0 && world % tp != 0)
+    return Fail(absl::StrCat("--tp ", tp, " does not divide the ranks: ", job));
+  if (dp == 0) dp = world / tp;
+  if (dp * tp != world)
+    return Fail(absl::StrCat("--dp ", dp, " x --tp ", tp, " makes ", dp * tp, " ranks; ", job));
+  if (batch % dp != 0)
+    return Fail(
+        absl::StrCat("--batch ", batch, " does not split over ", dp, " data-parallel groups"));
+  if (world > 1) {
+    absl::StatusOr<JobEnv> env = JobEnv::FromEnvironment();
+    absl::StatusOr<std::unique_ptr<ProcessGroup>> g = ProcessGroup::Create(*env);
+    if (!g.ok()) return Fail(std::string(g.status().message()));
+    group = *std::move(g);
+    // every rank makes every group, in one order (ProcessGroup::NewGroup)
+    auto make = [&](std::vector<int> ranks, std::unique_ptr<ProcessGroup>& mine) -> absl::Status {
+      absl::StatusOr<std::unique_ptr<ProcessGroup>> n = group->NewGroup(ranks);
+      if (!n.ok()) return n.status();
+      if (*n) mine = *std::move(n);
+      return absl::OkStatus();
+    };
+    for (int d = 0; d < dp && tp > 1; ++d) {
+      std::vector<int> ranks;
+      for (int t = 0; t < tp; ++t) ranks.push_back(d * static_cast<int>(tp) + t);
+      if (absl::Status s = make(ranks, tp_group); !s.ok()) return Fail(std::string(s.message()));
+    }
+    for (int t = 0; t < tp && dp > 1 && tp > 1; ++t) {
+      std::vector<int> ranks;
+      for (int d = 0; d < dp; ++d) ranks.push_back(d * static_cast<int>(tp) + t);
+      if (absl::Status s = make(ranks, dp_group); !s.ok()) return Fail(std::string(s.message()));
     }
   }
-  const int rank = group ? group->rank() : 0, ranks = group ? group->world_size() : 1;
-  const int64_t local = batch / ranks;                   // this rank's sequences of each step
+  ProcessGroup* dp_ranks = tp > 1 ? dp_group.get() : (dp > 1 ? group.get() : nullptr);
+  std::unique_ptr<GraphGroup> tp_graph =
+      tp_group ? std::make_unique<GraphGroup>(*tp_group) : nullptr;
+  const int rank = group ? group->rank() : 0, dp_rank = rank / static_cast<int>(tp);
+  const int64_t local = batch / dp;                      // this rank's sequences of each step
   if (rank != 0) std::cout.setstate(std::ios::failbit);  // rank 0 speaks for the job
   auto check = [](const absl::Status& s) {
     if (!s.ok()) throw Error(s);
@@ -130,6 +170,11 @@ int main(int argc, char** argv) {
     if (absl::Status w = rank == 0 ? CheckWritable(checkpoint) : absl::OkStatus(); !w.ok())
       return Fail(absl::StrCat("--checkpoint ", w.message()));  // now, not after training
     if (dim % heads) return Fail(absl::StrCat("--dim ", dim, " is not a multiple of --heads ", heads));
+    if (heads % tp)
+      return Fail(absl::StrCat("--heads ", heads, " do not split over --tp ", tp, " ranks"));
+    if (tp > 1 && dropout > 0)
+      return Fail(
+          "--dropout with --tp: dropout inside a tensor-parallel block is not supported yet");
     absl::StatusOr<CharCorpus> corpus = LoadCorpus(data, context);
     if (!corpus.ok()) return Fail(std::string(corpus.status().message()));
     if (resume && ckpt.metadata["vocab"] != corpus->vocab)
@@ -170,14 +215,23 @@ int main(int argc, char** argv) {
     if (group) check(BroadcastParameters(*group, model.Parameters()));  // one start for all
     int64_t params = 0;
     for (Tensor* p : model.Parameters()) params += p->numel().value();
+    ShardedParams sharded;  // (tensor parallelism: the parameters of which a rank holds a part)
+    if (tp_graph) {
+      model.ShardTensorParallel({tp_graph->number(), tp_group->rank(), static_cast<int>(tp)},
+                                state);
+      for (auto& [name, t] : named)
+        if (TensorParallelSplitOf(config, name)) sharded.parts.push_back(t);
+      sharded.sum = [&](const Tensor& t) { return AllReduceOf(*tp_graph, t); };
+    }
     std::cout << "gpt_train: " << corpus->tokens.size() << " characters, vocabulary "
               << corpus->vocab.size() << ", " << layers << " layers x " << dim << " dims, " << heads
               << " heads, context " << context << ": " << params << " parameters"
               << (resume ? absl::StrCat(", resuming at step ", start) : "")
-              << (group ? absl::StrCat(", data-parallel over ", ranks, " ranks") : "")
+              << (dp > 1 ? absl::StrCat(", data-parallel over ", dp, " groups") : "")
+              << (tp > 1 ? absl::StrCat(", tensor-parallel over ", tp, " ranks") : "")
               << (device == "CPU" ? "" : absl::StrCat(", on ", device)) << "\n";
     auto save = [&](int64_t step) {
-      if (rank != 0) return;
+      if (dp_rank != 0) return;  // (tensor parallelism: the first group gathers for rank 0)
       std::map<std::string, std::string> meta{{"vocab", corpus->vocab},
                                               {"layers", std::to_string(layers)},
                                               {"dim", std::to_string(dim)},
@@ -186,7 +240,15 @@ int main(int argc, char** argv) {
                                               {"tie_embeddings", tie ? "1" : "0"},
                                               {"step", std::to_string(step)},
                                               {"format", "uopc gpt 1"}};
-      if (absl::Status s = SaveModel(checkpoint, model, meta, state); !s.ok()) throw Error(s);
+      std::vector<std::pair<std::string, Tensor*>> all = named;
+      all.insert(all.end(), state.begin(), state.end());
+      std::vector<std::pair<std::string, Tensor>> whole;
+      if (tp_graph)
+        whole = GatherTensorParallel(*tp_graph, config, all);
+      else
+        for (auto& [name, t] : all) whole.emplace_back(name, *t);
+      if (rank != 0) return;
+      if (absl::Status s = SaveTensors(checkpoint, whole, meta); !s.ok()) throw Error(s);
     };
     std::vector<int32_t> xs, ys;
     auto t0 = std::chrono::steady_clock::now();
@@ -194,7 +256,7 @@ int main(int argc, char** argv) {
     const uint64_t sent_before = group ? group->bytes_sent() : 0;
     for (int64_t step = start; step < end; ++step) {
       Batch(corpus->tokens, batch, context, static_cast<uint64_t>(seed), step, &xs, &ys);
-      const int64_t first = rank * local * context;  // this rank's rows of the step's batch
+      const int64_t first = dp_rank * local * context;  // its group's rows of the step's batch
       Tensor x = Tensor::FromVector(
                  std::vector<int32_t>(xs.begin() + first, xs.begin() + first + local * context),
                  {local, context}, DType::kI32, devices.front()),
@@ -203,9 +265,10 @@ int main(int argc, char** argv) {
                  {local * context}, DType::kI32, devices.back());
       Tensor loss = model.Forward(x).Reshape({local * context, config.vocab}).CrossEntropy(y);
       loss.Backward();
-      if (group) check(AverageGradients(*group, model.Parameters(), {&loss}));
+      if (dp_ranks) check(AverageGradients(*dp_ranks, model.Parameters(), {&loss}));
       // a step with a non-finite loss or gradient changes nothing (inside the plan)
-      Tensor norm = clip > 0 ? ClipGradNorm(model.Parameters(), clip) : GradNorm(model.Parameters());
+      Tensor norm = clip > 0 ? ClipGradNorm(model.Parameters(), clip, sharded)
+                             : GradNorm(model.Parameters(), sharded);
       Tensor loss_ok = AllFinite(loss).To(norm.device());
       Tensor finite = loss_ok.Where(AllFinite(norm), loss_ok);  // both
       opt.set_lr(CosineLr(step, warmup, steps, lr, min_lr));
@@ -237,12 +300,22 @@ int main(int argc, char** argv) {
       }
       if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < end) save(step + 1);
     }
-    if (group && rank == 0 && end > start) {  // what data parallelism cost on the wire
-      const double p = ranks, sent = static_cast<double>(group->bytes_sent() - sent_before);
+    if (group && rank == 0 && end > start) {  // what the layout cost on the wire
+      // in theory, with ring all-reduces of f32: the gradients of this rank's parameters over
+      // the data-parallel groups, and per block two activations forward and two gradients
+      // back over the tensor-parallel ranks
+      double held = 0;
+      for (Tensor* p : model.Parameters()) held += static_cast<double>(p->numel().value());
+      const double ring_dp = 2.0 * (dp - 1) / dp, ring_tp = 2.0 * (tp - 1) / tp;
+      const double grads = ring_dp * held * 4,
+                   acts = ring_tp * 4.0 * layers * static_cast<double>(local * context * dim) * 4;
+      const double sent = static_cast<double>(group->bytes_sent() - sent_before);
       std::cout << "gpt_train: sent " << ByteString(static_cast<uint64_t>(sent / (end - start)))
-                << " a step to the other ranks (a ring all-reduce of the " << params
-                << " f32 gradients needs "
-                << ByteString(static_cast<uint64_t>(2 * (p - 1) / p * params * 4)) << ")\n";
+                << " a step to the other ranks (in theory "
+                << ByteString(static_cast<uint64_t>(grads + acts)) << ": "
+                << ByteString(static_cast<uint64_t>(grads)) << " of gradients over " << dp
+                << " data-parallel groups, " << ByteString(static_cast<uint64_t>(acts))
+                << " of activations over " << tp << " tensor-parallel ranks)\n";
     }
     save(end);
     std::cout << "gpt_train: saved " << checkpoint << " (" << Runtime::Get().plans().size()

@@ -17,6 +17,8 @@
 //   graph              collectives as ops of the graph (distributed/graph_collectives.h): their
 //                      values against local arithmetic, their gradients against central
 //                      finite differences of the job's total loss
+//   tp                 a GPT split over the ranks (Megatron tensor parallelism): its logits,
+//                      loss and every gradient equal the whole model's in one process
 //   hello              prints its environment and its peers' addresses, passes a barrier
 #include <algorithm>
 #include <chrono>
@@ -424,6 +426,50 @@ int GraphCollectives(ProcessGroup& pg) {
   return g_wrong ? 1 : 0;
 }
 
+int TensorParallelGpt(ProcessGroup& pg) {
+  GraphGroup g(pg);
+  GptConfig c;
+  c.vocab = 11, c.context = 8, c.dim = 24, c.heads = 6, c.layers = 2;
+  Tensor::ManualSeed(3);
+  Gpt model(c);
+  Tensor idx = Tensor::Randint(0, c.vocab, {2, 8}), target = Tensor::Randint(0, c.vocab, {16});
+  auto run = [&] {
+    for (Tensor* p : model.Parameters()) p->ZeroGrad();
+    Tensor logits = model.Forward(idx);
+    Tensor loss = logits.Reshape({16, c.vocab}).CrossEntropy(target);
+    std::vector<float> l = loss.ToVector<float>();  // (first: the forward in the loss's plan)
+    loss.Backward();
+    std::vector<std::vector<float>> out{logits.ToVector<float>(), l};
+    for (auto& [name, p] : model.NamedParameters()) out.push_back(p->grad().ToVector<float>());
+    return out;
+  };
+  std::vector<std::vector<float>> whole = run();
+  NamedParams named = model.NamedParameters();
+  std::vector<std::vector<float>> want = {whole[0], whole[1]};
+  for (size_t i = 0; i < named.size(); ++i) {  // this rank's part of each whole gradient
+    std::optional<TensorParallelSplit> split = TensorParallelSplitOf(c, named[i].first);
+    Tensor grad = Tensor::FromVector(whole[2 + i], named[i].second->shape());
+    want.push_back(split ? TakeShard(grad, *split, g.rank(), g.size()).ToVector<float>()
+                         : whole[2 + i]);
+  }
+  model.ShardTensorParallel({g.number(), g.rank(), g.size()});
+  std::vector<std::vector<float>> got = run();
+  double worst = 0;
+  for (size_t k = 0; k < want.size(); ++k) {
+    const std::string what = k == 0 ? "logits" : k == 1 ? "loss" : named[k - 2].first + " gradient";
+    Expect(got[k].size() == want[k].size(), what + ": size");
+    for (size_t i = 0; i < got[k].size() && i < want[k].size(); ++i) {
+      double d = std::abs(static_cast<double>(got[k][i]) - want[k][i]);
+      worst = std::max(worst, d);
+      Expect(d <= 1e-5,
+             absl::StrCat(what, "[", i, "] = ", got[k][i], ", whole model ", want[k][i]));
+    }
+  }
+  std::printf("tensor-parallel gpt over %d ranks: max |difference| %.3g, %d checks, %d wrong\n",
+              g.size(), worst, g_checks, g_wrong);
+  return g_wrong ? 1 : 0;
+}
+
 /// Rank 1 starts a 64 MiB all-reduce and then is killed or stopped (`sig`) in the middle.
 int Fault(ProcessGroup& g, int sig) {
   std::vector<float> x((64 << 20) / 4, 1.0f);
@@ -520,6 +566,7 @@ int main(int argc, char** argv) {
   if (scenario == "linear") return DataParallelLinear(group);
   if (scenario == "groups") return Groups(group);
   if (scenario == "graph") return GraphCollectives(group);
+  if (scenario == "tp") return TensorParallelGpt(group);
   if (scenario == "reuse") return Reuse(group);
   if (scenario == "die") return Fault(group, SIGKILL);
   if (scenario == "stall") return Fault(group, SIGSTOP);

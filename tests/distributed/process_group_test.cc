@@ -82,6 +82,17 @@ TEST_P(GraphCollectives, EqualArithmeticAndFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, GraphCollectives, testing::Values(2, 3));
 
+// A GPT split over the ranks (Megatron tensor parallelism): its logits, loss and every
+// gradient (this rank's part of the split ones) equal the whole model's.
+TEST_P(GraphCollectives, TensorParallelGptEqualsTheWholeModel) {
+  const int p = GetParam();
+  CommandResult j = RunCommand(Launch(p, "tp"), 300);
+  EXPECT_EQ(j.status, 0) << j.out;
+  EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(p - 1) + "] tensor-parallel gpt over "))
+      << j.out;
+  EXPECT_FALSE(Has(j.out, "WRONG")) << j.out;
+}
+
 // The same over TCP, which ranks on different hosts use (here the ring forwards too).
 TEST(CollectivesOverTcp, EqualLocalArithmetic) {
   CommandResult j = RunCommand(Launch(3, "collectives big", "UOPC_UNIX_SOCKETS=0"), 600);

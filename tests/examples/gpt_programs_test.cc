@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "core/json.h"
+#include "frontend/safetensors.h"
 #include "tests/testing/command.h"
 #include "tests/testing/server_process.h"
 
@@ -134,7 +135,7 @@ TEST(GptTrain, DataParallelOverTwoRanksFollowsTheSingleProcessRun) {
                  300);
   ASSERT_EQ(two.status, 0) << two.out;
   EXPECT_NE(two.out.find("[rank 0] gpt_train: "), std::string::npos) << two.out;
-  EXPECT_NE(two.out.find("data-parallel over 2 ranks"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("data-parallel over 2 groups"), std::string::npos) << two.out;
   EXPECT_EQ(two.out.find("[rank 1] step"), std::string::npos) << two.out;  // rank 0 speaks
   std::vector<double> a = Losses(one.out), b = Losses(two.out);
   ASSERT_EQ(a.size(), 4u) << one.out;
@@ -145,12 +146,106 @@ TEST(GptTrain, DataParallelOverTwoRanksFollowsTheSingleProcessRun) {
   EXPECT_EQ(PlansCompiled(two.out), PlansCompiled(one.out) + 1) << one.out << two.out;
   // what it sent a step is what a ring all-reduce of the gradients must send
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(two.out, m,
-                                std::regex("sent ([0-9.]+) KiB a step to the other ranks \\(a ring "
-                                           "all-reduce of the [0-9]+ f32 gradients needs "
-                                           "([0-9.]+) KiB\\)")))
+  ASSERT_TRUE(std::regex_search(
+      two.out, m,
+      std::regex("sent ([0-9.]+) KiB a step to the other ranks \\(in theory ([0-9.]+) KiB: ")))
       << two.out;
   EXPECT_NEAR(std::stod(m[1]), std::stod(m[2]), 0.02 * std::stod(m[2])) << m[0];
+}
+
+// The largest difference between two checkpoints' tensors (f32, the same names and shapes).
+double MaxDifference(const std::string& a_path, const std::string& b_path) {
+  absl::StatusOr<uopc::Checkpoint> a = uopc::LoadSafetensors(a_path),
+                                   b = uopc::LoadSafetensors(b_path);
+  EXPECT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  if (!a.ok() || !b.ok()) return 1e9;
+  EXPECT_EQ(a->tensors.size(), b->tensors.size());
+  double worst = 0;
+  for (const auto& [name, t] : a->tensors) {
+    const uopc::HostTensor* u = b->Find(name);
+    EXPECT_TRUE(u != nullptr && u->bytes.size() == t.bytes.size()) << name;
+    if (!u || u->bytes.size() != t.bytes.size()) return 1e9;
+    const float* x = reinterpret_cast<const float*>(t.bytes.data());
+    const float* y = reinterpret_cast<const float*>(u->bytes.data());
+    for (size_t i = 0; i < t.bytes.size() / 4; ++i)
+      worst = std::max(worst, static_cast<double>(std::abs(x[i] - y[i])));
+  }
+  return worst;
+}
+
+// Megatron tensor parallelism, alone and with data parallelism: the ranks follow the
+// single-process run step for step (the same printed losses), and the checkpoint rank 0
+// gathers is the single-process one to 1e-5, which another layout resumes.
+TEST(GptTrain, TensorParallelLayoutsFollowTheSingleProcessRun) {
+  const std::string args = kSmall + " --steps 20 --log-every 1";
+  auto launch = [&](int nproc, const std::string& more) {
+    return RunCommand(Runfile("distributed/uopc_launch") + " --nproc " + std::to_string(nproc) +
+                          " -- " + Bin("gpt_train") + args + more,
+                      600);
+  };
+  CommandResult one = RunCommand(Bin("gpt_train") + args + " --checkpoint " + Tmp("1.safetensors"));
+  ASSERT_EQ(one.status, 0) << one.out;
+  const std::vector<double> want = Losses(one.out);
+  ASSERT_EQ(want.size(), 20u) << one.out;
+  struct Layout {
+    int nproc;
+    std::string flags, says;
+  };
+  for (const Layout& l : {Layout{2, " --tp 2", "tensor-parallel over 2 ranks"},
+                          Layout{4, " --tp 2 --dp 2",
+                                 "data-parallel over 2 groups, tensor-parallel "
+                                 "over 2 ranks"}}) {
+    const std::string ckpt = Tmp(std::to_string(l.nproc) + ".safetensors");
+    CommandResult r = launch(l.nproc, l.flags + " --checkpoint " + ckpt);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find(l.says), std::string::npos) << r.out;
+    EXPECT_EQ(Losses(r.out), want) << l.flags << "\n" << r.out;
+    EXPECT_LE(MaxDifference(Tmp("1.safetensors"), ckpt), 1e-5) << l.flags;
+    // what it sent is what the layout must send: gradients over the data-parallel groups,
+    // two activations a block each way over the tensor-parallel ranks
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m,
+                                  std::regex("sent ([0-9.]+) KiB a step to the other "
+                                             "ranks \\(in theory ([0-9.]+) KiB")))
+        << r.out;
+    EXPECT_NEAR(std::stod(m[1]), std::stod(m[2]), 0.02 * std::stod(m[2])) << m[0];
+  }
+  // stopped under tp2 after 10 steps, resumed in one process: the one-process checkpoint
+  CommandResult a = launch(2, " --tp 2 --stop-at 10 --checkpoint " + Tmp("r.safetensors"));
+  ASSERT_EQ(a.status, 0) << a.out;
+  CommandResult b =
+      RunCommand(Bin("gpt_train") + args + " --resume --checkpoint " + Tmp("r.safetensors"));
+  ASSERT_EQ(b.status, 0) << b.out;
+  EXPECT_NE(b.out.find("resuming at step 10"), std::string::npos) << b.out;
+  EXPECT_LE(MaxDifference(Tmp("1.safetensors"), Tmp("r.safetensors")), 1e-5);
+  // and the other way: a one-process checkpoint resumed under tp2
+  CommandResult c =
+      RunCommand(Bin("gpt_train") + args + " --stop-at 10 --checkpoint " + Tmp("s.safetensors"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  CommandResult d = launch(2, " --tp 2 --resume --checkpoint " + Tmp("s.safetensors"));
+  ASSERT_EQ(d.status, 0) << d.out;
+  EXPECT_LE(MaxDifference(Tmp("1.safetensors"), Tmp("s.safetensors")), 1e-5);
+}
+
+TEST(GptTrain, RefusesALayoutThatDoesNotFitTheJob) {
+  CommandResult r = RunCommand(Bin("gpt_train") + kSmall + " --steps 1 --tp 2");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out,
+            "gpt_train: --tp 2 does not divide the ranks: this process is a job of 1 rank (start "
+            "it under uopc_launch --nproc N)\n");
+  CommandResult dp = RunCommand(Runfile("distributed/uopc_launch") + " --nproc 2 -- " +
+                                    Bin("gpt_train") + kSmall + " --steps 1 --dp 2 --tp 2",
+                                120);
+  EXPECT_NE(dp.status, 0);
+  EXPECT_NE(dp.out.find("gpt_train: --dp 2 x --tp 2 makes 4 ranks; the job has 2 ranks"),
+            std::string::npos)
+      << dp.out;
+  CommandResult heads = RunCommand(Runfile("distributed/uopc_launch") + " --nproc 3 -- " +
+                                       Bin("gpt_train") + kSmall + " --steps 1 --tp 3",
+                                   120);
+  EXPECT_NE(heads.status, 0);
+  EXPECT_NE(heads.out.find("--heads 2 do not split over --tp 3 ranks"), std::string::npos)
+      << heads.out;
 }
 
 // UOPC_TRACE under uopc_launch: one trace of both ranks, each with its plans, kernels,

@@ -2,6 +2,7 @@
 // logits and every gradient; a whole block against f64 finite differences; training
 // determinism, plan reuse and flat memory.
 #include <cmath>
+#include <map>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include "frontend/nn.h"
 #include "frontend/optim.h"
 #include "frontend/realize.h"
+#include "tests/testing/error_of.h"
 
 namespace uopc {
 namespace {
@@ -143,6 +145,46 @@ TEST(Gpt, ParametersHaveGpt2NamesAndLayouts) {
   EXPECT_EQ(got[got.size() - 3].first, "ln_f.weight");
   EXPECT_EQ(got.back().first, "lm_head.weight");
   EXPECT_EQ(got.back().second->shape(), (TensorShape{7, 8}));
+}
+
+// Tensor parallelism keeps this rank's columns of c_attn (of q, of k and of v) and c_fc, its
+// rows of the c_projs, and the rest whole; the optimizer's state named after a parameter
+// is split as it is.
+TEST(Gpt, TensorParallelKeepsThisRanksPartOfEachBlock) {
+  Tensor::ManualSeed(3);
+  Gpt model(kSmall);  // dim 8, heads 2
+  std::vector<float> c_attn = model.h[0]->attn.c_attn.weight.ToVector<float>();
+  Tensor moment = Tensor::Ones({32, 8}).Realize();
+  model.ShardTensorParallel({0, 1, 2}, {{"optim.m.h.0.mlp.c_proj.weight", &moment}});
+  std::map<std::string, TensorShape> want = {{"h.0.attn.c_attn.weight", {8, 12}},
+                                             {"h.0.attn.c_attn.bias", {12}},
+                                             {"h.0.attn.c_proj.weight", {4, 8}},
+                                             {"h.0.attn.c_proj.bias", {8}},
+                                             {"h.0.mlp.c_fc.weight", {8, 16}},
+                                             {"h.0.mlp.c_fc.bias", {16}},
+                                             {"h.0.mlp.c_proj.weight", {16, 8}},
+                                             {"h.0.ln_1.weight", {8}},
+                                             {"wte.weight", {7, 8}}};
+  for (auto& [name, t] : model.NamedParameters())
+    if (want.contains(name)) EXPECT_EQ(t->shape(), want[name]) << name;
+  EXPECT_EQ(moment.shape(), (TensorShape{16, 8}));
+  EXPECT_EQ(model.h[0]->attn.heads, 1);
+  std::vector<float> part = model.h[0]->attn.c_attn.weight.ToVector<float>();
+  for (int r = 0; r < 8; ++r)
+    for (int k = 0; k < 3; ++k)  // q, k, v: columns [k * 8 + 4, k * 8 + 8) of the whole
+      for (int c = 0; c < 4; ++c)
+        EXPECT_EQ(part[r * 12 + k * 4 + c], c_attn[r * 24 + k * 8 + 4 + c]) << r << " " << k;
+  EXPECT_TRUE(model.h[0]->attn.c_attn.weight.requires_grad());
+  EXPECT_EQ(testing::ErrorOf([&] {
+              model.ShardTensorParallel({0, 0, 2});
+            }),
+            "gpt: the model is split for tensor parallelism already");
+  Gpt other(kSmall);
+  EXPECT_EQ(testing::ErrorOf([&] {
+              other.ShardTensorParallel({0, 0, 3});
+            }),
+            "gpt: tensor parallelism of rank 0 of 3 ranks with 2 heads; expected a rank in [0, "
+            "size) and a size dividing heads");
 }
 
 TEST(Gpt, LogitsAndEveryGradientMatchTheNaiveReference) {
