@@ -15,24 +15,27 @@ CollectiveArg GraphGroup::Arg(CollectiveKind kind, CollectiveKind grad, Ops redu
   return CollectiveArg{kind, grad, reduce, number_, size()};
 }
 
-absl::Status GraphGroup::Run(const CollectiveArg& c, const void* in, void* out, int64_t count,
-                             DType dtype) {
+CollectiveGroup::Wait GraphGroup::Start(const CollectiveArg& c, const void* in, void* out,
+                                        int64_t count, DType dtype) {
   const ReduceOp op = c.reduce == Ops::MAX ? ReduceOp::kMax : ReduceOp::kSum;
+  auto waiting = [](std::shared_ptr<Work> w) -> Wait { return [w] { return w->Wait(); }; };
   switch (c.kind) {
     case CollectiveKind::kIdentity:
       if (in != out) std::memcpy(out, in, count * DTypeSize(dtype));
-      return absl::OkStatus();
+      return [] { return absl::OkStatus(); };
     case CollectiveKind::kAllReduce:
       if (in != out) std::memcpy(out, in, count * DTypeSize(dtype));
-      return group_.AllReduce(out, count, dtype, op)->Wait();
-    case CollectiveKind::kAllGather: return group_.AllGather(in, out, count, dtype)->Wait();
+      return waiting(group_.AllReduce(out, count, dtype, op));
+    case CollectiveKind::kAllGather: return waiting(group_.AllGather(in, out, count, dtype));
     case CollectiveKind::kReduceScatter:
-      if (count % size())
-        return absl::InvalidArgumentError(absl::StrCat(
+      if (count % size()) {
+        absl::Status bad = absl::InvalidArgumentError(absl::StrCat(
             "reduce_scatter: ", count, " elements do not split over ", size(), " ranks"));
-      return group_.ReduceScatter(in, out, count / size(), dtype, op)->Wait();
+        return [bad] { return bad; };
+      }
+      return waiting(group_.ReduceScatter(in, out, count / size(), dtype, op));
   }
-  return absl::InternalError("collective: an unknown kind");
+  return [] { return absl::InternalError("collective: an unknown kind"); };
 }
 
 Tensor CopyToGroup(const GraphGroup& g, const Tensor& x) {

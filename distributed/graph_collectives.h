@@ -25,8 +25,8 @@ class GraphGroup : public CollectiveGroup {
 
   int rank() const override { return group_.rank(); }
   int size() const override { return group_.world_size(); }
-  absl::Status Run(const CollectiveArg& c, const void* in, void* out, int64_t count,
-                   DType dtype) override;
+  Wait Start(const CollectiveArg& c, const void* in, void* out, int64_t count,
+             DType dtype) override;
   /// The group's number in this process (what its COLLECTIVE ops carry).
   int number() const { return number_; }
   /// The COLLECTIVE argument of `kind` over this group, whose gradient does `grad`.

@@ -49,7 +49,8 @@ bool IsKernel(const UOp& u) { return u.is(Ops::STAGE) || u.is(Ops::ASSIGN); }
 // The kernels (STAGEs and in-place writes) of `order`, in the order they run: each after the
 // kernels it reads (or whose writes it reads, through AFTER), and each write after every
 // kernel that reads the buffer it writes without depending on the write (those read the
-// old contents); otherwise in the order of `order`.
+// old contents); otherwise a collective as soon as it can run, and the rest in the order of
+// `order`.
 absl::StatusOr<std::vector<UOp>> KernelOrder(const std::vector<UOp>& order) {
   std::vector<UOp> kernels;
   absl::flat_hash_map<const UOp::Node*, int> index;
@@ -101,16 +102,20 @@ absl::StatusOr<std::vector<UOp>> KernelOrder(const std::vector<UOp>& order) {
       ++waiting[k];
       users[d].push_back(static_cast<int>(k));
     }
-  std::set<int> ready;
+  // (a collective first: it runs while the kernels after it do)
+  auto key = [&](int k) {
+    return std::pair{!(kernels[k].is(Ops::STAGE) && kernels[k].src(0).is(Ops::COLLECTIVE)), k};
+  };
+  std::set<std::pair<bool, int>> ready;
   for (size_t k = 0; k < n; ++k)
-    if (!waiting[k]) ready.insert(static_cast<int>(k));
+    if (!waiting[k]) ready.insert(key(static_cast<int>(k)));
   std::vector<UOp> out;
   while (!ready.empty()) {
-    int k = *ready.begin();
+    int k = ready.begin()->second;
     ready.erase(ready.begin());
     out.push_back(kernels[k]);
     for (int u : users[k])
-      if (--waiting[u] == 0) ready.insert(u);
+      if (--waiting[u] == 0) ready.insert(key(u));
   }
   if (out.size() != n)
     return absl::InvalidArgumentError(

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "absl/status/statusor.h"
 
@@ -19,11 +20,18 @@ class CollectiveGroup {
   /// This process's rank in the group, and the group's size.
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  /// Runs `c.kind` over host memory, blocking until done: `in` holds `count` elements of
-  /// `dtype` (this rank's value), `out` gets the result (count elements for an all-reduce,
-  /// size() * count for an all-gather, count / size() for a reduce-scatter).
-  virtual absl::Status Run(const CollectiveArg& c, const void* in, void* out, int64_t count,
-                           DType dtype) = 0;
+  /// What waits for a started collective: its status once it is done.
+  using Wait = std::function<absl::Status()>;
+  /// Starts `c.kind` over host memory: `in` holds `count` elements of `dtype` (this rank's
+  /// value), `out` gets the result (count elements for an all-reduce, size() * count for an
+  /// all-gather, count / size() for a reduce-scatter). Neither may be touched until the
+  /// returned Wait has returned; collectives run in the order they are started.
+  virtual Wait Start(const CollectiveArg& c, const void* in, void* out, int64_t count,
+                     DType dtype) = 0;
+  /// Start, then wait.
+  absl::Status Run(const CollectiveArg& c, const void* in, void* out, int64_t count, DType dtype) {
+    return Start(c, in, out, count, dtype)();
+  }
 };
 
 /// Registers `group` (which must outlive its registration); returns its number.

@@ -48,6 +48,8 @@ class PlanRun {
   absl::Status Kernel(size_t i, const Plan::Kernel& k);
   absl::Status Copy(size_t i, const Plan::Copy& c);
   absl::Status Collective(size_t i, const Plan::Collective& c);
+  /// Waits for the collective in flight on `buffer`, if one is.
+  absl::Status Settle(int buffer);
   /// The device a step runs on: a kernel's (where it writes), a copy's destination, a
   /// collective's.
   Device* StepDevice(const Plan::Step& s) const;
@@ -63,6 +65,8 @@ class PlanRun {
   absl::flat_hash_set<std::pair<Device*, int>> waited_;
   std::vector<std::vector<uint8_t>> staging_;  // host copies between plugins, until the end
   std::vector<Device*> used_;
+  // collectives in flight: what waits for each, by the buffers it reads and writes
+  absl::flat_hash_map<int, std::shared_ptr<CollectiveGroup::Wait>> in_flight_;
 };
 
 absl::Status PlanRun::Bind(absl::Span<const Buffer> inputs) {
@@ -127,8 +131,21 @@ absl::Status PlanRun::WaitFor(Device* d, int step) {
   return d->Wait(events_[step]);
 }
 
-// RAW and WAW: the last writer; WAR: the readers since.
+absl::Status PlanRun::Settle(int buffer) {
+  auto it = in_flight_.find(buffer);
+  if (it == in_flight_.end()) return absl::OkStatus();
+  std::shared_ptr<CollectiveGroup::Wait> wait = it->second;
+  std::vector<int> done;  // its buffers
+  for (const auto& [b, w] : in_flight_)
+    if (w == wait) done.push_back(b);
+  for (int b : done) in_flight_.erase(b);
+  return (*wait)();
+}
+
+// RAW and WAW: the last writer; WAR: the readers since. A collective in flight on the
+// buffer: it is done first (the host waits).
 absl::Status PlanRun::Order(Device* d, int buffer, bool write) {
+  RETURN_IF_ERROR(Settle(buffer));
   const Access& a = access_[buffer];
   if (a.writer >= 0) RETURN_IF_ERROR(WaitFor(d, a.writer));
   if (write)
@@ -198,8 +215,10 @@ absl::Status PlanRun::Copy(size_t i, const Plan::Copy& c) {
   return absl::OkStatus();
 }
 
-// The host runs it, between the work queued before it and after it on its device: on the
-// buffers' memory where the device is the host's (a CPU), else on host copies of them.
+// The host starts it once the work queued before it on its device is done: on the buffers'
+// memory where the device is the host's (a CPU), and then later steps run while it is in
+// flight, until one touches its buffers (Order) or the run ends; elsewhere on host copies of
+// them, waited for at once.
 absl::Status PlanRun::Collective(size_t i, const Plan::Collective& c) {
   Device* d = step_device_[i];
   ASSIGN_OR_RETURN(CollectiveGroup * group, FindCollectiveGroup(c.arg.group));
@@ -214,7 +233,12 @@ absl::Status PlanRun::Collective(size_t i, const Plan::Collective& c) {
   const uint64_t in_bytes = c.count * DTypeSize(dtype), out_bytes = plan_.buffers[c.dst].bytes();
   absl::StatusOr<void*> in_at = d->Address(in), out_at = d->Address(out);
   if (d->type() == UOPC_DEVICE_CPU && in_at.ok() && out_at.ok()) {
-    RETURN_IF_ERROR(group->Run(c.arg, *in_at, *out_at, c.count, dtype));
+    auto wait = std::make_shared<CollectiveGroup::Wait>(
+        [done = group->Start(c.arg, *in_at, *out_at, c.count, dtype), where = Where(i)] {
+          return Prefixed(done(), where);  // (a later step waits: the error names this one)
+        });
+    in_flight_[c.src] = wait;  // (two statements: an insert may move the other entry)
+    in_flight_[c.dst] = wait;
   } else {
     std::vector<uint8_t> host_in(in_bytes), host_out(out_bytes);
     RETURN_IF_ERROR(d->CopyOut(host_in.data(), in, in_bytes));
@@ -256,8 +280,9 @@ void PlanRun::Trace(size_t i, int64_t start, int64_t end) const {
     return;
   }
   if (const auto* c = std::get_if<Plan::Collective>(&s.op)) {
-    trace::Record("collective", std::string(CollectiveKindName(c->arg.kind)), device, start, end,
-                  {{"bytes", std::to_string(bufs_[c->src].bytes())}, {"device", device}});
+    // (the start of it: the collective itself is on the "collectives" track, with what it sent)
+    trace::Record("collective step", std::string(CollectiveKindName(c->arg.kind)), device, start,
+                  end, {{"bytes", std::to_string(bufs_[c->src].bytes())}, {"device", device}});
     return;
   }
   const auto& k = std::get<Plan::Kernel>(s.op);
@@ -287,6 +312,10 @@ absl::Status PlanRun::Step(size_t i) {
 
 absl::Status PlanRun::Finish() {
   absl::Status first;
+  while (!in_flight_.empty()) {
+    absl::Status s = Settle(in_flight_.begin()->first);
+    if (first.ok() && !s.ok()) first = s;
+  }
   for (Device* d : used_) {
     absl::Status s = d->Synchronize();
     if (first.ok() && !s.ok()) first = Prefixed(s, absl::StrCat("run plan on ", d->name()));

@@ -21,6 +21,7 @@
 
 #include "core/file.h"
 #include "core/flags.h"
+#include "distributed/data_parallel.h"
 #include "distributed/graph_collectives.h"
 #include "distributed/process_group.h"
 #include "distributed/tensor_collectives.h"
@@ -56,7 +57,7 @@ int main(int argc, char** argv) {
               device = "CPU";
   int64_t layers = 2, dim = 64, heads = 4, context = 64, batch = 16, steps = 300, warmup = 30,
           save_every = 100, seed = 0, log_every = 10, stop_at = 0, tp = 1, dp = 0;
-  double lr = 3e-3, min_lr = 3e-4, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
+  double lr = 3e-3, min_lr = 3e-4, weight_decay = 0.01, clip = 1.0, dropout = 0.0, bucket_mb = 25.0;
   bool resume = false, skip_nonfinite = false, tie = false;
   Flags flags(
       "usage: gpt_train [flags]\n\nTrains a character-level GPT on a text file and saves it as a "
@@ -96,6 +97,10 @@ int main(int argc, char** argv) {
             "(Megatron); must divide --heads",
             1, 4096);
   flags.Add("dp", &dp, "data-parallel groups (0: the ranks / --tp)", 0, 4096);
+  flags.Add("bucket-mb", &bucket_mb,
+            "data parallelism: gradients are all-reduced in buckets of this many MiB, each as "
+            "soon as the backward pass has made it",
+            0.001, 1024);
   if (int rc = flags.Parse(argc, argv); rc >= 0) return rc;
 
   // several ranks: a job of dp x tp, tensor-parallel groups of consecutive ranks
@@ -143,6 +148,8 @@ int main(int argc, char** argv) {
   ProcessGroup* dp_ranks = tp > 1 ? dp_group.get() : (dp > 1 ? group.get() : nullptr);
   std::unique_ptr<GraphGroup> tp_graph =
       tp_group ? std::make_unique<GraphGroup>(*tp_group) : nullptr;
+  std::unique_ptr<GraphGroup> dp_graph =
+      dp_ranks ? std::make_unique<GraphGroup>(*dp_ranks) : nullptr;
   const int rank = group ? group->rank() : 0, dp_rank = rank / static_cast<int>(tp);
   const int64_t local = batch / dp;                      // this rank's sequences of each step
   if (rank != 0) std::cout.setstate(std::ios::failbit);  // rank 0 speaks for the job
@@ -265,7 +272,9 @@ int main(int argc, char** argv) {
                  {local * context}, DType::kI32, devices.back());
       Tensor loss = model.Forward(x).Reshape({local * context, config.vocab}).CrossEntropy(y);
       loss.Backward();
-      if (dp_ranks) check(AverageGradients(*dp_ranks, model.Parameters(), {&loss}));
+      if (dp_graph)
+        AverageGradientsInPlan(*dp_graph, model.Parameters(),
+                               static_cast<int64_t>(bucket_mb * (1 << 20)));
       // a step with a non-finite loss or gradient changes nothing (inside the plan)
       Tensor norm = clip > 0 ? ClipGradNorm(model.Parameters(), clip, sharded)
                              : GradNorm(model.Parameters(), sharded);
