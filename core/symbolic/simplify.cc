@@ -57,9 +57,19 @@ bool Learn(const UOp& c, bool holds, Bounds& out) {
   return false;
 }
 
+// Whether `a` reads memory other than as itself: a load inside it is read where c fails as
+// well (renderers read a load lazily only where it is a WHERE's branch itself), so its index
+// must keep the clamp (valid ? idx : 0) that knowing c would remove.
+// (`a` may be a load itself, of a buffer or of an accumulator, whose loop reads more).
+bool ReadsInside(const UOp& a) {
+  for (const UOp& x : a.Toposort())
+    if (x.is(Ops::LOAD) && !(x == a)) return true;
+  return false;
+}
 
 // where(c, a, b) -> where(c, a', b): a simplified knowing c
 UOp SimplifyUnderGate(const Match& m) {
+  if (ReadsInside(m["a"])) return UOp();
   Bounds learned;
   if (!Learn(m["c"], true, learned)) return UOp();
   // each leaf that c narrows becomes a VAR of its narrowed bounds inside `a`

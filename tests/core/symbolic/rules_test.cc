@@ -235,6 +235,20 @@ TEST_F(Rules, AValueUnderAGateKnowsTheGateHolds) {
   EXPECT_EQ(S(same), S(r.Mod(3)));  // (r < 8 is true: where folds)
 }
 
+// A load inside the gated value (not the value itself) is read where the gate fails too, so
+// its index keeps its clamp; a load that is the value is read only where the gate holds.
+TEST_F(Rules, ALoadInsideAGatedValueKeepsItsClampedIndex) {
+  UOp r = UOp::Range(72, 0);
+  UOp valid = UOp::Derived(Ops::AND, {UOp::Int(23).Lt(r), r.Lt(48)});
+  UOp buf = UOp::Buffer(DType::kF32, 0, 24);
+  UOp clamped = valid.Where(r + -24, UOp::Int(0));
+  UOp read = buf.Index(clamped).Load();
+  UOp zero = UOp::Const(DType::kF32, 0.0);
+  EXPECT_EQ(S(valid.Where(read, zero)), valid.Where(buf.Index(r + -24).Load(), zero));
+  UOp inside = valid.Where(read * 2.0, zero);  // (as a sum's loop reads it, under a PAD)
+  EXPECT_EQ(S(inside), inside) << ToUir(S(inside));
+}
+
 // Simplify never makes a graph the verifier refuses: a divisor that folds to 0 leaves the
 // graph as it was.
 TEST_F(Rules, ADivisorThatFoldsToZeroLeavesTheGraphAsItWas) {
