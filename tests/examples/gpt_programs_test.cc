@@ -209,6 +209,8 @@ TEST(GptTrain, TensorParallelLayoutsFollowTheSingleProcessRun) {
     EXPECT_NE(r.out.find(l.says), std::string::npos) << r.out;
     EXPECT_EQ(Losses(r.out), want) << l.flags << "\n" << r.out;
     EXPECT_LE(MaxDifference(Tmp("1.safetensors"), ckpt), 1e-5) << l.flags;
+    CommandResult g = RunCommand(Bin("gpt_generate") + " --checkpoint " + ckpt + " --tokens 5");
+    EXPECT_EQ(g.status, 0) << g.out;  // one process samples from it
     // what it sent is what the layout must send: gradients over the data-parallel groups,
     // two activations a block each way over the tensor-parallel ranks
     std::smatch m;
