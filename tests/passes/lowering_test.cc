@@ -161,6 +161,25 @@ TEST(Plan, ACollectiveIsAStepBetweenKernels) {
   }
 }
 
+// A collective is placed as soon as its value is made, ahead of kernels that were ready
+// before it (they run while it is in flight): DDP's buckets, started during the backward.
+TEST(Plan, ACollectiveStartsAsSoonAsItsValueIsMade) {
+  const std::string text =
+      "%0 = buffer 8 : dtype=f32 slot=0 device=CPU:0\n"
+      "%1 = add %0, %0\n%2 = stage %1 : device=CPU:0\n"  // A
+      "%3 = mul %0, %0\n%4 = stage %3 : device=CPU:0\n"  // B1
+      "%5 = add %4, %4\n%6 = stage %5 : device=CPU:0\n"  // B2, after B1
+      "%7 = collective %2 : kind=all_reduce grad=all_reduce op=add group=1 size=2\n"
+      "%8 = sink %2, %6, %7\n";
+  CanonicalGraph c = Canonicalize(*ParseUir(text));
+  PassManager pm = LoweringPipeline();
+  absl::StatusOr<Plan> p = Lower(c.sink, static_cast<int>(c.inputs.size()), pm);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->steps.size(), 4u) << PlanString(*p);
+  EXPECT_TRUE(std::holds_alternative<Plan::Kernel>(p->steps[0].op)) << PlanString(*p);
+  EXPECT_TRUE(std::holds_alternative<Plan::Collective>(p->steps[1].op)) << PlanString(*p);
+}
+
 TEST(Plan, ACopyIsAStepBetweenTheKernelsOfTwoDevices) {
   UOp g = *ParseUir(kTwoDevices);
   CanonicalGraph c = Canonicalize(g);
