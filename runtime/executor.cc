@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 #include "core/status_macros.h"
@@ -307,6 +308,8 @@ absl::Status PlanRun::Step(size_t i) {
     done = Copy(i, *c);
   else
     done = Collective(i, std::get<Plan::Collective>(s.op));
+  // (a collective in flight that failed, waited for here, names its own step)
+  if (absl::StartsWith(done.message(), "run plan: step ")) return done;
   return Prefixed(done, Where(i));
 }
 

@@ -17,6 +17,7 @@
 //   graph              collectives as ops of the graph (distributed/graph_collectives.h): their
 //                      values against local arithmetic, their gradients against central
 //                      finite differences of the job's total loss
+//   die-in-plan        rank 1 kills itself (SIGKILL) while a plan's 64 MiB all-reduce step runs
 //   tp                 a GPT split over the ranks (Megatron tensor parallelism): its logits,
 //                      loss and every gradient equal the whole model's in one process
 //   hello              prints its environment and its peers' addresses, passes a barrier
@@ -426,6 +427,31 @@ int GraphCollectives(ProcessGroup& pg) {
   return g_wrong ? 1 : 0;
 }
 
+int DieInPlan(ProcessGroup& pg) {
+  GraphGroup g(pg);
+  Tensor x = Tensor::Ones({(64 << 20) / 4}).Realize();
+  Must(pg.Barrier()->Wait());
+  std::thread killer;
+  if (g.rank() == 1)
+    killer = std::thread([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::printf("raising %s\n", strsignal(SIGKILL));
+      std::fflush(stdout);
+      raise(SIGKILL);
+    });
+  try {
+    Tensor y = AllReduceOf(g, x * 2) + 1;
+    y.Realize();
+  } catch (const Error& e) {
+    std::printf("FAILED: %s\n", e.what());
+    std::fflush(stdout);
+    std::exit(3);
+  }
+  std::printf("the plan finished\n");
+  if (killer.joinable()) killer.join();
+  return 0;
+}
+
 int TensorParallelGpt(ProcessGroup& pg) {
   GraphGroup g(pg);
   GptConfig c;
@@ -567,6 +593,7 @@ int main(int argc, char** argv) {
   if (scenario == "groups") return Groups(group);
   if (scenario == "graph") return GraphCollectives(group);
   if (scenario == "tp") return TensorParallelGpt(group);
+  if (scenario == "die-in-plan") return DieInPlan(group);
   if (scenario == "reuse") return Reuse(group);
   if (scenario == "die") return Fault(group, SIGKILL);
   if (scenario == "stall") return Fault(group, SIGSTOP);

@@ -241,6 +241,20 @@ TEST(Faults, ARankKilledMidAllReduceFailsTheOthersNamingIt) {
 
 // A stopped (silent) rank: the others fail when the timeout runs out, naming it, and the
 // launcher stops the job (the stopped rank included) with a failure.
+// The same inside a plan: a rank killed while a collective step of the plan runs makes the
+// other ranks' plans fail with the step and the lost rank named.
+TEST(Faults, ARankKilledMidPlanFailsTheOthersPlansNamingIt) {
+  CommandResult j = RunCommand(Launch(3, "die-in-plan", "UOPC_TIMEOUT=30"), 60);
+  EXPECT_EQ(j.status, 128 + 9) << j.out;
+  EXPECT_TRUE(Has(j.out, "uopc_launch: rank 1 was killed by signal 9")) << j.out;
+  for (const char* r : {"[rank 0] FAILED: ", "[rank 2] FAILED: "})
+    EXPECT_TRUE(Has(j.out, std::string(r) + "run plan: step 1 (all_reduce of 16777216 x f32 on "
+                                            "CPU:0 over group 1 of 3 ranks): rank "))
+        << j.out;
+  EXPECT_TRUE(Has(j.out, "rank 1's connection dropped")) << j.out;
+  EXPECT_FALSE(Has(j.out, "the plan finished")) << j.out;
+}
+
 TEST(Faults, AStalledRankTimesOutTheOthersNamingIt) {
   CommandResult j = RunCommand(Launch(3, "stall", "UOPC_TIMEOUT=3"), 60);
   EXPECT_EQ(j.status, 3) << j.out;
