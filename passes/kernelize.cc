@@ -1,5 +1,6 @@
 #include "passes/kernelize.h"
 
+#include <functional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -10,6 +11,7 @@
 #include "core/placement.h"
 #include "core/status_macros.h"
 #include "core/substitute.h"
+#include "core/verify.h"
 
 namespace uopc {
 
@@ -148,6 +150,90 @@ const PatternMatcher kCopyRules({
      }},
 });
 
+// A matrix whose rows a sum reads along their contiguous elements while the output runs
+// across the rows (dY @ W^T in a backward pass): rangeify can only sum each output on its
+// own, reading W by columns. Read instead from a
+// transposed copy (a small kernel of its own), the output's loop runs along contiguous
+// memory and gets a row of sums. The sums keep their order, so values do not change.
+constexpr int64_t kTransposeRows = 16;  // fewer rows: not worth a copy
+
+// The sizes of `s` that are not 1.
+std::vector<int64_t> Sizes(const Shape& s) {
+  std::vector<int64_t> out;
+  for (const Dim& d : s) {
+    if (!d.IsStatic()) return {-1};
+    if (d.value() != 1) out.push_back(d.value());
+  }
+  return out;
+}
+
+// The view chain of `v` (EXPANDs, and RESHAPEs that only add or drop dims of 1) down to a
+// view of a buffer as a (rows, columns) matrix: that view (RESHAPE(BUFFER)), or null.
+UOp MatrixView(const UOp& v, const ShapeMap& shapes) {
+  UOp x = v;
+  while (x.is(Ops::EXPAND) || x.is(Ops::RESHAPE)) {
+    const UOp& in = x.src(0);
+    if (x.is(Ops::RESHAPE) && in.is(Ops::BUFFER))
+      return Sizes(shapes.at(x.get())).size() == 2 ? x : UOp();
+    if (x.is(Ops::RESHAPE) && Sizes(shapes.at(x.get())) != Sizes(shapes.at(in.get()))) return UOp();
+    x = in;
+  }
+  return UOp();
+}
+
+// `sum` (a REDUCE over the last axis) reading every matrix as above from its transposed
+// copy; only its elementwise body changes (what it reads through other nodes, the forward
+// pass say, stays as it is).
+UOp ReadTransposed(const UOp& sum, int n, const ShapeMap& shapes) {
+  absl::flat_hash_map<const UOp::Node*, UOp> body;
+  std::function<UOp(const UOp&)> rebuild = [&](const UOp& x) -> UOp {
+    if (auto it = body.find(x.get()); it != body.end()) return it->second;
+    UOp out = x;
+    if (IsAlu(x.op())) {
+      std::vector<UOp> src;
+      for (const UOp& s : x.src()) src.push_back(rebuild(s));
+      out = x.WithSrc(src);
+    } else if (x.is(Ops::EXPAND) && shapes.contains(x.get())) {
+      UOp view = MatrixView(x, shapes);
+      const Shape& at = shapes.at(x.get());
+      std::vector<int64_t> rc = view ? Sizes(shapes.at(view.get())) : std::vector<int64_t>{};
+      if (view && rc[0] >= kTransposeRows && at[n - 2].IsStatic() && at[n - 1].IsStatic() &&
+          at[n - 2].value() == rc[0] && at[n - 1].value() == rc[1]) {
+        // the buffer as (rows, columns), transposed into a copy, read back as (rows, columns)
+        const UOp& buffer = view.src(0);
+        UOp matrix = UOp::Derived(Ops::RESHAPE, {buffer, UOp::Int(rc[0]), UOp::Int(rc[1])});
+        UOp t = UOp::Derived(
+            Ops::PERMUTE,
+            {UOp::Derived(Ops::STAGE, {UOp::Derived(Ops::PERMUTE, {matrix}, Axes{{1, 0}})},
+                          DeviceArg{buffer.arg().Get<ParamArg>().device})},
+            Axes{{1, 0}});
+        std::vector<UOp> chain;  // the view chain again, over the copy
+        for (UOp c = x; !(c == view); c = c.src(0)) chain.push_back(c);
+        std::vector<UOp> src(view.src().begin(), view.src().end());
+        src[0] = t;
+        out = view.WithSrc(src);
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+          std::vector<UOp> s2((*it).src().begin(), (*it).src().end());
+          s2[0] = out;
+          out = (*it).WithSrc(s2);
+        }
+      }
+    }
+    return body[x.get()] = out;
+  };
+  return sum.WithSrc({rebuild(sum.src(0))});
+}
+
+absl::StatusOr<UOp> TransposeRowReads(const UOp& g) {
+  ASSIGN_OR_RETURN(ShapeMap shapes, InferShapes(g));
+  return RewriteNodes(g, [&](const UOp& orig, const UOp& rebuilt) {
+    if (!orig.is(Ops::REDUCE) || orig.arg().Get<ReduceArg>().op != Ops::ADD) return rebuilt;
+    const int n = static_cast<int>(shapes.at(orig.src(0).get()).size());
+    if (n < 2 || orig.arg().Get<ReduceArg>().axes != std::vector<int>{n - 1}) return rebuilt;
+    return ReadTransposed(rebuilt, n, shapes);
+  });
+}
+
 constexpr const char* kSeveral = "\x01";  // a node without a device reached from two
 
 // The device each node of `order` is computed on: its own (Placement), or for a node with
@@ -188,6 +274,7 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
     return absl::InvalidArgumentError("kernelize: expected a SINK of the tensors to realize");
   Placement place;
   UOp g = GraphRewrite(sink, kCopyRules, &place);
+  ASSIGN_OR_RETURN(g, TransposeRowReads(g));
   std::vector<UOp> order = g.Toposort();
   ASSIGN_OR_RETURN(auto region, Regions(order, place));
   // a node without a device shared by two devices is computed in each, never staged

@@ -269,18 +269,47 @@ TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
 }
 
 // a @ b^T as a backward pass builds it: a sum over the last axis, kept as a dim of 1, of
-// operands that both run along it. A row of accumulators all the same (b's rows are read
-// with a stride, each sum still in order of k), in blocks of 16 when the row is longer.
+// operands that both run along it. With few rows of b (3): a row of accumulators all the
+// same (b's rows read with a stride, each sum still in order of k).
 TEST(Rangeify, MatmulByATransposeReducingTheLastAxisAlsoReducesARowAtOnce) {
-  for (int n : {3, 32}) {
-    SCOPED_TRACE(n);
-    std::vector<UOp> prog = MatmulKernel(4, 8, n, true);
-    EXPECT_EQ(LoopShape(prog),
-              n == 3 ? "range\n range\n  store\n range\n  range\n   store\n range\n  store\n"
-                     : "range\n range\n  store\n range\n  range\n   range\n    store\n range\n"
-                       "  store\n");
-    ExpectExactMatmul(prog, 4, 8, n, true);
+  std::vector<UOp> prog = MatmulKernel(4, 8, 3, true);
+  EXPECT_EQ(LoopShape(prog),
+            "range\n range\n  store\n range\n  range\n   store\n range\n  store\n");
+  ExpectExactMatmul(prog, 4, 8, 3, true);
+}
+
+// With 16 rows of b or more (dY @ W^T in a backward pass), kernelize reads b from a
+// transposed copy, a kernel of its own: the matmul then runs along contiguous rows of the
+// copy as a plain matmul does. The sums keep their order: bit for bit the same.
+TEST(Kernelize, MatmulByATransposeOfManyRowsReadsATransposedCopy) {
+  const int m = 4, k = 8, n = 32;
+  UOp a = Matrix(0, m, k), b = Matrix(1, n, k);
+  const std::vector<int64_t> full{m, n, k};
+  UOp prod = UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {m, 1, k}), full),
+                                     Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, n, k}), full)});
+  Plan p = LowerPlan(UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {2}}));
+  ASSERT_EQ(p.kernels().size(), 2u);
+  // run both, each buffer of the plan a host array
+  std::vector<std::vector<float>> bufs;
+  for (const Plan::BufferSpec& s : p.buffers) bufs.emplace_back(s.count, -1.0f);
+  for (int i = 0; i < m * k; ++i) bufs[0][i] = static_cast<float>(i % 9) * 0.7f - 1;
+  for (int i = 0; i < n * k; ++i) bufs[1][i] = static_cast<float>(i % 13) * 0.3f - 1;
+  for (const Plan::Kernel* kernel : p.kernels()) {
+    std::vector<UOp> prog = *Linearize(kernel->ast);
+    std::vector<BufferRef> at;
+    for (int b : kernel->buffers) at.push_back({bufs[b].data(), DType::kF32, p.buffers[b].count});
+    ASSERT_TRUE(Interpret(prog, at).ok());
   }
+  // the copy: b transposed; the matmul: a plain matmul's loops, over (k, n)
+  EXPECT_EQ(LoopShape(*Linearize(p.kernels()[1]->ast)),
+            "range\n range\n  store\n range\n  range\n   store\n range\n  store\n");
+  const std::vector<float>& out = bufs[p.outputs[0]];
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      float s = 0;
+      for (int x = 0; x < k; ++x) s += bufs[0][i * k + x] * bufs[1][j * k + x];
+      ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
+    }
 }
 
 // With more rows than a tile (4), the rows come in tiles whose rows of sums are computed
