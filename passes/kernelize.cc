@@ -91,7 +91,14 @@ void StageBroadcastIntoReduces(const std::vector<UOp>& order,
           x.is(Ops::REDUCE))
         continue;
       if (x.is(Ops::EXPAND) && Expensive(x.src(0), staged) && placed(x.src(0).get())) {
-        staged.insert(x.src(0).get());
+        // the value under its RESHAPEs: its other users (a bias gradient's sum of the same
+        // gradient, say) read it too instead of computing it again
+        UOp value = x.src(0);
+        while (value.is(Ops::RESHAPE) && !IsKernel(value.src(0)) &&
+               !staged.contains(value.src(0).get()) && !value.src(0).is(Ops::BUFFER) &&
+               placed(value.src(0).get()))
+          value = value.src(0);
+        staged.insert(value.get());
         continue;
       }
       if (IsMovement(x.op()) || x.is(Ops::AFTER))

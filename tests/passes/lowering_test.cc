@@ -281,6 +281,27 @@ TEST(Rangeify, MatmulByATransposeReducingTheLastAxisAlsoReducesARowAtOnce) {
 // With 16 rows of b or more (dY @ W^T in a backward pass), kernelize reads b from a
 // transposed copy, a kernel of its own: the matmul then runs along contiguous rows of the
 // copy as a plain matmul does. The sums keep their order: bit for bit the same.
+// A value that a matmul broadcasts (through a RESHAPE) and a sum reads as it is (a bias
+// gradient of the same gradient): materialized once, and the sum reads it, not computing it
+// again.
+TEST(Kernelize, AValueAMatmulBroadcastsIsComputedOnceForItsOtherUsers) {
+  UOp x = Matrix(0, 8, 4), w = Matrix(1, 4, 3);
+  UOp g = UOp::Derived(Ops::EXP2, {x}) * x + UOp::Derived(Ops::SQRT, {x});  // (8, 4)
+  UOp prod =
+      UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, g, {8, 4, 1}), {8, 4, 3}),
+                              Dims(Ops::EXPAND, Dims(Ops::RESHAPE, w, {1, 4, 3}), {8, 4, 3})});
+  UOp mm = UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {1}});
+  UOp bias = UOp::Derived(Ops::REDUCE, {g}, ReduceArg{Ops::ADD, {0}});
+  CanonicalGraph c = Canonicalize(UOp::Sink({mm, bias}));
+  PassManager pm = LoweringPipeline();
+  absl::StatusOr<Plan> p = Lower(c.sink, static_cast<int>(c.inputs.size()), pm);
+  ASSERT_TRUE(p.ok()) << p.status();
+  int computes = 0;
+  for (const Plan::Kernel* k : p->kernels())
+    for (const UOp& u : k->ast.Toposort()) computes += u.is(Ops::EXP2);
+  EXPECT_EQ(computes, 1) << PlanString(*p);
+}
+
 TEST(Kernelize, MatmulByATransposeOfManyRowsReadsATransposedCopy) {
   const int m = 4, k = 8, n = 32;
   UOp a = Matrix(0, m, k), b = Matrix(1, n, k);
