@@ -1,7 +1,5 @@
 #include "distributed/data_parallel.h"
 
-#include <algorithm>
-
 #include "frontend/error.h"
 
 namespace uopc {

@@ -159,9 +159,9 @@ const PatternMatcher kCopyRules({
 
 // A matrix whose rows a sum reads along their contiguous elements while the output runs
 // across the rows (dY @ W^T in a backward pass): rangeify can only sum each output on its
-// own, reading W by columns. Read instead from a
-// transposed copy (a small kernel of its own), the output's loop runs along contiguous
-// memory and gets a row of sums. The sums keep their order, so values do not change.
+// own, reading W by columns. Read instead from a transposed copy (a small kernel of its
+// own), the output's loop runs along contiguous memory and gets a row of sums. The sums
+// keep their order, so values do not change.
 constexpr int64_t kTransposeRows = 16;  // fewer rows: not worth a copy
 
 // The sizes of `s` that are not 1.
@@ -214,16 +214,10 @@ UOp ReadTransposed(const UOp& sum, int n, const ShapeMap& shapes) {
             {UOp::Derived(Ops::STAGE, {UOp::Derived(Ops::PERMUTE, {matrix}, Axes{{1, 0}})},
                           DeviceArg{buffer.arg().Get<ParamArg>().device})},
             Axes{{1, 0}});
-        std::vector<UOp> chain;  // the view chain again, over the copy
-        for (UOp c = x; !(c == view); c = c.src(0)) chain.push_back(c);
         std::vector<UOp> src(view.src().begin(), view.src().end());
         src[0] = t;
-        out = view.WithSrc(src);
-        for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-          std::vector<UOp> s2((*it).src().begin(), (*it).src().end());
-          s2[0] = out;
-          out = (*it).WithSrc(s2);
-        }
+        const UOp copy = view.WithSrc(src);  // the view chain again, over the copy
+        out = RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == view ? copy : r; });
       }
     }
     return body[x.get()] = out;

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -105,12 +106,13 @@ int main(int argc, char** argv) {
 
   // several ranks: a job of dp x tp, tensor-parallel groups of consecutive ranks
   std::unique_ptr<ProcessGroup> group, tp_group, dp_group;
-  int world = 1;
+  std::optional<JobEnv> env;
   if (std::getenv("RANK") || std::getenv("SLURM_PROCID") || std::getenv("OMPI_COMM_WORLD_RANK")) {
-    absl::StatusOr<JobEnv> env = JobEnv::FromEnvironment();
-    if (!env.ok()) return Fail(std::string(env.status().message()));
-    world = env->world_size;
+    absl::StatusOr<JobEnv> e = JobEnv::FromEnvironment();
+    if (!e.ok()) return Fail(std::string(e.status().message()));
+    env = *std::move(e);
   }
+  const int world = env ? env->world_size : 1;
   const std::string job = world == 1 ? "this process is a job of 1 rank (start it under "
                                        "uopc_launch --nproc N)"
                                      : absl::StrCat("the job has ", world, " ranks");
@@ -123,27 +125,27 @@ int main(int argc, char** argv) {
     return Fail(
         absl::StrCat("--batch ", batch, " does not split over ", dp, " data-parallel groups"));
   if (world > 1) {
-    absl::StatusOr<JobEnv> env = JobEnv::FromEnvironment();
     absl::StatusOr<std::unique_ptr<ProcessGroup>> g = ProcessGroup::Create(*env);
     if (!g.ok()) return Fail(std::string(g.status().message()));
     group = *std::move(g);
-    // every rank makes every group, in one order (ProcessGroup::NewGroup)
-    auto make = [&](std::vector<int> ranks, std::unique_ptr<ProcessGroup>& mine) -> absl::Status {
-      absl::StatusOr<std::unique_ptr<ProcessGroup>> n = group->NewGroup(ranks);
-      if (!n.ok()) return n.status();
-      if (*n) mine = *std::move(n);
+    // `count` groups of `size` ranks, group j holding ranks j * outer + i * inner; every rank
+    // makes every group, in one order (ProcessGroup::NewGroup), and keeps its own
+    auto make = [&](int count, int size, int outer, int inner,
+                    std::unique_ptr<ProcessGroup>& mine) -> absl::Status {
+      for (int j = 0; j < count; ++j) {
+        std::vector<int> ranks;
+        for (int i = 0; i < size; ++i) ranks.push_back(j * outer + i * inner);
+        absl::StatusOr<std::unique_ptr<ProcessGroup>> n = group->NewGroup(ranks);
+        if (!n.ok()) return n.status();
+        if (*n) mine = *std::move(n);
+      }
       return absl::OkStatus();
     };
-    for (int d = 0; d < dp && tp > 1; ++d) {
-      std::vector<int> ranks;
-      for (int t = 0; t < tp; ++t) ranks.push_back(d * static_cast<int>(tp) + t);
-      if (absl::Status s = make(ranks, tp_group); !s.ok()) return Fail(std::string(s.message()));
-    }
-    for (int t = 0; t < tp && dp > 1 && tp > 1; ++t) {
-      std::vector<int> ranks;
-      for (int d = 0; d < dp; ++d) ranks.push_back(d * static_cast<int>(tp) + t);
-      if (absl::Status s = make(ranks, dp_group); !s.ok()) return Fail(std::string(s.message()));
-    }
+    const int t = static_cast<int>(tp), d = static_cast<int>(dp);
+    absl::Status made = absl::OkStatus();
+    if (t > 1) made = make(d, t, t, 1, tp_group);                        // consecutive ranks
+    if (made.ok() && t > 1 && d > 1) made = make(t, d, 1, t, dp_group);  // one of each
+    if (!made.ok()) return Fail(std::string(made.message()));
   }
   ProcessGroup* dp_ranks = tp > 1 ? dp_group.get() : (dp > 1 ? group.get() : nullptr);
   std::unique_ptr<GraphGroup> tp_graph =

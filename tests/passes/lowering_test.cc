@@ -223,10 +223,10 @@ std::string LoopShape(const std::vector<UOp>& prog) {
   return shape;
 }
 
-// The one kernel of an (m x k) @ (k x n) matmul, linearized: summed over axis 1 of
-// (m, k, n) and reshaped, or, with `transposed` (b given as n x k, as a backward pass
-// builds a @ b^T), summed over the last axis of (m, n, k) and kept as a dim of 1.
-std::vector<UOp> MatmulKernel(int m, int k, int n, bool transposed) {
+// An (m x k) @ (k x n) matmul: summed over axis 1 of (m, k, n) and reshaped, or, with
+// `transposed` (b given as n x k, as a backward pass builds a @ b^T), summed over the last
+// axis of (m, n, k) and kept as a dim of 1.
+UOp Matmul(int m, int k, int n, bool transposed) {
   UOp a = Matrix(0, m, k), b = transposed ? Matrix(1, n, k) : Matrix(1, k, n);
   std::vector<int64_t> full =
       transposed ? std::vector<int64_t>{m, n, k} : std::vector<int64_t>{m, k, n};
@@ -237,7 +237,12 @@ std::vector<UOp> MatmulKernel(int m, int k, int n, bool transposed) {
   UOp prod = UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, as), full),
                                      Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, bs), full)});
   UOp sum = UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {transposed ? 2 : 1}});
-  Plan p = LowerPlan(transposed ? sum : Dims(Ops::RESHAPE, sum, {m, n}));
+  return transposed ? sum : Dims(Ops::RESHAPE, sum, {m, n});
+}
+
+// The one kernel of Matmul(...), linearized.
+std::vector<UOp> MatmulKernel(int m, int k, int n, bool transposed) {
+  Plan p = LowerPlan(Matmul(m, k, n, transposed));
   EXPECT_EQ(p.kernels().size(), 1u);
   return *Linearize(p.kernels()[0]->ast);
 }
@@ -304,11 +309,7 @@ TEST(Kernelize, AValueAMatmulBroadcastsIsComputedOnceForItsOtherUsers) {
 
 TEST(Kernelize, MatmulByATransposeOfManyRowsReadsATransposedCopy) {
   const int m = 4, k = 8, n = 32;
-  UOp a = Matrix(0, m, k), b = Matrix(1, n, k);
-  const std::vector<int64_t> full{m, n, k};
-  UOp prod = UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {m, 1, k}), full),
-                                     Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, n, k}), full)});
-  Plan p = LowerPlan(UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {2}}));
+  Plan p = LowerPlan(Matmul(m, k, n, true));
   ASSERT_EQ(p.kernels().size(), 2u);
   // run both, each buffer of the plan a host array
   std::vector<std::vector<float>> bufs;
