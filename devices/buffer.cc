@@ -11,6 +11,7 @@ Buffer::Buffer(Device* device, CachingAllocator* allocator, uopc_buffer* block, 
       count_(count) {}
 
 Buffer::Storage::~Storage() {
+  if (!block) return;  // (a buffer of another rank's device: no memory here)
   if (size_class == kWrapped)
     allocator->Free(block);
   else

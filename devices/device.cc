@@ -68,6 +68,23 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(const Plugin& plugin, uint3
   return d;
 }
 
+std::unique_ptr<Device> Device::Peer(int rank, const Device& like) {
+  std::unique_ptr<Device> d(new Device(like.plugin_, nullptr));
+  d->name_ = absl::StrCat("rank", rank, "/", like.name_);
+  d->kind_ = like.kind_;
+  d->type_ = like.type_;
+  d->peer_rank_ = rank;
+  return d;
+}
+
+absl::Status Device::Here(const char* what) const {
+  if (peer_rank_ < 0) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat(what, " ", name_, ": the device is rank ", peer_rank_,
+                   "'s, and its memory is in that process (copy the tensor to a device of "
+                   "this rank first)"));
+}
+
 Device::~Device() {
   if (queue_)
     plugin_.Device(&uopc_device_api::queue_destroy, "queue_destroy", queue_).IgnoreError();
@@ -77,6 +94,7 @@ absl::StatusOr<Buffer> Device::Allocate(DType dtype, int64_t count) {
   if (count < 0 || dtype == DType::kVoid)
     return absl::InvalidArgumentError(
         absl::StrCat("allocate on ", name_, ": ", count, " elements of ", DTypeName(dtype)));
+  if (peer_rank_ >= 0) return Buffer(this, nullptr, nullptr, 0, dtype, count);  // (no memory)
   uint64_t size_class = 0;
   ASSIGN_OR_RETURN(
       uopc_buffer * block,
@@ -86,6 +104,7 @@ absl::StatusOr<Buffer> Device::Allocate(DType dtype, int64_t count) {
 
 absl::Status Device::CheckRange(const char* what, const Buffer& b, uint64_t bytes,
                                 uint64_t offset) const {
+  RETURN_IF_ERROR(Here(what));
   if (b.device() != this)
     return absl::InvalidArgumentError(absl::StrCat(what, " ", name_, ": the buffer lives on ",
                                                    b ? b.device()->name() : "no device"));
@@ -156,6 +175,7 @@ absl::StatusOr<Event> Device::EnqueueCopy(const Buffer& dst, uint64_t dst_offset
 
 absl::Status Device::Wait(const Event& event) {
   if (!event.handle()) return absl::OkStatus();
+  RETURN_IF_ERROR(Here("wait on"));
   if (event.plugin() != &plugin_)
     return absl::InvalidArgumentError(absl::StrCat(
         "wait on ", name_, ": an event of plugin ", event.plugin()->name(), "; wait on the host"));
@@ -170,6 +190,7 @@ absl::Status Device::Synchronize() {
 }
 
 absl::StatusOr<Device::MemoryInfo> Device::Memory() const {
+  RETURN_IF_ERROR(Here("memory of"));
   uopc_memory_args a{};
   a.struct_size = sizeof a;
   a.device = handle_;
@@ -178,6 +199,7 @@ absl::StatusOr<Device::MemoryInfo> Device::Memory() const {
 }
 
 absl::StatusOr<void*> Device::Address(const Buffer& buffer) const {
+  RETURN_IF_ERROR(Here("address on"));
   if (buffer.device() != this)
     return absl::InvalidArgumentError(absl::StrCat("address on ", name_, ": the buffer lives on ",
                                                    buffer ? buffer.device()->name() : "no device"));
@@ -190,6 +212,7 @@ absl::StatusOr<void*> Device::Address(const Buffer& buffer) const {
 
 absl::StatusOr<Buffer> Device::Wrap(void* address, DType dtype, int64_t count,
                                     void (*release)(void*), void* release_ctx) {
+  RETURN_IF_ERROR(Here("wrap on"));
   if (count < 0 || dtype == DType::kVoid)
     return absl::InvalidArgumentError(
         absl::StrCat("wrap on ", name_, ": ", count, " elements of ", DTypeName(dtype)));
@@ -209,6 +232,7 @@ absl::StatusOr<Buffer> Device::Wrap(void* address, DType dtype, int64_t count,
 }
 
 absl::StatusOr<RenderedKernel> Device::Render(const std::string& kernel, const std::string& name) {
+  RETURN_IF_ERROR(Here("compile for"));
   if (!backend_)
     return absl::FailedPreconditionError(
         absl::StrCat("device ", name_, " has no backend to compile for it"));
@@ -240,6 +264,7 @@ absl::StatusOr<RenderedKernel> Device::Render(const std::string& kernel, const s
 
 absl::StatusOr<std::shared_ptr<Program>> Device::Build(const std::vector<std::string>& sources,
                                                        const std::vector<std::string>& entries) {
+  RETURN_IF_ERROR(Here("compile for"));
   if (!backend_)
     return absl::FailedPreconditionError(
         absl::StrCat("device ", name_, " has no backend to compile for it"));
@@ -271,6 +296,7 @@ absl::StatusOr<Event> Device::Launch(const Program& program, uint32_t entry,
                                      absl::Span<uopc_buffer* const> buffers,
                                      absl::Span<const int64_t> vars,
                                      absl::Span<const uint64_t> offsets, const LaunchDims& dims) {
+  RETURN_IF_ERROR(Here("launch on"));
   if (!offsets.empty() && offsets.size() != buffers.size())
     return absl::InvalidArgumentError(absl::StrCat("launch on ", name_, ": ", offsets.size(),
                                                    " offsets for ", buffers.size(), " buffers"));

@@ -51,9 +51,17 @@ class Device {
  public:
   /// The device `index` of `plugin`; its backend is the plugin's backend it names.
   static absl::StatusOr<std::unique_ptr<Device>> Open(const Plugin& plugin, uint32_t index);
+  /// Device `like` of another process of the job, rank `rank` ("rank1/CPU:0"), as this
+  /// process sees it: of `like`'s plugin, kind and type, with no memory and no queue. Its
+  /// buffers hold nothing here (the rank that owns the device holds their contents), and
+  /// what would read or write them fails, naming the rank. Plans skip its kernels; a copy
+  /// to or from it is a message to or from its rank (runtime/peer_link.h).
+  static std::unique_ptr<Device> Peer(int rank, const Device& like);
   ~Device();
 
   const std::string& name() const { return name_; }
+  /// The job rank a device of another process is on (Peer); -1 for this process's devices.
+  int peer_rank() const { return peer_rank_; }
   const std::string& kind() const { return kind_; }
   const std::string& uid() const { return uid_; }
   uint64_t mem_total() const { return mem_total_; }
@@ -126,6 +134,8 @@ class Device {
       : plugin_(plugin), handle_(handle), allocator_(plugin, handle) {}
   absl::Status CheckRange(const char* what, const Buffer& b, uint64_t bytes,
                           uint64_t offset) const;
+  /// FAILED_PRECONDITION for a peer device: `what` needs its memory, which is in another process.
+  absl::Status Here(const char* what) const;
 
   const Plugin& plugin_;
   uopc_device* handle_;
@@ -134,6 +144,7 @@ class Device {
   std::string name_, kind_, uid_, backend_name_, fingerprint_;
   uint64_t mem_total_ = 0, caps_ = 0;
   uopc_device_type type_ = UOPC_DEVICE_CPU;
+  int peer_rank_ = -1;
   CachingAllocator allocator_;
 };
 

@@ -10,9 +10,12 @@
 #include <unistd.h>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+
+#include "core/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -172,11 +175,41 @@ std::string DeviceRegistry::WhatIsMissing() const {
 }
 
 absl::StatusOr<Device*> DeviceRegistry::GetDevice(absl::string_view name) const {
+  if (absl::StartsWithIgnoreCase(name, "rank") && name.find('/') != absl::string_view::npos) {
+    const absl::string_view rank_text = name.substr(4, name.find('/') - 4),
+                            local = name.substr(name.find('/') + 1);
+    int rank = -1;
+    if (!absl::SimpleAtoi(rank_text, &rank) || rank < 0)
+      return absl::NotFoundError(absl::StrCat(
+          "no device ", name, " (a device of another rank is named rankN/NAME: rank1/CPU:0)"));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (job_rank_ < 0)
+      return absl::NotFoundError(absl::StrCat(
+          "no device ", name, ": it is rank ", rank,
+          "'s, and this process is in no job (start it under uopc_launch, and join the job)"));
+    ASSIGN_OR_RETURN(Device * like, GetDevice(local));
+    if (rank == job_rank_) return like;
+    const std::string full = absl::StrCat("rank", rank, "/", like->name());
+    for (const auto& p : peers_)
+      if (p->name() == full) return p.get();
+    peers_.push_back(Device::Peer(rank, *like));
+    return peers_.back().get();
+  }
   std::string want(name);
   if (want.find(':') == std::string::npos) want += ":0";
   for (const auto& d : devices_)
     if (absl::EqualsIgnoreCase(d->name(), want)) return d.get();
   return absl::NotFoundError(absl::StrCat("no device ", want, " (", WhatIsMissing(), ")"));
+}
+
+void DeviceRegistry::SetJobRank(int rank) {
+  std::lock_guard<std::mutex> lock(mu_);
+  job_rank_ = rank;
+}
+
+int DeviceRegistry::job_rank() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return job_rank_;
 }
 
 absl::StatusOr<Device*> DeviceRegistry::Default() const {

@@ -9,9 +9,14 @@
 // driver); either way the reason is kept, and given when its device is asked for.
 // UOPC_DEVICES lists devices the user insists on: if one is missing, the registry fails
 // loudly, with every load failure.
+//
+// In a job of several processes (distributed/), devices also have names across the job:
+// "rank1/CPU:0" is CPU:0 of rank 1. On rank 1 it is its own CPU:0; elsewhere a peer device
+// (Device::Peer: no memory here), like this process's device of that name.
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -51,9 +56,14 @@ class DeviceRegistry {
   std::vector<Device*> devices() const;
   /// The devices of one plugin.
   std::vector<Device*> DevicesOf(const Plugin& plugin) const;
-  /// A device by name ("CPU:0"; "CPU" means "CPU:0"; any case: "cpu:1"). The error lists
-  /// the devices there are and every plugin that did not load, with why.
+  /// A device by name ("CPU:0"; "CPU" means "CPU:0"; any case: "cpu:1"; "rank1/CPU:0" once
+  /// this process has a job rank). The error lists the devices there are and every plugin
+  /// that did not load, with why.
   absl::StatusOr<Device*> GetDevice(absl::string_view name) const;
+  /// This process's rank in its job, which its devices' "rankN/" names use (distributed/
+  /// sets it on joining a job); -1, as before any is set: no "rankN/" name resolves.
+  void SetJobRank(int rank);
+  int job_rank() const;
   /// The first device of UOPC_DEVICES, else the first device found.
   absl::StatusOr<Device*> Default() const;
   /// OK unless a device the user insisted on (UOPC_DEVICES) is missing.
@@ -67,6 +77,9 @@ class DeviceRegistry {
   std::vector<Failure> failures_;
   std::vector<std::string> required_names_;
   absl::Status required_;
+  mutable std::mutex mu_;  // guards the two below
+  int job_rank_ = -1;
+  mutable std::vector<std::unique_ptr<Device>> peers_;  // made when first named
 };
 
 }  // namespace uopc

@@ -83,15 +83,30 @@ std::vector<Tensor*> Module::Parameters() {
   return out;
 }
 
+namespace {
+
+// `p` on `d`, realized there, still a leaf that requires grad if it did; on another rank's
+// device nothing moves (that rank holds it: every rank made the same module).
+void MoveParameter(Tensor* p, Device* d) {
+  if (p->device() == d) return;
+  Tensor moved;
+  if (d->peer_rank() >= 0) {
+    absl::StatusOr<Buffer> held_there = d->Allocate(p->dtype(), p->numel().value());
+    ThrowIfError(held_there.status());
+    moved = Tensor::FromBuffer(*std::move(held_there), p->shape());
+  } else {
+    moved = p->Detach().To(d);
+  }
+  moved.Realize();
+  if (p->requires_grad()) moved.RequiresGrad();
+  *p = moved;
+}
+
+}  // namespace
+
 void Module::To(DeviceRef device) {
   Device* d = device.get();
-  for (Tensor* p : Parameters()) {
-    if (p->device() == d) continue;
-    Tensor moved = p->Detach().To(d);
-    moved.Realize();
-    if (p->requires_grad()) moved.RequiresGrad();
-    *p = moved;
-  }
+  for (Tensor* p : Parameters()) MoveParameter(p, d);
 }
 
 Device* Module::device() {
@@ -322,10 +337,7 @@ void Gpt::Split(const std::vector<DeviceRef>& devices) {
   wpe.To(devices.front());
   for (size_t l = 0; l < layers; ++l) h[l]->To(devices[l * n / std::max<size_t>(layers, 1)]);
   ln_f.To(devices.back());
-  if (config.tie_embeddings) return;  // the head is wte's, on the first device
-  Tensor moved = lm_head.Detach().To(devices.back());
-  moved.Realize().RequiresGrad();
-  lm_head = moved;
+  if (!config.tie_embeddings) MoveParameter(&lm_head, devices.back().get());  // (else wte's)
 }
 
 void Gpt::ShardTensorParallel(const TensorParallel& tp, const NamedParams& state) {

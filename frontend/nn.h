@@ -24,7 +24,9 @@ class Module {
   NamedParams NamedParameters();
   std::vector<Tensor*> Parameters();
   /// Moves every parameter to `device` (realized there, still a leaf that requires grad;
-  /// gradients are dropped). Create optimizers after moving, as in PyTorch.
+  /// gradients are dropped). Create optimizers after moving, as in PyTorch. To a device of
+  /// another rank of the job ("rank1/CPU:0"), nothing moves: every rank made the same
+  /// module, the rank that owns the device keeps its parameters, and this one holds none.
   void To(DeviceRef device);
   /// The device of its first parameter (null without parameters).
   Device* device();

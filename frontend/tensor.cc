@@ -140,7 +140,8 @@ Tensor Tensor::FromBytes(const void* bytes, DType dtype, TensorShape shape, Devi
   int64_t n = Count(MaxShape(shape));
   absl::StatusOr<Buffer> buf = device->Allocate(dtype, n);
   ThrowIfError(buf.status());
-  if (IsSymbolic(shape)) {  // laid out for the largest shape
+  if (device->peer_rank() >= 0) {  // another rank's: it made the same tensor there
+  } else if (IsSymbolic(shape)) {  // laid out for the largest shape
     const size_t size = DTypeSize(dtype);
     std::vector<uint8_t> laid(static_cast<size_t>(n) * size, 0);
     std::vector<int64_t> at = MaxLayoutOffsets(shape);

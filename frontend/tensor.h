@@ -17,6 +17,11 @@
 // computed from constants alone (a C++ number, Scalar, Full, Zeros), not realized, holds
 // no data anywhere and joins any device.
 //
+// In a job of several processes, devices of other ranks have names too ("rank1/CPU:0",
+// devices/registry.h), and every rank runs the same program: a tensor on another rank's
+// device holds no data here (its rank holds it), and a COPY to or from one is a message
+// between the ranks, so pipeline stages on different processes are one graph.
+//
 //   Tensor a = Tensor::Randn({4, 8}, DType::kF32, "CPU:1");
 //   Tensor b = (a * 2).To("CPU:0") + Tensor::Ones({4, 8});
 #pragma once

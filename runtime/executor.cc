@@ -9,6 +9,7 @@
 #include "core/status_macros.h"
 #include "core/trace.h"
 #include "runtime/collective_group.h"
+#include "runtime/peer_link.h"
 
 namespace uopc {
 namespace {
@@ -24,8 +25,13 @@ absl::Status Prefixed(const absl::Status& s, const std::string& where) {
 class PlanRun {
  public:
   PlanRun(Executor& ex, const Plan& plan, const VarValues& vars)
-      : ex_(ex), plan_(plan), vars_(vars), events_(plan.steps.size()),
-        step_device_(plan.steps.size()), access_(plan.buffers.size()) {}
+      : ex_(ex),
+        plan_(plan),
+        vars_(vars),
+        events_(plan.steps.size()),
+        step_device_(plan.steps.size()),
+        access_(plan.buffers.size()),
+        others_(plan.steps.size(), false) {}
 
   absl::Status Bind(absl::Span<const Buffer> inputs);
   /// Compiles the kernels each device has not compiled yet: one backend call per device.
@@ -35,6 +41,8 @@ class PlanRun {
   absl::Status Finish();
   std::vector<Buffer> Outputs() const;
   std::string Where(size_t i) const;
+  /// Whether step i is other ranks' work, which this one skipped.
+  bool Others(size_t i) const { return others_[i]; }
   /// Records step i, which ran from `start` to `end` (microseconds), in the trace.
   void Trace(size_t i, int64_t start, int64_t end) const;
 
@@ -48,6 +56,8 @@ class PlanRun {
   void Record(int step, int buffer, bool write);
   absl::Status Kernel(size_t i, const Plan::Kernel& k);
   absl::Status Copy(size_t i, const Plan::Copy& c);
+  /// A copy to or from another rank's device: a message to or from that rank.
+  absl::Status PeerCopy(size_t i, const Plan::Copy& c);
   absl::Status Collective(size_t i, const Plan::Collective& c);
   /// Waits for the collective in flight on `buffer`, if one is.
   absl::Status Settle(int buffer);
@@ -68,6 +78,7 @@ class PlanRun {
   std::vector<Device*> used_;
   // collectives in flight: what waits for each, by the buffers it reads and writes
   absl::flat_hash_map<int, std::shared_ptr<CollectiveGroup::Wait>> in_flight_;
+  std::vector<bool> others_;  // of each step
 };
 
 absl::Status PlanRun::Bind(absl::Span<const Buffer> inputs) {
@@ -116,6 +127,7 @@ absl::Status PlanRun::Prepare() {
   for (const Plan::Step& s : plan_.steps)
     if (const auto* k = std::get_if<Plan::Kernel>(&s.op)) {
       Device* d = devices_[k->writes.empty() ? k->buffers.front() : k->writes.front()];
+      if (d->peer_rank() >= 0) continue;  // (another rank's kernel: that rank runs it)
       if (!kernels.contains(d)) order.push_back(d);
       kernels[d].push_back(k->ast);
     }
@@ -216,6 +228,47 @@ absl::Status PlanRun::Copy(size_t i, const Plan::Copy& c) {
   return absl::OkStatus();
 }
 
+// The host starts it once the work queued before it on this rank's device is done, on the
+// buffer's memory where the device is the host's, in flight until a step touches the buffer
+// (Order) or the run ends; elsewhere through host memory, waited for at once. A copy between
+// two other ranks' devices is theirs.
+absl::Status PlanRun::PeerCopy(size_t i, const Plan::Copy& c) {
+  Device *src = devices_[c.src], *dst = devices_[c.dst];
+  if (src->peer_rank() >= 0 && dst->peer_rank() >= 0) {
+    others_[i] = true;
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(PeerLink * link, GetPeerLink());
+  const bool sending = dst->peer_rank() >= 0;
+  Device* here = sending ? src : dst;
+  const int buffer = sending ? c.src : c.dst;
+  step_device_[i] = here;
+  RETURN_IF_ERROR(Order(here, buffer, !sending));
+  RETURN_IF_ERROR(here->Synchronize());
+  absl::StatusOr<void*> at = here->Address(bufs_[buffer]);
+  if (here->type() == UOPC_DEVICE_CPU && at.ok()) {
+    char* p = static_cast<char*>(*at) + (sending ? c.src_offset : c.dst_offset);
+    PeerLink::Wait started = sending ? link->Send(dst->peer_rank(), p, c.bytes)
+                                     : link->Recv(src->peer_rank(), p, c.bytes);
+    in_flight_[buffer] = std::make_shared<CollectiveGroup::Wait>(
+        [done = std::move(started), where = Where(i)] { return Prefixed(done(), where); });
+  } else {
+    std::vector<uint8_t> host(c.bytes);
+    if (sending) {
+      RETURN_IF_ERROR(src->CopyOut(host.data(), bufs_[c.src], c.bytes, c.src_offset));
+      RETURN_IF_ERROR(link->Send(dst->peer_rank(), host.data(), c.bytes)());
+    } else {
+      RETURN_IF_ERROR(link->Recv(src->peer_rank(), host.data(), c.bytes)());
+      RETURN_IF_ERROR(dst->CopyIn(bufs_[c.dst], host.data(), c.bytes, c.dst_offset));
+    }
+  }
+  Record(static_cast<int>(i), buffer, !sending);
+  std::lock_guard<std::mutex> lock(ex_.mu_);
+  ++ex_.stats_.copies;
+  ex_.stats_.bytes_copied += c.bytes;
+  return absl::OkStatus();
+}
+
 // The host starts it once the work queued before it on its device is done: on the buffers'
 // memory where the device is the host's (a CPU), and then later steps run while it is in
 // flight, until one touches its buffers (Order) or the run ends; elsewhere on host copies of
@@ -297,6 +350,13 @@ absl::Status PlanRun::Step(size_t i) {
   const Plan::Step& s = plan_.steps[i];
   Device* d = StepDevice(s);
   step_device_[i] = d;
+  const auto* copy = std::get_if<Plan::Copy>(&s.op);
+  if (copy && (d->peer_rank() >= 0 || devices_[copy->src]->peer_rank() >= 0))
+    return Prefixed(PeerCopy(i, *copy), Where(i));
+  if (d->peer_rank() >= 0) {  // another rank's step
+    others_[i] = true;
+    return absl::OkStatus();
+  }
   if (std::find(used_.begin(), used_.end(), d) == used_.end()) used_.push_back(d);
   if (const auto* c = std::get_if<Plan::Copy>(&s.op);
       c && std::find(used_.begin(), used_.end(), devices_[c->src]) == used_.end())
@@ -361,7 +421,7 @@ absl::StatusOr<std::vector<Buffer>> Executor::Run(const Plan& plan,
   for (size_t i = 0; i < plan.steps.size() && failed.ok(); ++i) {
     const int64_t start = trace::NowMicros();
     failed = run.Step(i);
-    if (timed && failed.ok()) {
+    if (timed && failed.ok() && !run.Others(i)) {
       failed = run.Finish();
       const int64_t end = trace::NowMicros();
       if (options_.debug >= 2)

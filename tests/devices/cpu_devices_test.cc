@@ -156,5 +156,34 @@ TEST(CpuDevices, ALostDeviceFailsCleanlyAndTheOthersGoOn) {
   EXPECT_EQ(Read<int32_t>(b)[5], 7);
 }
 
+// A job's names: "rankN/CPU:1" is this process's CPU:1 on its own rank, and a device with no
+// memory here on another rank's (what a pipeline stage of another process lives on).
+TEST(CpuDevices, DevicesOfOtherRanksHaveNamesAndNoMemoryHere) {
+  std::unique_ptr<DeviceRegistry> r = DeviceRegistry::Discover(DiscoveryOptions::FromEnvironment());
+  absl::StatusOr<Device*> before = r->GetDevice("rank1/CPU:0");
+  EXPECT_FALSE(before.ok());
+  EXPECT_NE(before.status().message().find("in no job"), std::string::npos) << before.status();
+  r->SetJobRank(0);
+  ASSERT_EQ(*r->GetDevice("rank0/CPU:1"), *r->GetDevice("CPU:1"));
+  absl::StatusOr<Device*> peer = r->GetDevice("rank1/cpu:1");
+  ASSERT_TRUE(peer.ok()) << peer.status();
+  EXPECT_EQ((*peer)->name(), "rank1/CPU:1");
+  EXPECT_EQ((*peer)->peer_rank(), 1);
+  EXPECT_EQ(*r->GetDevice("rank1/CPU:1"), *peer);  // one device per name
+  EXPECT_NE(*r->GetDevice("rank2/CPU:1"), *peer);
+  absl::StatusOr<Buffer> b = (*peer)->Allocate(DType::kF32, 1 << 20);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->count(), 1 << 20);
+  EXPECT_EQ(b->handle(), nullptr);
+  std::vector<float> host(4);
+  absl::Status read = (*peer)->CopyOut(host.data(), *b, 16);
+  EXPECT_EQ(read.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(read.message().find("rank1/CPU:1: the device is rank 1's"), std::string::npos) << read;
+  EXPECT_FALSE((*peer)->Address(*b).ok());
+  EXPECT_TRUE((*peer)->Synchronize().ok());  // nothing queued here
+  EXPECT_FALSE(r->GetDevice("rank1/GPU:0").ok());
+  EXPECT_FALSE(r->GetDevice("rankx/CPU:0").ok());
+}
+
 }  // namespace
 }  // namespace uopc

@@ -41,6 +41,7 @@
 #include "core/float16.h"
 #include "core/fnv.h"
 #include "distributed/graph_collectives.h"
+#include "distributed/pipeline_link.h"
 #include "distributed/process_group.h"
 #include "distributed/tensor_collectives.h"
 #include "frontend/nn.h"
@@ -496,6 +497,85 @@ int TensorParallelGpt(ProcessGroup& pg) {
   return g_wrong ? 1 : 0;
 }
 
+// A GPT split over the ranks as a pipeline ("rank0/CPU:0", "rank1/CPU:0", ...), every rank
+// running the same program: each rank's logits, loss and gradients equal those of the whole
+// model in one process (computed first, here), and the loss copied to rank 0 arrives there.
+int PipelineGpt(ProcessGroup& pg) {
+  PipelineLink link(pg);
+  GptConfig c;
+  c.vocab = 11, c.context = 8, c.dim = 24, c.heads = 6, c.layers = 4;
+  Tensor::ManualSeed(3);
+  Gpt model(c);
+  // (every rank runs one program: the inputs are made on the global devices of their stages)
+  std::vector<int32_t> tokens = Tensor::Randint(0, c.vocab, {2, 8}).ToVector<int32_t>(),
+                       targets = Tensor::Randint(0, c.vocab, {16}).ToVector<int32_t>();
+  Tensor idx = Tensor::FromVector(tokens, {2, 8}), target = Tensor::FromVector(targets, {16});
+  const int here = pg.rank();
+  auto mine = [&](const Tensor& t) { return t.device()->peer_rank() < 0; };
+  // (what lives on another rank: nothing to read here; the whole model on each rank alone
+  // gathers nothing)
+  auto run = [&](bool split) {
+    for (Tensor* p : model.Parameters()) p->ZeroGrad();
+    Tensor logits = model.Forward(idx);
+    Tensor loss = logits.Reshape({16, c.vocab}).CrossEntropy(target);
+    Tensor at0 = split ? loss.To("rank0/CPU:0") : loss;
+    Tensor::RealizeAll({&logits, &loss, &at0});  // (on every rank: one program)
+    std::vector<std::vector<float>> out{
+        mine(logits) ? logits.ToVector<float>() : std::vector<float>{},
+        mine(loss) ? loss.ToVector<float>() : std::vector<float>{},
+        mine(at0) ? at0.ToVector<float>() : std::vector<float>{}};
+    loss.Backward();
+    std::vector<Tensor> grads;
+    for (auto& [name, p] : model.NamedParameters()) grads.push_back(p->grad());
+    std::vector<Tensor*> all;
+    for (Tensor& g : grads) all.push_back(&g);
+    Tensor::RealizeAll(all);
+    for (Tensor& g : grads) out.push_back(mine(g) ? g.ToVector<float>() : std::vector<float>{});
+    return out;
+  };
+  std::vector<std::vector<float>> want = run(false);
+  std::vector<DeviceRef> stages;
+  for (int r = 0; r < pg.world_size(); ++r) stages.push_back(absl::StrCat("rank", r, "/CPU:0"));
+  model.Split(stages);
+  idx = Tensor::FromVector(tokens, {2, 8}, DType::kI32, stages.front());
+  target = Tensor::FromVector(targets, {16}, DType::kI32, stages.back());
+  std::vector<std::vector<float>> got = run(true);
+  NamedParams named = model.NamedParameters();
+  double worst = 0;
+  int compared = 0;
+  for (size_t k = 0; k < want.size(); ++k) {
+    if (got[k].empty()) continue;  // another rank's
+    ++compared;
+    const std::string what = k == 0   ? "logits"
+                             : k == 1 ? "loss"
+                             : k == 2 ? "loss on rank 0"
+                                      : named[k - 3].first + " gradient";
+    Expect(got[k].size() == want[k].size(), what + ": size");
+    for (size_t i = 0; i < got[k].size() && i < want[k].size(); ++i) {
+      double d = std::abs(static_cast<double>(got[k][i]) - want[k][i]);
+      worst = std::max(worst, d);
+      Expect(d <= 1e-5,
+             absl::StrCat(what, "[", i, "] = ", got[k][i], ", whole model ", want[k][i]));
+    }
+  }
+  Expect(here != 0 || !got[2].empty(), "rank 0 has the loss");
+  Expect(here != pg.world_size() - 1 || !got[1].empty(), "the last rank computed the loss");
+  try {  // another rank's parameter: its data is there, not here
+    Tensor* theirs = here == 0 ? &model.lm_head : &model.wte.weight;
+    theirs->ToVector<float>();
+    Expect(false, "reading another rank's parameter throws");
+  } catch (const Error& e) {
+    Expect(std::string(e.what()).find("the device is rank " +
+                                      std::to_string(here == 0 ? pg.world_size() - 1 : 0)) !=
+               std::string::npos,
+           e.what());
+  }
+  std::printf(
+      "pipeline gpt over %d ranks: %d tensors here, max |difference| %.3g, %d checks, %d wrong\n",
+      pg.world_size(), compared, worst, g_checks, g_wrong);
+  return g_wrong ? 1 : 0;
+}
+
 /// Rank 1 starts a 64 MiB all-reduce and then is killed or stopped (`sig`) in the middle.
 int Fault(ProcessGroup& g, int sig) {
   std::vector<float> x((64 << 20) / 4, 1.0f);
@@ -593,6 +673,7 @@ int main(int argc, char** argv) {
   if (scenario == "groups") return Groups(group);
   if (scenario == "graph") return GraphCollectives(group);
   if (scenario == "tp") return TensorParallelGpt(group);
+  if (scenario == "pp") return PipelineGpt(group);
   if (scenario == "die-in-plan") return DieInPlan(group);
   if (scenario == "reuse") return Reuse(group);
   if (scenario == "die") return Fault(group, SIGKILL);

@@ -93,6 +93,18 @@ TEST_P(GraphCollectives, TensorParallelGptEqualsTheWholeModel) {
   EXPECT_FALSE(Has(j.out, "WRONG")) << j.out;
 }
 
+// Stages of blocks on the ranks' devices ("rank1/CPU:0"), one program on every rank:
+// activations go forward and their gradients back as copies between the ranks, and every
+// rank's values equal the whole model's in one process.
+TEST_P(GraphCollectives, PipelineGptEqualsTheWholeModel) {
+  const int p = GetParam();
+  CommandResult j = RunCommand(Launch(p, "pp"), 300);
+  EXPECT_EQ(j.status, 0) << j.out;
+  for (int r = 0; r < p; ++r)
+    EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(r) + "] pipeline gpt over ")) << j.out;
+  EXPECT_FALSE(Has(j.out, "WRONG")) << j.out;
+}
+
 // The same over TCP, which ranks on different hosts use (here the ring forwards too).
 TEST(CollectivesOverTcp, EqualLocalArithmetic) {
   CommandResult j = RunCommand(Launch(3, "collectives big", "UOPC_UNIX_SOCKETS=0"), 600);
