@@ -271,7 +271,7 @@ Gpt::Gpt(const GptConfig& c)
   for (int64_t l = 0; l < c.layers; ++l) h.push_back(std::make_unique<Block>(c));
 }
 
-Tensor Gpt::Forward(const Tensor& idx, KvCache* cache) const {
+Tensor Gpt::Forward(const Tensor& idx, KvCache* cache, std::vector<Tensor>* crossings) const {
   if (idx.ndim() != 2 || idx.shape(1).value() > config.context)
     ThrowInvalid(absl::StrCat("gpt: token indices of shape ", ShapeString(idx.shape()),
                               "; expected (batch, T) with T <= ", config.context));
@@ -291,16 +291,22 @@ Tensor Gpt::Forward(const Tensor& idx, KvCache* cache) const {
                                 " (Reset it, or start again from the last tokens)"));
     if (cache->pos_ > 0) pos = SymInt::Variable("pos", 1, config.context - 1, cache->pos_);
   }
+  auto to = [&](const Tensor& a, Device* d) {
+    if (a.device() == d) return a;
+    Tensor moved = a.To(d);
+    if (crossings) crossings->push_back(moved);
+    return moved;
+  };
   Tensor x = wte.Forward(idx.To(wte.weight.device())) +
              wpe.weight.Slice(0, pos, pos + T).To(wte.weight.device());
   for (size_t l = 0; l < h.size(); ++l) {
     const Block& b = *h[l];
-    x = b.Forward(x.To(b.ln_1.weight.device()), cache ? &cache->k_[l] : nullptr,
+    x = b.Forward(to(x, b.ln_1.weight.device()), cache ? &cache->k_[l] : nullptr,
                   cache ? &cache->v_[l] : nullptr, pos);
   }
   if (cache) cache->pos_ += T.value();
-  x = ln_f.Forward(x.To(ln_f.weight.device()));
-  return x.To(head().device()).Matmul(head().Transpose());
+  x = ln_f.Forward(to(x, ln_f.weight.device()));
+  return to(x, head().device()).Matmul(head().Transpose());
 }
 
 void KvCache::Rewind(int64_t pos) {

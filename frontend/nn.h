@@ -165,8 +165,11 @@ class Gpt : public Module {
   /// positions [cache->pos(), cache->pos() + T), whose keys and values are written into
   /// the cache (the cache then holds pos() + T positions); attention reads the cache, so a
   /// token costs what its position costs. The position is a VAR, so decoding one token at
-  /// a time is one plan for every position.
-  Tensor Forward(const Tensor& idx, KvCache* cache = nullptr) const;
+  /// a time is one plan for every position. `crossings`, if given, gets each activation
+  /// that moved to the next part's device on the way (a pipeline's stage inputs: what a
+  /// schedule realizes with the loss, so that the backward pass reads them, not recomputes).
+  Tensor Forward(const Tensor& idx, KvCache* cache = nullptr,
+                 std::vector<Tensor>* crossings = nullptr) const;
   /// Spreads the model over `devices` as a pipeline: the blocks in contiguous groups, as
   /// even as possible, the embeddings with the first group, ln_f and lm_head with the last.
   void Split(const std::vector<DeviceRef>& devices);

@@ -19,7 +19,9 @@ struct Runtime::Graph {
   UOp sink;
   absl::flat_hash_map<const UOp::Node*, Buffer> inputs;
   VarValues vars;                   // the value bound to each VAR the graph reads
-  std::vector<LazyData*> written;   // tensors whose pending writes are roots (after the STAGEs)
+  // tensors whose pending writes are roots (after the STAGEs), held: one may be reachable
+  // only from what realizing the others lets go
+  std::vector<std::shared_ptr<LazyData>> written;
 };
 
 namespace {
@@ -53,11 +55,12 @@ void Runtime::Collect(const std::vector<std::shared_ptr<LazyData>>& todo, Graph*
   std::shared_ptr<const VarBindings> bound;
   absl::flat_hash_map<const UOp::Node*, UOp> realized;
   absl::flat_hash_set<const UOp::Node*> pending;
-  std::vector<LazyData*> stack;
+  std::vector<std::shared_ptr<LazyData>> stack;
   absl::flat_hash_set<const LazyData*> seen;
-  for (const auto& t : todo) stack.push_back(t.get());
+  for (const auto& t : todo) stack.push_back(t);
   while (!stack.empty()) {
-    LazyData* l = stack.back();
+    std::shared_ptr<LazyData> held = std::move(stack.back());
+    LazyData* l = held.get();
     stack.pop_back();
     if (!seen.insert(l).second) continue;
     bound = MergeBindings(bound, l->vars);
@@ -70,17 +73,17 @@ void Runtime::Collect(const std::vector<std::shared_ptr<LazyData>>& todo, Graph*
     }
     if (l->base_view) {
       PendingWrites(l->uop, &pending);
-      g->written.push_back(l);
+      g->written.push_back(held);
     }
-    for (const auto& s : l->srcs) stack.push_back(s.get());
-    for (const auto& s : l->written_from) stack.push_back(s.get());
+    for (const auto& s : l->srcs) stack.push_back(s);
+    for (const auto& s : l->written_from) stack.push_back(s);
   }
   if (bound)
     for (const auto& [var, value] : *bound) g->vars[var.arg().Get<VarArg>().name] = value;
   std::vector<UOp> roots;
   for (const auto& t : todo)
     if (!t->buffer) roots.push_back(UOp::Derived(Ops::STAGE, {t->uop}, DeviceArg{t->device->name()}));
-  for (const LazyData* w : g->written) roots.push_back(w->uop);
+  for (const auto& w : g->written) roots.push_back(w->uop);
   g->sink = RewriteNodes(UOp::Sink(roots), [&](const UOp& orig, const UOp& rebuilt) {
     if (auto it = realized.find(orig.get()); it != realized.end()) return it->second;
     if (orig.is(Ops::AFTER) && !pending.contains(orig.src(1).get())) return rebuilt.src(0);
@@ -171,7 +174,7 @@ absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targ
                        t.shape);
     if (!t.requires_grad) t.srcs.clear();  // the inputs are only kept for backward
   }
-  for (LazyData* w : g.written) {  // written in place: the buffer again
+  for (const auto& w : g.written) {  // written in place: the buffer again
     w->uop = w->base_view;
     w->base_view = UOp();
     w->written_from.clear();

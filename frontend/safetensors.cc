@@ -207,15 +207,15 @@ HostTensor ToHost(const Tensor& t) {
   return h;
 }
 
-Tensor FromHost(const HostTensor& h) {
+Tensor FromHost(const HostTensor& h, DeviceRef device) {
   std::vector<double> v(Numel(h.shape));
   for (size_t i = 0; i < v.size(); ++i)
     v[i] = CastValue(LoadElement(h.bytes.data(), h.dtype, static_cast<int64_t>(i)), h.dtype,
                      DType::kF64)
                .Get<double>();
-  if (IsFloat(h.dtype) || v.empty()) return Tensor::FromVector(v, h.shape, h.dtype);
+  if (IsFloat(h.dtype) || v.empty()) return Tensor::FromVector(v, h.shape, h.dtype, device);
   std::vector<int64_t> iv(v.begin(), v.end());
-  return Tensor::FromVector(iv, h.shape, h.dtype);
+  return Tensor::FromVector(iv, h.shape, h.dtype, device);
 }
 
 absl::Status SaveModel(const std::string& path, Module& model,
@@ -274,7 +274,8 @@ absl::Status LoadModel(const Checkpoint& ckpt, Module& model,
     plan.push_back({t, h});
   }
   try {
-    for (auto& [t, h] : plan) t->Assign(FromHost(*h).Cast(t->dtype()));
+    // (made where it goes: on another rank's device, nothing is copied, that rank loads it)
+    for (auto& [t, h] : plan) t->Assign(FromHost(*h, t->device()).Cast(t->dtype()));
   } catch (const Error& e) {
     return e.status();
   }

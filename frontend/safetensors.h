@@ -35,7 +35,8 @@ absl::Status SaveSafetensors(const std::string& path, const Checkpoint& ckpt);
 absl::StatusOr<Checkpoint> LoadSafetensors(const std::string& path);
 
 HostTensor ToHost(const Tensor& t);
-Tensor FromHost(const HostTensor& h);
+/// A tensor of `h` on `device` (none: DefaultDevice()).
+Tensor FromHost(const HostTensor& h, DeviceRef device = {});
 
 /// Writes `tensors` (by name) and `metadata`; refuses (writing nothing) when a float tensor
 /// holds nan or inf.

@@ -3,13 +3,16 @@
 // safetensors checkpoint every --save-every steps and at the end. --resume continues a
 // run from its checkpoint (weights, optimizer moments, step).
 //
-// Started by uopc_launch (or torchrun, Slurm, Open MPI) on D x T ranks, it trains
+// Started by uopc_launch (or torchrun, Slurm, Open MPI) on D x P x T ranks, it trains
 // data-parallel over D (each of the D groups takes batch/D of every step's sequences, and the
-// gradients are averaged over them) and tensor-parallel over T (Megatron: the ranks of a
-// group share every block's heads and MLP units, frontend/nn.h), so the run follows the
-// single-process one (up to the order of float sums). Rank 0 prints and saves one checkpoint
+// gradients are averaged over them), pipeline-parallel over P (the blocks in P stages on
+// P ranks, the group's sequences in --micro-batches run in --schedule order,
+// distributed/pipeline_parallel.h) and tensor-parallel over T (Megatron: the ranks of a
+// stage share every block's heads and MLP units, frontend/nn.h), so the run follows the
+// single-process one (up to the order of float sums). Ranks are numbered tensor-parallel
+// first, then by stage, then by data-parallel group. Rank 0 prints and saves one checkpoint
 // in the single-process layout, which any layout resumes.
-//   uopc_launch --nproc 4 -- gpt_train --batch 16 --tp 2
+//   uopc_launch --nproc 4 -- gpt_train --batch 16 --tp 2 --pp 2
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +27,8 @@
 #include "core/flags.h"
 #include "distributed/data_parallel.h"
 #include "distributed/graph_collectives.h"
+#include "distributed/pipeline_link.h"
+#include "distributed/pipeline_parallel.h"
 #include "distributed/process_group.h"
 #include "distributed/tensor_collectives.h"
 #include "distributed/tensor_parallel.h"
@@ -55,16 +60,17 @@ int Fail(const std::string& what) {
 
 int main(int argc, char** argv) {
   std::string data = "/usr/share/common-licenses/GPL-3", checkpoint = "gpt.safetensors",
-              device = "CPU";
+              device = "CPU", schedule_name = "1f1b";
   int64_t layers = 2, dim = 64, heads = 4, context = 64, batch = 16, steps = 300, warmup = 30,
-          save_every = 100, seed = 0, log_every = 10, stop_at = 0, tp = 1, dp = 0;
+          save_every = 100, seed = 0, log_every = 10, stop_at = 0, tp = 1, dp = 0, pp = 1,
+          micro_batches = 0;
   double lr = 3e-3, min_lr = 3e-4, weight_decay = 0.01, clip = 1.0, dropout = 0.0, bucket_mb = 25.0;
   bool resume = false, skip_nonfinite = false, tie = false;
   Flags flags(
       "usage: gpt_train [flags]\n\nTrains a character-level GPT on a text file and saves it as a "
       "safetensors checkpoint.\nUnder `uopc_launch --nproc N -- gpt_train ...` it trains over N = "
-      "--dp x --tp ranks: --batch is split over the --dp groups, and each block over the --tp "
-      "ranks of a group.");
+      "--dp x --pp x --tp ranks: --batch is split over the --dp groups, the blocks over the --pp "
+      "stages of a group, and each block over the --tp ranks of a stage.");
   flags.Add("data", &data, "the text file to train on");
   flags.Add("layers", &layers, "transformer blocks", kLayers.lo, kLayers.hi);
   flags.Add("dim", &dim, "embedding width", kDim.lo, kDim.hi);
@@ -97,7 +103,18 @@ int main(int argc, char** argv) {
             "tensor-parallel ranks: each block's heads and MLP units are split over them "
             "(Megatron); must divide --heads",
             1, 4096);
-  flags.Add("dp", &dp, "data-parallel groups (0: the ranks / --tp)", 0, 4096);
+  flags.Add("pp", &pp,
+            "pipeline stages: the blocks in contiguous stages on as many ranks, activations "
+            "passed forward and their gradients back between them",
+            1, 4096);
+  flags.Add("micro-batches", &micro_batches,
+            "pipeline: each step's sequences (of a data-parallel group) in this many "
+            "micro-batches (0: --pp of them); must divide them",
+            0, kBatch.hi);
+  flags.Add("schedule", &schedule_name,
+            "pipeline schedule of the micro-batches' forward and backward passes: gpipe (all "
+            "forward, then all backward) or 1f1b (at most --pp micro-batches in flight)");
+  flags.Add("dp", &dp, "data-parallel groups (0: the ranks / (--tp x --pp))", 0, 4096);
   flags.Add("bucket-mb", &bucket_mb,
             "data parallelism: gradients are all-reduced in buckets of this many MiB, each as "
             "soon as the backward pass has made it",
@@ -116,14 +133,24 @@ int main(int argc, char** argv) {
   const std::string job = world == 1 ? "this process is a job of 1 rank (start it under "
                                        "uopc_launch --nproc N)"
                                      : absl::StrCat("the job has ", world, " ranks");
-  if (dp == 0 && world % tp != 0)
-    return Fail(absl::StrCat("--tp ", tp, " does not divide the ranks: ", job));
-  if (dp == 0) dp = world / tp;
-  if (dp * tp != world)
-    return Fail(absl::StrCat("--dp ", dp, " x --tp ", tp, " makes ", dp * tp, " ranks; ", job));
-  if (batch % dp != 0)
-    return Fail(
-        absl::StrCat("--batch ", batch, " does not split over ", dp, " data-parallel groups"));
+  absl::StatusOr<PipelineSchedule> schedule = ParsePipelineSchedule(schedule_name);
+  if (!schedule.ok()) return Fail(absl::StrCat("--schedule: ", schedule.status().message()));
+  const int64_t model_ranks = tp * pp;  // of each data-parallel group
+  const std::string layout =
+      pp > 1 ? absl::StrCat("--pp ", pp, " x --tp ", tp) : absl::StrCat("--tp ", tp);
+  if (dp == 0 && world % model_ranks != 0)
+    return Fail(absl::StrCat(layout, " does not divide the ranks: ", job));
+  if (dp == 0) dp = world / model_ranks;
+  if (dp * model_ranks != world)
+    return Fail(absl::StrCat("--dp ", dp, " x ", layout, " makes ", dp * model_ranks, " ranks; ",
+                             job));
+  if (micro_batches == 0) micro_batches = pp;
+  if (batch % (dp * micro_batches) != 0)
+    return Fail(absl::StrCat("--batch ", batch, " does not split over ", dp,
+                             " data-parallel groups x ", micro_batches, " micro-batches"));
+  if (pp > 1 && device.find(',') != std::string::npos)
+    return Fail(absl::StrCat("--device ", device,
+                             " with --pp: a pipeline stage is one device of one rank"));
   if (world > 1) {
     absl::StatusOr<std::unique_ptr<ProcessGroup>> g = ProcessGroup::Create(*env);
     if (!g.ok()) return Fail(std::string(g.status().message()));
@@ -141,18 +168,20 @@ int main(int argc, char** argv) {
       }
       return absl::OkStatus();
     };
-    const int t = static_cast<int>(tp), d = static_cast<int>(dp);
+    const int t = static_cast<int>(tp), d = static_cast<int>(dp), m = static_cast<int>(model_ranks);
     absl::Status made = absl::OkStatus();
-    if (t > 1) made = make(d, t, t, 1, tp_group);                        // consecutive ranks
-    if (made.ok() && t > 1 && d > 1) made = make(t, d, 1, t, dp_group);  // one of each
+    if (t > 1) made = make(d * m / t, t, t, 1, tp_group);                // consecutive ranks
+    if (made.ok() && m > 1 && d > 1) made = make(m, d, 1, m, dp_group);  // one of each
     if (!made.ok()) return Fail(std::string(made.message()));
   }
-  ProcessGroup* dp_ranks = tp > 1 ? dp_group.get() : (dp > 1 ? group.get() : nullptr);
+  ProcessGroup* dp_ranks = model_ranks > 1 ? dp_group.get() : (dp > 1 ? group.get() : nullptr);
+  std::unique_ptr<PipelineLink> pipe = pp > 1 ? std::make_unique<PipelineLink>(*group) : nullptr;
   std::unique_ptr<GraphGroup> tp_graph =
       tp_group ? std::make_unique<GraphGroup>(*tp_group) : nullptr;
   std::unique_ptr<GraphGroup> dp_graph =
       dp_ranks ? std::make_unique<GraphGroup>(*dp_ranks) : nullptr;
-  const int rank = group ? group->rank() : 0, dp_rank = rank / static_cast<int>(tp);
+  const int rank = group ? group->rank() : 0, dp_rank = rank / static_cast<int>(model_ranks),
+            stage = rank / static_cast<int>(tp) % static_cast<int>(pp);
   const int64_t local = batch / dp;                      // this rank's sequences of each step
   if (rank != 0) std::cout.setstate(std::ios::failbit);  // rank 0 speaks for the job
   auto check = [](const absl::Status& s) {
@@ -197,7 +226,13 @@ int main(int argc, char** argv) {
     GptConfig config{static_cast<int64_t>(corpus->vocab.size()), context, dim, heads, layers,
                      dropout, tie};
     std::vector<DeviceRef> devices = DeviceList(device);
-    double have = 0, need = TrainingBytes(config, local);
+    if (pp > 1) {  // this rank's pipeline: the ranks of its group with its tensor-parallel rank
+      std::vector<int> ranks;
+      for (int s = 0; s < pp; ++s)
+        ranks.push_back(rank + (s - stage) * static_cast<int>(tp));
+      devices = StageDevices(ranks, devices.front().get()->name());
+    }
+    double have = 0, need = TrainingBytes(config, local) / static_cast<double>(pp);
     for (const DeviceRef& d : devices) have += static_cast<double>(d.get()->mem_total());
     if (need > have)
       return Fail(absl::StrFormat(
@@ -221,7 +256,9 @@ int main(int argc, char** argv) {
         return Fail(std::string(s.message()));
       opt.set_steps(start);
     }
-    if (group) check(BroadcastParameters(*group, model.Parameters()));  // one start for all
+    // one start for all (a pipeline's ranks hold their stages only: they start alike, from
+    // one seed or one checkpoint)
+    if (group && pp == 1) check(BroadcastParameters(*group, model.Parameters()));
     int64_t params = 0;
     for (Tensor* p : model.Parameters()) params += p->numel().value();
     ShardedParams sharded;  // (tensor parallelism: the parameters of which a rank holds a part)
@@ -237,6 +274,9 @@ int main(int argc, char** argv) {
               << " heads, context " << context << ": " << params << " parameters"
               << (resume ? absl::StrCat(", resuming at step ", start) : "")
               << (dp > 1 ? absl::StrCat(", data-parallel over ", dp, " groups") : "")
+              << (pp > 1 ? absl::StrCat(", pipeline-parallel over ", pp, " stages (",
+                                        micro_batches, " micro-batches, ", schedule_name, ")")
+                         : "")
               << (tp > 1 ? absl::StrCat(", tensor-parallel over ", tp, " ranks") : "")
               << (device == "CPU" ? "" : absl::StrCat(", on ", device)) << "\n";
     auto save = [&](int64_t step) {
@@ -256,6 +296,14 @@ int main(int argc, char** argv) {
         whole = GatherTensorParallel(*tp_graph, config, all);
       else
         for (auto& [name, t] : all) whole.emplace_back(name, *t);
+      if (pp > 1) {  // every stage's to the first (rank 0's, in the first group)
+        std::vector<Tensor*> moved;
+        for (auto& [name, t] : whole) {
+          t = t.To(devices.front());
+          moved.push_back(&t);
+        }
+        Tensor::RealizeAll(moved);
+      }
       if (rank != 0) return;
       if (absl::Status s = SaveTensors(checkpoint, whole, meta); !s.ok()) throw Error(s);
     };
@@ -272,18 +320,49 @@ int main(int argc, char** argv) {
              y = Tensor::FromVector(
                  std::vector<int32_t>(ys.begin() + first, ys.begin() + first + local * context),
                  {local * context}, DType::kI32, devices.back());
-      Tensor loss = model.Forward(x).Reshape({local * context, config.vocab}).CrossEntropy(y);
-      loss.Backward();
-      if (dp_graph)
-        AverageGradientsInPlan(*dp_graph, model.Parameters(),
-                               static_cast<int64_t>(bucket_mb * (1 << 20)));
+      Tensor loss;
+      std::vector<Tensor*> held = model.Parameters();  // (those of this rank's stage)
+      if (pp == 1 && micro_batches == 1) {  // one plan a step
+        loss = model.Forward(x).Reshape({local * context, config.vocab}).CrossEntropy(y);
+        loss.Backward();
+      } else {
+        const int64_t rows = local / micro_batches;
+        loss = RunPipelineSchedule(
+            ScheduleOrder(*schedule, static_cast<int>(pp), static_cast<int>(micro_batches)),
+            [&](int m, std::vector<Tensor>* crossings) {
+              Tensor xm = x.Slice(0, m * rows, (m + 1) * rows),
+                     ym = y.Slice(0, m * rows * context, (m + 1) * rows * context);
+              return model.Forward(xm, nullptr, crossings)
+                  .Reshape({rows * context, config.vocab})
+                  .CrossEntropy(ym);
+            },
+            held);
+        std::erase_if(held, [](Tensor* p) { return p->device()->peer_rank() >= 0; });
+      }
+      if (dp_graph) {
+        AverageGradientsInPlan(*dp_graph, held, static_cast<int64_t>(bucket_mb * (1 << 20)));
+        if (pp > 1) {  // (in a plan of its own: the step's plan is the same on every stage)
+          std::vector<Tensor> grads;
+          for (Tensor* p : held) grads.push_back(p->grad());
+          std::vector<Tensor*> all;
+          for (Tensor& g : grads) all.push_back(&g);
+          Tensor::RealizeAll(all);
+        }
+      }
       // a step with a non-finite loss or gradient changes nothing (inside the plan)
       Tensor norm = clip > 0 ? ClipGradNorm(model.Parameters(), clip, sharded)
                              : GradNorm(model.Parameters(), sharded);
       Tensor loss_ok = AllFinite(loss).To(norm.device());
       Tensor finite = loss_ok.Where(AllFinite(norm), loss_ok);  // both
+      // (a pipeline: each stage's rank gets both, to read)
+      std::vector<Tensor> losses = OnEveryStage(loss, devices),
+                          finites = OnEveryStage(finite, devices);
+      std::vector<Tensor*> also{&loss, &finite};
+      if (pp > 1)
+        for (int s = 0; s < pp; ++s) also.insert(also.end(), {&losses[s], &finites[s]});
       opt.set_lr(CosineLr(step, warmup, steps, lr, min_lr));
-      opt.Step({&loss, &finite}, finite);
+      opt.Step(also, finite);
+      if (pp > 1) loss = losses[stage], finite = finites[stage];
       if (!finite.Item<bool>()) {
         opt.set_steps(opt.steps() - 1);  // the step did not happen
         std::string what = absl::StrCat("step ", step + 1, ": the loss (", loss.Item<float>(),
@@ -315,18 +394,25 @@ int main(int argc, char** argv) {
       // in theory, with ring all-reduces of f32: the gradients of this rank's parameters over
       // the data-parallel groups, and per block two activations forward and two gradients
       // back over the tensor-parallel ranks
-      double held = 0;
-      for (Tensor* p : model.Parameters()) held += static_cast<double>(p->numel().value());
+      // (a pipeline: of this rank's blocks, and the activations its stage, the first, sends
+      // to the next)
+      double held = 0, blocks = 0;
+      for (Tensor* p : model.Parameters())
+        if (p->device()->peer_rank() < 0) held += static_cast<double>(p->numel().value());
+      for (const auto& b : model.h) blocks += b->ln_1.weight.device()->peer_rank() < 0 ? 1 : 0;
       const double ring_dp = 2.0 * (dp - 1) / dp, ring_tp = 2.0 * (tp - 1) / tp;
+      const double activation = static_cast<double>(local * context * dim) * 4;
       const double grads = ring_dp * held * 4,
-                   acts = ring_tp * 4.0 * layers * static_cast<double>(local * context * dim) * 4;
+                   acts = ring_tp * 4.0 * blocks * activation + (pp > 1 ? activation : 0);
       const double sent = static_cast<double>(group->bytes_sent() - sent_before);
       std::cout << "gpt_train: sent " << ByteString(static_cast<uint64_t>(sent / (end - start)))
                 << " a step to the other ranks (in theory "
                 << ByteString(static_cast<uint64_t>(grads + acts)) << ": "
                 << ByteString(static_cast<uint64_t>(grads)) << " of gradients over " << dp
                 << " data-parallel groups, " << ByteString(static_cast<uint64_t>(acts))
-                << " of activations over " << tp << " tensor-parallel ranks)\n";
+                << " of activations over " << tp << " tensor-parallel ranks"
+                << (pp > 1 ? absl::StrCat(" and to the next of ", pp, " pipeline stages") : "")
+                << ")\n";
     }
     save(end);
     std::cout << "gpt_train: saved " << checkpoint << " (" << Runtime::Get().plans().size()

@@ -77,6 +77,20 @@ TEST(AssignTest, SeveralWritesApplyInOrder) {
   EXPECT_EQ(c.ToVector<float>(), (std::vector<float>{1, 2, 2, 9}));
 }
 
+// A written tensor that only the realized tensor still holds (what data parallelism's gradient
+// bucket is): realizing lets go of it, and its write is still applied, nothing read after free
+// (asan).
+TEST(AssignTest, AWrittenTensorHeldOnlyByTheRealizedOneIsWrittenSafely) {
+  Tensor out;
+  {
+    Tensor bucket = Tensor::Zeros({4}).Realize();
+    bucket.Slice(0, 1, 3).Assign(Tensor::Full({2}, 5));
+    out = bucket * 2;
+  }
+  out.Realize();
+  EXPECT_EQ(out.ToVector<float>(), (std::vector<float>{0, 10, 10, 0}));
+}
+
 TEST(AssignTest, ValueThatReadsTheTargetIsReadBeforeItIsWritten) {
   Tensor x = Tensor::FromVector(Iota(6), {6}).Realize();
   x.Slice(0, 0, 5).Assign(x.Slice(0, 1, 6));  // shift left by one
