@@ -576,6 +576,50 @@ int PipelineGpt(ProcessGroup& pg) {
   return g_wrong ? 1 : 0;
 }
 
+// A GPT split over the ranks as a pipeline; rank 1 is killed in the middle of the step.
+int DieInPipeline(ProcessGroup& pg) {
+  PipelineLink link(pg);
+  GptConfig c;
+  c.vocab = 64, c.context = 128, c.dim = 256, c.heads = 4, c.layers = pg.world_size();
+  Tensor::ManualSeed(3);
+  Gpt model(c);
+  std::vector<DeviceRef> stages;
+  for (int r = 0; r < pg.world_size(); ++r) stages.push_back(absl::StrCat("rank", r, "/CPU:0"));
+  model.Split(stages);
+  Tensor idx = Tensor::Randint(0, c.vocab, {8, 128}, stages.front()),
+         target = Tensor::Randint(0, c.vocab, {8 * 128}, stages.back());
+  auto step = [&] {
+    for (Tensor* p : model.Parameters()) p->ZeroGrad();
+    Tensor loss = model.Forward(idx).Reshape({8 * 128, c.vocab}).CrossEntropy(target);
+    loss.Backward();
+    std::vector<Tensor> grads;
+    for (Tensor* p : model.Parameters()) grads.push_back(p->grad());
+    std::vector<Tensor*> all{&loss};
+    for (Tensor& g : grads) all.push_back(&g);
+    Tensor::RealizeAll(all);
+  };
+  std::thread killer;
+  try {
+    step();  // (the plans compiled: the kill comes in the middle of a step, not of a compile)
+    Must(pg.Barrier()->Wait());
+    if (pg.rank() == 1)
+      killer = std::thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        std::printf("raising %s\n", strsignal(SIGKILL));
+        std::fflush(stdout);
+        raise(SIGKILL);
+      });
+    for (int i = 0; i < 100; ++i) step();
+  } catch (const Error& e) {
+    std::printf("FAILED: %s\n", e.what());
+    std::fflush(stdout);
+    std::exit(3);
+  }
+  std::printf("the pipeline finished\n");
+  if (killer.joinable()) killer.join();
+  return 0;
+}
+
 /// Rank 1 starts a 64 MiB all-reduce and then is killed or stopped (`sig`) in the middle.
 int Fault(ProcessGroup& g, int sig) {
   std::vector<float> x((64 << 20) / 4, 1.0f);
@@ -674,6 +718,7 @@ int main(int argc, char** argv) {
   if (scenario == "graph") return GraphCollectives(group);
   if (scenario == "tp") return TensorParallelGpt(group);
   if (scenario == "pp") return PipelineGpt(group);
+  if (scenario == "die-in-pipeline") return DieInPipeline(group);
   if (scenario == "die-in-plan") return DieInPlan(group);
   if (scenario == "reuse") return Reuse(group);
   if (scenario == "die") return Fault(group, SIGKILL);

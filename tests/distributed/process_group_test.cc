@@ -42,6 +42,11 @@ int FreePort() {
 }
 
 bool Has(const std::string& out, const std::string& s) { return out.find(s) != std::string::npos; }
+int Count(const std::string& out, const std::string& s) {
+  int n = 0;
+  for (size_t at = out.find(s); at != std::string::npos; at = out.find(s, at + 1)) ++n;
+  return n;
+}
 
 class Collectives : public testing::TestWithParam<int> {};
 
@@ -265,6 +270,18 @@ TEST(Faults, ARankKilledMidPlanFailsTheOthersPlansNamingIt) {
         << j.out;
   EXPECT_TRUE(Has(j.out, "rank 1's connection dropped")) << j.out;
   EXPECT_FALSE(Has(j.out, "the plan finished")) << j.out;
+}
+
+// The same in a pipeline: the stages on either side of the lost one fail, naming it, within
+// the timeout (not at its end: the connection drops), and the launcher exits with its status.
+TEST(Faults, ARankKilledMidPipelineStepFailsEveryOtherStageNamingIt) {
+  CommandResult j = RunCommand(Launch(3, "die-in-pipeline", "UOPC_TIMEOUT=300"), 120);
+  EXPECT_EQ(j.status, 128 + 9) << j.out;
+  EXPECT_TRUE(Has(j.out, "uopc_launch: rank 1 was killed by signal 9")) << j.out;
+  for (const char* r : {"[rank 0] FAILED: run plan: step ", "[rank 2] FAILED: run plan: step "})
+    EXPECT_TRUE(Has(j.out, r)) << j.out;
+  EXPECT_EQ(Count(j.out, "rank 1's connection dropped"), 2) << j.out;
+  EXPECT_FALSE(Has(j.out, "the pipeline finished")) << j.out;
 }
 
 TEST(Faults, AStalledRankTimesOutTheOthersNamingIt) {
