@@ -1,6 +1,6 @@
 // The GPT's training on several processes against one, in one run: gpt_train alone and
-// under uopc_launch in every layout of 2 and 4 ranks (data parallelism, tensor parallelism,
-// both), one after the other in every iteration (the same model, global batch and steps).
+// under uopc_launch in every layout of 2 and 4 ranks (data, tensor and pipeline parallelism,
+// and pairs of them), one after the other in every iteration (the same model, global batch and steps).
 // Reports tokens/s of each layout, its ratio to one process, and the bytes rank 0 sent a
 // step next to what the layout must send in theory (gpt_train says both). On a 2-core
 // machine 4 processes are overloaded: their figure says what that costs, not what 4 cores
@@ -65,8 +65,10 @@ struct Layout {
   int nproc;
   const char* flags;
 };
-constexpr Layout kLayouts[] = {{"1proc", 1, ""}, {"dp2", 2, ""},       {"tp2", 2, "--tp 2"},
-                               {"dp4", 4, ""},   {"tp4", 4, "--tp 4"}, {"dp2tp2", 4, "--tp 2"}};
+constexpr Layout kLayouts[] = {
+    {"1proc", 1, ""},        {"dp2", 2, ""},          {"tp2", 2, "--tp 2"},
+    {"pp2", 2, "--pp 2"},    {"dp4", 4, ""},          {"tp4", 4, "--tp 4"},
+    {"dp2tp2", 4, "--tp 2"}, {"tp2pp2", 4, "--tp 2 --pp 2"}, {"dp2pp2", 4, "--pp 2"}};
 
 void BM_LayoutsAgainstOneProcess(benchmark::State& state) {
   constexpr size_t n = sizeof kLayouts / sizeof kLayouts[0];
