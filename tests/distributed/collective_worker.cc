@@ -431,18 +431,22 @@ int GraphCollectives(ProcessGroup& pg) {
 int DieInPlan(ProcessGroup& pg) {
   GraphGroup g(pg);
   Tensor x = Tensor::Ones({(64 << 20) / 4}).Realize();
-  Must(pg.Barrier()->Wait());
-  std::thread killer;
-  if (g.rank() == 1)
-    killer = std::thread([] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      std::printf("raising %s\n", strsignal(SIGKILL));
-      std::fflush(stdout);
-      raise(SIGKILL);
-    });
-  try {
+  auto run = [&] {
     Tensor y = AllReduceOf(g, x * 2) + 1;
     y.Realize();
+  };
+  std::thread killer;
+  try {
+    run();  // (the plan compiled: the kill comes in the middle of the collective, not of a compile)
+    Must(pg.Barrier()->Wait());
+    if (g.rank() == 1)
+      killer = std::thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::printf("raising %s\n", strsignal(SIGKILL));
+        std::fflush(stdout);
+        raise(SIGKILL);
+      });
+    for (int i = 0; i < 20; ++i) run();
   } catch (const Error& e) {
     std::printf("FAILED: %s\n", e.what());
     std::fflush(stdout);

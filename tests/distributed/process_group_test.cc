@@ -256,8 +256,6 @@ TEST(Faults, ARankKilledMidAllReduceFailsTheOthersNamingIt) {
   EXPECT_FALSE(Has(j.out, "the all_reduce finished")) << j.out;
 }
 
-// A stopped (silent) rank: the others fail when the timeout runs out, naming it, and the
-// launcher stops the job (the stopped rank included) with a failure.
 // The same inside a plan: a rank killed while a collective step of the plan runs makes the
 // other ranks' plans fail with the step and the lost rank named.
 TEST(Faults, ARankKilledMidPlanFailsTheOthersPlansNamingIt) {
@@ -284,6 +282,8 @@ TEST(Faults, ARankKilledMidPipelineStepFailsEveryOtherStageNamingIt) {
   EXPECT_FALSE(Has(j.out, "the pipeline finished")) << j.out;
 }
 
+// A stopped (silent) rank: the others fail when the timeout runs out, naming it, and the
+// launcher stops the job (the stopped rank included) with a failure.
 TEST(Faults, AStalledRankTimesOutTheOthersNamingIt) {
   CommandResult j = RunCommand(Launch(3, "stall", "UOPC_TIMEOUT=3"), 60);
   EXPECT_EQ(j.status, 3) << j.out;
