@@ -245,7 +245,8 @@ int Groups(ProcessGroup& world) {
   Expect(world.world_size() == 4, "groups: run it on 4 ranks");
   const int r = world.rank();
   std::vector<std::unique_ptr<ProcessGroup>> mine;
-  for (std::vector<int> ranks : std::vector<std::vector<int>>{{0, 1}, {2, 3}, {0, 2}, {1, 3}, {3, 1}}) {
+  for (std::vector<int> ranks :
+       std::vector<std::vector<int>>{{0, 1}, {2, 3}, {0, 2}, {1, 3}, {3, 1}}) {
     absl::StatusOr<std::unique_ptr<ProcessGroup>> g = world.NewGroup(ranks);
     Must(g.status());
     const bool member = std::count(ranks.begin(), ranks.end(), r) == 1;
@@ -274,13 +275,15 @@ int Groups(ProcessGroup& world) {
       }
   // both groups' all-reduces queued before either is waited for
   const int64_t n = 100003;
-  std::vector<char> a = Filled(DType::kF32, n, pair.rank()), b = Filled(DType::kF32, n, across.rank()),
+  std::vector<char> a = Filled(DType::kF32, n, pair.rank()),
+                    b = Filled(DType::kF32, n, across.rank()),
                     c = Filled(DType::kF32, n, world.rank());
   std::shared_ptr<Work> wa = pair.AllReduce(a.data(), n, DType::kF32, ReduceOp::kSum),
                         wb = across.AllReduce(b.data(), n, DType::kF32, ReduceOp::kMax),
                         wc = world.AllReduce(c.data(), n, DType::kF32, ReduceOp::kSum);
   // and {3,1}: the same ranks as {1,3}, at the same collective number (both ran the suite)
-  std::vector<char> d = mine.size() > 2 ? Filled(DType::kF32, n, mine[2]->rank()) : std::vector<char>();
+  std::vector<char> d =
+      mine.size() > 2 ? Filled(DType::kF32, n, mine[2]->rank()) : std::vector<char>();
   std::shared_ptr<Work> wd =
       mine.size() > 2 ? mine[2]->AllReduce(d.data(), n, DType::kF32, ReduceOp::kMin) : nullptr;
   Must(wa->Wait());
@@ -428,33 +431,37 @@ int GraphCollectives(ProcessGroup& pg) {
   return g_wrong ? 1 : 0;
 }
 
-int DieInPlan(ProcessGroup& pg) {
-  GraphGroup g(pg);
-  Tensor x = Tensor::Ones({(64 << 20) / 4}).Realize();
-  auto run = [&] {
-    Tensor y = AllReduceOf(g, x * 2) + 1;
-    y.Realize();
-  };
+// Runs `run` once (its plans compiled), then again and again while rank 1 kills itself
+// `after_ms` in: the others fail in the middle of a run, and say so; none finishes.
+int KilledMidRun(ProcessGroup& pg, int after_ms, const std::function<void()>& run,
+                 const char* finished) {
   std::thread killer;
   try {
-    run();  // (the plan compiled: the kill comes in the middle of the collective, not of a compile)
+    run();
     Must(pg.Barrier()->Wait());
-    if (g.rank() == 1)
-      killer = std::thread([] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (pg.rank() == 1)
+      killer = std::thread([after_ms] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
         std::printf("raising %s\n", strsignal(SIGKILL));
         std::fflush(stdout);
         raise(SIGKILL);
       });
-    for (int i = 0; i < 20; ++i) run();
+    for (int i = 0; i < 100; ++i) run();
   } catch (const Error& e) {
     std::printf("FAILED: %s\n", e.what());
     std::fflush(stdout);
     std::exit(3);
   }
-  std::printf("the plan finished\n");
+  std::printf("%s\n", finished);
   if (killer.joinable()) killer.join();
   return 0;
+}
+
+int DieInPlan(ProcessGroup& pg) {
+  GraphGroup g(pg);
+  Tensor x = Tensor::Ones({(64 << 20) / 4}).Realize();
+  return KilledMidRun(
+      pg, 20, [&] { (AllReduceOf(g, x * 2) + 1).Realize(); }, "the plan finished");
 }
 
 int TensorParallelGpt(ProcessGroup& pg) {
@@ -592,36 +599,19 @@ int DieInPipeline(ProcessGroup& pg) {
   model.Split(stages);
   Tensor idx = Tensor::Randint(0, c.vocab, {8, 128}, stages.front()),
          target = Tensor::Randint(0, c.vocab, {8 * 128}, stages.back());
-  auto step = [&] {
-    for (Tensor* p : model.Parameters()) p->ZeroGrad();
-    Tensor loss = model.Forward(idx).Reshape({8 * 128, c.vocab}).CrossEntropy(target);
-    loss.Backward();
-    std::vector<Tensor> grads;
-    for (Tensor* p : model.Parameters()) grads.push_back(p->grad());
-    std::vector<Tensor*> all{&loss};
-    for (Tensor& g : grads) all.push_back(&g);
-    Tensor::RealizeAll(all);
-  };
-  std::thread killer;
-  try {
-    step();  // (the plans compiled: the kill comes in the middle of a step, not of a compile)
-    Must(pg.Barrier()->Wait());
-    if (pg.rank() == 1)
-      killer = std::thread([] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        std::printf("raising %s\n", strsignal(SIGKILL));
-        std::fflush(stdout);
-        raise(SIGKILL);
-      });
-    for (int i = 0; i < 100; ++i) step();
-  } catch (const Error& e) {
-    std::printf("FAILED: %s\n", e.what());
-    std::fflush(stdout);
-    std::exit(3);
-  }
-  std::printf("the pipeline finished\n");
-  if (killer.joinable()) killer.join();
-  return 0;
+  return KilledMidRun(
+      pg, 50,
+      [&] {
+        for (Tensor* p : model.Parameters()) p->ZeroGrad();
+        Tensor loss = model.Forward(idx).Reshape({8 * 128, c.vocab}).CrossEntropy(target);
+        loss.Backward();
+        std::vector<Tensor> grads;
+        for (Tensor* p : model.Parameters()) grads.push_back(p->grad());
+        std::vector<Tensor*> all{&loss};
+        for (Tensor& g : grads) all.push_back(&g);
+        Tensor::RealizeAll(all);
+      },
+      "the pipeline finished");
 }
 
 /// Rank 1 starts a 64 MiB all-reduce and then is killed or stopped (`sig`) in the middle.

@@ -4,4 +4,13 @@
 set -euo pipefail
 dir="$(dirname "$0")"
 export UOPC_PLUGIN_DIRS="$PWD/backends/c"
-exec /usr/bin/python3 "$dir/dlpack_numpy_test.py" "$PWD/tests/frontend/libdlpack_numpy_peer.so"
+peer="$PWD/tests/frontend/libdlpack_numpy_peer.so"
+# under --config=asan or tsan the library needs its sanitizer's runtime first in python3
+for runtime in asan tsan; do
+  if ldd "$peer" | grep -q "lib$runtime.so"; then
+    # (and the C++ runtime, whose exceptions it intercepts)
+    export LD_PRELOAD="$(gcc -print-file-name=lib$runtime.so) $(gcc -print-file-name=libstdc++.so)"
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"  # (python's own allocations)
+  fi
+done
+exec /usr/bin/python3 "$dir/dlpack_numpy_test.py" "$peer"
