@@ -264,7 +264,11 @@ TEST(GptTrain, PipelineLayoutsFollowTheSingleProcessRun) {
        {Layout{2, " --pp 2 --schedule gpipe", "pipeline-parallel over 2 stages (2 micro-batches, gpipe)", true},
         Layout{2, " --pp 2 --micro-batches 4", "pipeline-parallel over 2 stages (4 micro-batches, 1f1b)", true},
         Layout{4, " --pp 2 --tp 2", "pipeline-parallel over 2 stages (2 micro-batches, 1f1b), tensor-parallel over 2 ranks", false},
-        Layout{4, " --pp 2 --dp 2", "data-parallel over 2 groups, pipeline-parallel over 2 stages", true}}) {
+        Layout{4, " --pp 2 --dp 2", "data-parallel over 2 groups, pipeline-parallel over 2 stages", true},
+        Layout{8, " --dp 2 --pp 2 --tp 2",
+               "data-parallel over 2 groups, pipeline-parallel over 2 stages (2 micro-batches, "
+               "1f1b), tensor-parallel over 2 ranks",
+               false}}) {
     const std::string ckpt = Tmp("p" + std::to_string(l.nproc) + ".safetensors");
     CommandResult r = launch(l.nproc, l.flags + " --checkpoint " + ckpt);
     ASSERT_EQ(r.status, 0) << r.out;
