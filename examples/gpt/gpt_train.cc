@@ -319,7 +319,7 @@ int main(int argc, char** argv) {
                  {local, context}, DType::kI32, devices.front()),
              y = Tensor::FromVector(
                  std::vector<int32_t>(ys.begin() + first, ys.begin() + first + local * context),
-                 {local * context}, DType::kI32, devices.back());
+                 {local * context}, DType::kI32, model.head().device());  // (where the logits are)
       Tensor loss;
       std::vector<Tensor*> held = model.Parameters();  // (those of this rank's stage)
       if (pp == 1 && micro_batches == 1) {  // one plan a step
@@ -395,7 +395,8 @@ int main(int argc, char** argv) {
       // the data-parallel groups, and per block two activations forward and two gradients
       // back over the tensor-parallel ranks
       // (a pipeline: of this rank's blocks, and the activations its stage, the first, sends
-      // to the next)
+      // to the next; with tied embeddings, also the gradient of the head's input, which it
+      // computes, back to the last)
       double held = 0, blocks = 0;
       for (Tensor* p : model.Parameters())
         if (p->device()->peer_rank() < 0) held += static_cast<double>(p->numel().value());
@@ -403,7 +404,9 @@ int main(int argc, char** argv) {
       const double ring_dp = 2.0 * (dp - 1) / dp, ring_tp = 2.0 * (tp - 1) / tp;
       const double activation = static_cast<double>(local * context * dim) * 4;
       const double grads = ring_dp * held * 4,
-                   acts = ring_tp * 4.0 * blocks * activation + (pp > 1 ? activation : 0);
+                   acts = ring_tp * 4.0 * blocks * activation +
+                          (pp > 1 ? activation : 0) +
+                          (pp > 1 && tie ? activation : 0);  // (the head's input gradient back)
       const double sent = static_cast<double>(group->bytes_sent() - sent_before);
       std::cout << "gpt_train: sent " << ByteString(static_cast<uint64_t>(sent / (end - start)))
                 << " a step to the other ranks (in theory "

@@ -300,6 +300,27 @@ TEST(GptTrain, PipelineLayoutsFollowTheSingleProcessRun) {
   EXPECT_LE(MaxDifference(Tmp("p1.safetensors"), Tmp("ps.safetensors")), 1e-5);
 }
 
+// Tied embeddings: the head is the first stage's wte, so the logits and the loss are made
+// there (the last stage's activations come back to it).
+TEST(GptTrain, PipelineWithTiedEmbeddingsFollowsTheSingleProcessRun) {
+  const std::string args = kSmall + " --tie-embeddings --steps 10 --log-every 1";
+  CommandResult one = RunCommand(Bin("gpt_train") + args + " --checkpoint " + Tmp("t1.safetensors"));
+  ASSERT_EQ(one.status, 0) << one.out;
+  CommandResult pp = RunCommand(Runfile("distributed/uopc_launch") + " --nproc 2 -- " +
+                                    Bin("gpt_train") + args + " --pp 2 --checkpoint " +
+                                    Tmp("t2.safetensors"),
+                                300);
+  ASSERT_EQ(pp.status, 0) << pp.out;
+  // (as printed, to 4 decimals: a sum in another order may round the other way)
+  const std::vector<double> want = Losses(one.out), got = Losses(pp.out);
+  ASSERT_EQ(got.size(), 10u) << pp.out;
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1.01e-4) << i;
+  EXPECT_LE(MaxDifference(Tmp("t1.safetensors"), Tmp("t2.safetensors")), 1e-5);
+  EXPECT_NE(pp.out.find("sent 64.0 KiB a step to the other ranks (in theory 64.0 KiB"),
+            std::string::npos)
+      << pp.out;
+}
+
 TEST(GptTrain, RefusesALayoutThatDoesNotFitTheJob) {
   CommandResult r = RunCommand(Bin("gpt_train") + kSmall + " --steps 1 --tp 2");
   EXPECT_EQ(r.status, 1);
