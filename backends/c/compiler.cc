@@ -148,6 +148,9 @@ absl::StatusOr<std::string> CCompiler::RunCompiler(absl::string_view source, con
   std::vector<std::string> argv{options_.cc};
   argv.insert(argv.end(), options_.flags.begin(), options_.flags.end());
   argv.insert(argv.end(), {"-x", "c", "-", "-o", obj, "-lm"});
+#if defined(__x86_64__)
+  argv.push_back("-lmvec");  // (glibc's vector math, which the prelude's exp2 uses)
+#endif
   ASSIGN_OR_RETURN(Run r, Spawn(argv, source));
   absl::StatusOr<std::string> object =
       r.status == 0 ? ReadFile(obj) : absl::InternalError("no object");

@@ -224,7 +224,7 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
                           "))");
     }
     case Ops::WHERE: return absl::StrCat("(", R(u.src(0)), "?", R(u.src(1)), ":", R(u.src(2)), ")");
-    case Ops::EXP2: return Round(t, fn("exp2f", "exp2"));
+    case Ops::EXP2: return Round(t, fn(lang_ == CLang::kC ? "uopc_exp2f" : "exp2f", "exp2"));
     case Ops::LOG2: return Round(t, fn("log2f", "log2"));
     case Ops::SIN: return Round(t, fn("sinf", "sin"));
     case Ops::SQRT: return Round(t, fn("sqrtf", "sqrt"));
@@ -476,10 +476,17 @@ UOPC_FN double uopc_fmax(double a, double b) { return (a != a || b != b) ? NAN :
 }
 
 std::string CPrelude() {
+  // exp2 of a float is the double exp2 rounded, as the interpreter computes it; glibc's
+  // vector exp2 (libmvec, 2.35 on) lets gcc vectorize the loops that call it, and rounds to
+  // the same float but for 2 of the 2^31 floats in [-160, 130] (exp2f differs in 168,364)
   return R"C(#include <math.h>
 #include <stdint.h>
 #define UOPC_ENTRY __attribute__((visibility("default")))
 #define UOPC_FN static inline
+#if defined(__x86_64__) && defined(__GLIBC__) && __GLIBC_PREREQ(2, 35)
+__attribute__((simd("notinbranch"))) double exp2(double);
+#endif
+UOPC_FN float uopc_exp2f(float x) { return (float)exp2((double)x); }
 )C" + CStyleHelpers();
 }
 
