@@ -43,23 +43,29 @@ Tensor RunPipelineSchedule(const std::vector<PipelinePhase>& order,
   std::vector<Tensor> losses(micro_batches);
   for (const PipelinePhase& p : order) {
     Tensor& loss = losses[p.micro_batch];
-    std::vector<Tensor*> realize;
-    std::vector<Tensor> crossings, grads;
     if (p.forward) {
+      std::vector<Tensor> crossings;
       loss = loss_of(p.micro_batch, &crossings);
-      realize.push_back(&loss);
+      std::vector<Tensor*> realize{&loss};
       for (Tensor& c : crossings) realize.push_back(&c);
+      Tensor::RealizeAll(realize);
     } else {
       (loss * (1.0 / micro_batches)).Backward();
-      for (Tensor* w : params)
-        if (w->grad()) grads.push_back(w->grad());
-      for (Tensor& g : grads) realize.push_back(&g);
+      RealizeGradients(params);
     }
-    Tensor::RealizeAll(realize);
   }
   Tensor mean = losses.front();
   for (int m = 1; m < micro_batches; ++m) mean = mean + losses[m];
   return micro_batches > 1 ? mean * (1.0 / micro_batches) : mean;
+}
+
+void RealizeGradients(const std::vector<Tensor*>& params) {
+  std::vector<Tensor> grads;
+  for (Tensor* p : params)
+    if (p->grad()) grads.push_back(p->grad());
+  std::vector<Tensor*> all;
+  for (Tensor& g : grads) all.push_back(&g);
+  Tensor::RealizeAll(all);
 }
 
 std::vector<Tensor> OnEveryStage(const Tensor& t, const std::vector<DeviceRef>& devices) {

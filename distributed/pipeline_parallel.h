@@ -47,6 +47,9 @@ Tensor RunPipelineSchedule(const std::vector<PipelinePhase>& order,
                            const std::function<Tensor(int, std::vector<Tensor>*)>& loss_of,
                            const std::vector<Tensor*>& params);
 
+/// Realizes, in one plan, the gradients that `params` have.
+void RealizeGradients(const std::vector<Tensor*>& params);
+
 /// `t` copied to each of `devices` (every rank then reads its own copy): a value that one
 /// stage computes (the loss, whether the step was finite) for all.
 std::vector<Tensor> OnEveryStage(const Tensor& t, const std::vector<DeviceRef>& devices);

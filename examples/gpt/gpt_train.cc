@@ -341,13 +341,8 @@ int main(int argc, char** argv) {
       }
       if (dp_graph) {
         AverageGradientsInPlan(*dp_graph, held, static_cast<int64_t>(bucket_mb * (1 << 20)));
-        if (pp > 1) {  // (in a plan of its own: the step's plan is the same on every stage)
-          std::vector<Tensor> grads;
-          for (Tensor* p : held) grads.push_back(p->grad());
-          std::vector<Tensor*> all;
-          for (Tensor& g : grads) all.push_back(&g);
-          Tensor::RealizeAll(all);
-        }
+        // (in a plan of its own: the step's plan is then the same on every stage)
+        if (pp > 1) RealizeGradients(held);
       }
       // a step with a non-finite loss or gradient changes nothing (inside the plan)
       Tensor norm = clip > 0 ? ClipGradNorm(model.Parameters(), clip, sharded)

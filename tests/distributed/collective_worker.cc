@@ -464,6 +464,29 @@ int DieInPlan(ProcessGroup& pg) {
       pg, 20, [&] { (AllReduceOf(g, x * 2) + 1).Realize(); }, "the plan finished");
 }
 
+// Checks each of `got` against `want` to 1e-5 (entry k is what(k)); with `skip_empty`, an
+// empty entry of `got` is another rank's and is skipped. The largest difference, and how
+// many entries were compared.
+std::pair<double, int> CompareToWhole(const std::vector<std::vector<float>>& got,
+                                      const std::vector<std::vector<float>>& want,
+                                      const std::function<std::string(size_t)>& what,
+                                      bool skip_empty) {
+  double worst = 0;
+  int compared = 0;
+  for (size_t k = 0; k < want.size(); ++k) {
+    if (skip_empty && got[k].empty()) continue;
+    ++compared;
+    Expect(got[k].size() == want[k].size(), what(k) + ": size");
+    for (size_t i = 0; i < got[k].size() && i < want[k].size(); ++i) {
+      double d = std::abs(static_cast<double>(got[k][i]) - want[k][i]);
+      worst = std::max(worst, d);
+      Expect(d <= 1e-5,
+             absl::StrCat(what(k), "[", i, "] = ", got[k][i], ", whole model ", want[k][i]));
+    }
+  }
+  return {worst, compared};
+}
+
 int TensorParallelGpt(ProcessGroup& pg) {
   GraphGroup g(pg);
   GptConfig c;
@@ -492,17 +515,15 @@ int TensorParallelGpt(ProcessGroup& pg) {
   }
   model.ShardTensorParallel({g.number(), g.rank(), g.size()});
   std::vector<std::vector<float>> got = run();
-  double worst = 0;
-  for (size_t k = 0; k < want.size(); ++k) {
-    const std::string what = k == 0 ? "logits" : k == 1 ? "loss" : named[k - 2].first + " gradient";
-    Expect(got[k].size() == want[k].size(), what + ": size");
-    for (size_t i = 0; i < got[k].size() && i < want[k].size(); ++i) {
-      double d = std::abs(static_cast<double>(got[k][i]) - want[k][i]);
-      worst = std::max(worst, d);
-      Expect(d <= 1e-5,
-             absl::StrCat(what, "[", i, "] = ", got[k][i], ", whole model ", want[k][i]));
-    }
-  }
+  const double worst = CompareToWhole(
+                           got, want,
+                           [&](size_t k) {
+                             return k == 0   ? std::string("logits")
+                                    : k == 1 ? std::string("loss")
+                                             : named[k - 2].first + " gradient";
+                           },
+                           false)
+                           .first;
   std::printf("tensor-parallel gpt over %d ranks: max |difference| %.3g, %d checks, %d wrong\n",
               g.size(), worst, g_checks, g_wrong);
   return g_wrong ? 1 : 0;
@@ -552,23 +573,15 @@ int PipelineGpt(ProcessGroup& pg) {
   target = Tensor::FromVector(targets, {16}, DType::kI32, stages.back());
   std::vector<std::vector<float>> got = run(true);
   NamedParams named = model.NamedParameters();
-  double worst = 0;
-  int compared = 0;
-  for (size_t k = 0; k < want.size(); ++k) {
-    if (got[k].empty()) continue;  // another rank's
-    ++compared;
-    const std::string what = k == 0   ? "logits"
-                             : k == 1 ? "loss"
-                             : k == 2 ? "loss on rank 0"
-                                      : named[k - 3].first + " gradient";
-    Expect(got[k].size() == want[k].size(), what + ": size");
-    for (size_t i = 0; i < got[k].size() && i < want[k].size(); ++i) {
-      double d = std::abs(static_cast<double>(got[k][i]) - want[k][i]);
-      worst = std::max(worst, d);
-      Expect(d <= 1e-5,
-             absl::StrCat(what, "[", i, "] = ", got[k][i], ", whole model ", want[k][i]));
-    }
-  }
+  const auto [worst, compared] = CompareToWhole(
+      got, want,
+      [&](size_t k) {
+        return k == 0   ? std::string("logits")
+               : k == 1 ? std::string("loss")
+               : k == 2 ? std::string("loss on rank 0")
+                        : named[k - 3].first + " gradient";
+      },
+      true);
   Expect(here != 0 || !got[2].empty(), "rank 0 has the loss");
   Expect(here != pg.world_size() - 1 || !got[1].empty(), "the last rank computed the loss");
   try {  // another rank's parameter: its data is there, not here

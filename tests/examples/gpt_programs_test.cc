@@ -181,100 +181,39 @@ double MaxDifference(const std::string& a_path, const std::string& b_path) {
   return worst;
 }
 
-// Megatron tensor parallelism, alone and with data parallelism: the ranks follow the
-// single-process run step for step (the same printed losses), and the checkpoint rank 0
-// gathers is the single-process one to 1e-5, which another layout resumes.
-TEST(GptTrain, TensorParallelLayoutsFollowTheSingleProcessRun) {
-  const std::string args = kSmall + " --steps 20 --log-every 1";
-  auto launch = [&](int nproc, const std::string& more) {
-    return RunCommand(Runfile("distributed/uopc_launch") + " --nproc " + std::to_string(nproc) +
-                          " -- " + Bin("gpt_train") + args + more,
-                      600);
-  };
-  CommandResult one = RunCommand(Bin("gpt_train") + args + " --checkpoint " + Tmp("1.safetensors"));
-  ASSERT_EQ(one.status, 0) << one.out;
-  const std::vector<double> want = Losses(one.out);
-  ASSERT_EQ(want.size(), 20u) << one.out;
-  struct Layout {
-    int nproc;
-    std::string flags, says;
-  };
-  for (const Layout& l : {Layout{2, " --tp 2", "tensor-parallel over 2 ranks"},
-                          Layout{4, " --tp 2 --dp 2",
-                                 "data-parallel over 2 groups, tensor-parallel "
-                                 "over 2 ranks"}}) {
-    const std::string ckpt = Tmp(std::to_string(l.nproc) + ".safetensors");
-    CommandResult r = launch(l.nproc, l.flags + " --checkpoint " + ckpt);
-    ASSERT_EQ(r.status, 0) << r.out;
-    EXPECT_NE(r.out.find(l.says), std::string::npos) << r.out;
-    EXPECT_EQ(Losses(r.out), want) << l.flags << "\n" << r.out;
-    EXPECT_LE(MaxDifference(Tmp("1.safetensors"), ckpt), 1e-5) << l.flags;
-    CommandResult g = RunCommand(Bin("gpt_generate") + " --checkpoint " + ckpt + " --tokens 5");
-    EXPECT_EQ(g.status, 0) << g.out;  // one process samples from it
-    // what it sent is what the layout must send: gradients over the data-parallel groups,
-    // two activations a block each way over the tensor-parallel ranks
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.out, m,
-                                  std::regex("sent ([0-9.]+) KiB a step to the other "
-                                             "ranks \\(in theory ([0-9.]+) KiB")))
-        << r.out;
-    EXPECT_NEAR(std::stod(m[1]), std::stod(m[2]), 0.02 * std::stod(m[2])) << m[0];
-  }
-  // stopped under tp2 after 10 steps, resumed in one process: the one-process checkpoint
-  CommandResult a = launch(2, " --tp 2 --stop-at 10 --checkpoint " + Tmp("r.safetensors"));
-  ASSERT_EQ(a.status, 0) << a.out;
-  CommandResult b =
-      RunCommand(Bin("gpt_train") + args + " --resume --checkpoint " + Tmp("r.safetensors"));
-  ASSERT_EQ(b.status, 0) << b.out;
-  EXPECT_NE(b.out.find("resuming at step 10"), std::string::npos) << b.out;
-  EXPECT_LE(MaxDifference(Tmp("1.safetensors"), Tmp("r.safetensors")), 1e-5);
-  // and the other way: a one-process checkpoint resumed under tp2
-  CommandResult c =
-      RunCommand(Bin("gpt_train") + args + " --stop-at 10 --checkpoint " + Tmp("s.safetensors"));
-  ASSERT_EQ(c.status, 0) << c.out;
-  CommandResult d = launch(2, " --tp 2 --resume --checkpoint " + Tmp("s.safetensors"));
-  ASSERT_EQ(d.status, 0) << d.out;
-  EXPECT_LE(MaxDifference(Tmp("1.safetensors"), Tmp("s.safetensors")), 1e-5);
-}
+// A layout of gpt_train under uopc_launch: how many ranks, its flags, and what it says of
+// itself; `theory`: it sends what the layout must, as it says (with --tp x --pp, the backward
+// phase's recomputed forward pass all-reduces its activations again).
+struct Layout {
+  int nproc;
+  std::string flags, says;
+  bool theory = true;
+};
 
-// Pipeline parallelism, with both schedules and composed with tensor and data parallelism:
-// the ranks follow the single-process run step for step, and the checkpoint that rank 0
-// gathers from the stages is the single-process one to 1e-5, which another layout resumes.
-// (The block on the first stage, ln_f and the head on the second. With more layers, every
-// layout that splits the batch, dp2 too, drifts further than 1e-5 in 20 steps at this rate:
-// the key bias, whose gradient is zero up to rounding, takes Adam steps from the rounding.)
-TEST(GptTrain, PipelineLayoutsFollowTheSingleProcessRun) {
-  const std::string args = kSmall + " --steps 20 --log-every 1";
+// Each layout prints the single-process run's losses (`args`, 20 steps), saves a checkpoint
+// that is the single-process one to 1e-5 and that one process samples from, and sends what
+// it says; a run stopped under `resume_from` after 10 steps and resumed in one process, and
+// one the other way resumed under `resume_into`, end at the single-process checkpoint.
+void ExpectLayoutsFollowOneProcess(const std::string& tag, const std::string& args,
+                                   const std::vector<Layout>& layouts,
+                                   const std::string& resume_from, const std::string& resume_into) {
   auto launch = [&](int nproc, const std::string& more) {
     return RunCommand(Runfile("distributed/uopc_launch") + " --nproc " + std::to_string(nproc) +
                           " -- " + Bin("gpt_train") + args + more,
                       600);
   };
-  CommandResult one = RunCommand(Bin("gpt_train") + args + " --checkpoint " + Tmp("p1.safetensors"));
+  const std::string single = Tmp(tag + "1.safetensors");
+  CommandResult one = RunCommand(Bin("gpt_train") + args + " --checkpoint " + single);
   ASSERT_EQ(one.status, 0) << one.out;
   const std::vector<double> want = Losses(one.out);
   ASSERT_EQ(want.size(), 20u) << one.out;
-  struct Layout {
-    int nproc;
-    std::string flags, says;
-    bool theory;  // sends what the layout must (with --tp, the backward phase's recomputed
-                  // forward pass all-reduces its activations again)
-  };
-  for (const Layout& l :
-       {Layout{2, " --pp 2 --schedule gpipe", "pipeline-parallel over 2 stages (2 micro-batches, gpipe)", true},
-        Layout{2, " --pp 2 --micro-batches 4", "pipeline-parallel over 2 stages (4 micro-batches, 1f1b)", true},
-        Layout{4, " --pp 2 --tp 2", "pipeline-parallel over 2 stages (2 micro-batches, 1f1b), tensor-parallel over 2 ranks", false},
-        Layout{4, " --pp 2 --dp 2", "data-parallel over 2 groups, pipeline-parallel over 2 stages", true},
-        Layout{8, " --dp 2 --pp 2 --tp 2",
-               "data-parallel over 2 groups, pipeline-parallel over 2 stages (2 micro-batches, "
-               "1f1b), tensor-parallel over 2 ranks",
-               false}}) {
-    const std::string ckpt = Tmp("p" + std::to_string(l.nproc) + ".safetensors");
+  for (const Layout& l : layouts) {
+    const std::string ckpt = Tmp(tag + std::to_string(l.nproc) + ".safetensors");
     CommandResult r = launch(l.nproc, l.flags + " --checkpoint " + ckpt);
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find(l.says), std::string::npos) << r.out;
     EXPECT_EQ(Losses(r.out), want) << l.flags << "\n" << r.out;
-    EXPECT_LE(MaxDifference(Tmp("p1.safetensors"), ckpt), 1e-5) << l.flags;
+    EXPECT_LE(MaxDifference(single, ckpt), 1e-5) << l.flags;
     CommandResult g = RunCommand(Bin("gpt_generate") + " --checkpoint " + ckpt + " --tokens 5");
     EXPECT_EQ(g.status, 0) << g.out;  // one process samples from it
     std::smatch m;
@@ -284,20 +223,56 @@ TEST(GptTrain, PipelineLayoutsFollowTheSingleProcessRun) {
         << r.out;
     if (l.theory) EXPECT_NEAR(std::stod(m[1]), std::stod(m[2]), 0.02 * std::stod(m[2])) << m[0];
   }
-  // stopped under pp2 after 10 steps, resumed in one process; and the other way
-  CommandResult a = launch(2, " --pp 2 --stop-at 10 --checkpoint " + Tmp("pr.safetensors"));
+  // stopped under a layout after 10 steps, resumed in one process: the one-process checkpoint
+  const std::string stopped = Tmp(tag + "r.safetensors"), back = Tmp(tag + "s.safetensors");
+  CommandResult a = launch(2, resume_from + " --stop-at 10 --checkpoint " + stopped);
   ASSERT_EQ(a.status, 0) << a.out;
-  CommandResult b =
-      RunCommand(Bin("gpt_train") + args + " --resume --checkpoint " + Tmp("pr.safetensors"));
+  CommandResult b = RunCommand(Bin("gpt_train") + args + " --resume --checkpoint " + stopped);
   ASSERT_EQ(b.status, 0) << b.out;
   EXPECT_NE(b.out.find("resuming at step 10"), std::string::npos) << b.out;
-  EXPECT_LE(MaxDifference(Tmp("p1.safetensors"), Tmp("pr.safetensors")), 1e-5);
-  CommandResult c =
-      RunCommand(Bin("gpt_train") + args + " --stop-at 10 --checkpoint " + Tmp("ps.safetensors"));
+  EXPECT_LE(MaxDifference(single, stopped), 1e-5);
+  // and the other way: a one-process checkpoint resumed under a layout
+  CommandResult c = RunCommand(Bin("gpt_train") + args + " --stop-at 10 --checkpoint " + back);
   ASSERT_EQ(c.status, 0) << c.out;
-  CommandResult d = launch(2, " --pp 2 --schedule gpipe --resume --checkpoint " + Tmp("ps.safetensors"));
+  CommandResult d = launch(2, resume_into + " --resume --checkpoint " + back);
   ASSERT_EQ(d.status, 0) << d.out;
-  EXPECT_LE(MaxDifference(Tmp("p1.safetensors"), Tmp("ps.safetensors")), 1e-5);
+  EXPECT_LE(MaxDifference(single, back), 1e-5);
+}
+
+// Megatron tensor parallelism, alone and with data parallelism: the ranks follow the
+// single-process run step for step (the same printed losses), and the checkpoint rank 0
+// gathers is the single-process one to 1e-5, which another layout resumes.
+TEST(GptTrain, TensorParallelLayoutsFollowTheSingleProcessRun) {
+  ExpectLayoutsFollowOneProcess(
+      "tp", kSmall + " --steps 20 --log-every 1",
+      {Layout{2, " --tp 2", "tensor-parallel over 2 ranks"},
+       Layout{4, " --tp 2 --dp 2", "data-parallel over 2 groups, tensor-parallel over 2 ranks"}},
+      " --tp 2", " --tp 2");
+}
+
+// Pipeline parallelism, with both schedules and composed with tensor and data parallelism:
+// the ranks follow the single-process run step for step, and the checkpoint that rank 0
+// gathers from the stages is the single-process one to 1e-5, which another layout resumes.
+// (The block on the first stage, ln_f and the head on the second. With more layers, every
+// layout that splits the batch, dp2 too, drifts further than 1e-5 in 20 steps at this rate:
+// the key bias, whose gradient is zero up to rounding, takes Adam steps from the rounding.)
+TEST(GptTrain, PipelineLayoutsFollowTheSingleProcessRun) {
+  ExpectLayoutsFollowOneProcess(
+      "pp", kSmall + " --steps 20 --log-every 1",
+      {Layout{2, " --pp 2 --schedule gpipe",
+              "pipeline-parallel over 2 stages (2 micro-batches, gpipe)"},
+       Layout{2, " --pp 2 --micro-batches 4",
+              "pipeline-parallel over 2 stages (4 micro-batches, 1f1b)"},
+       Layout{4, " --pp 2 --tp 2",
+              "pipeline-parallel over 2 stages (2 micro-batches, 1f1b), tensor-parallel over 2 "
+              "ranks",
+              false},
+       Layout{4, " --pp 2 --dp 2", "data-parallel over 2 groups, pipeline-parallel over 2 stages"},
+       Layout{8, " --dp 2 --pp 2 --tp 2",
+              "data-parallel over 2 groups, pipeline-parallel over 2 stages (2 micro-batches, "
+              "1f1b), tensor-parallel over 2 ranks",
+              false}},
+      " --pp 2", " --pp 2 --schedule gpipe");
 }
 
 // Tied embeddings: the head is the first stage's wte, so the logits and the loss are made
