@@ -308,6 +308,9 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
         Line(absl::StrCat("for (", CType(u.dtype(), lang_), " ", r, " = ", n,
                           " * gchunk / gchunks; ", r, " < ", n, " * (gchunk + 1) / gchunks; ", r,
                           "++) {"));
+        // (the chunk lies in [0, n): without this gcc cannot tell that the indices built
+        // from it do not wrap (-fwrapv), and reads contiguous rows by gathers)
+        Line(absl::StrCat("  if (", r, " < 0 || ", r, " >= ", n, ") __builtin_unreachable();"));
       } else {
         Line(absl::StrCat("for (", CType(u.dtype(), lang_), " ", r, " = 0; ", r, " < ", R(u.src(0)),
                           "; ", r, "++) {"));

@@ -322,9 +322,9 @@ TEST(Kernelize, MatmulByATransposeOfManyRowsReadsATransposedCopy) {
     for (int b : kernel->buffers) at.push_back({bufs[b].data(), DType::kF32, p.buffers[b].count});
     ASSERT_TRUE(Interpret(prog, at).ok());
   }
-  // the copy: b transposed; the matmul: a plain matmul's loops, over (k, n)
-  EXPECT_EQ(LoopShape(*Linearize(p.kernels()[1]->ast)),
-            "range\n range\n  store\n range\n  range\n   store\n range\n  store\n");
+  // the copy: b transposed; the matmul: a plain matmul's loops over (k, n), in one register
+  // tile (as MatmulKernel(4, 8, 32, false) has them)
+  EXPECT_EQ(LoopShape(*Linearize(p.kernels()[1]->ast)), LoopShape(MatmulKernel(m, k, n, false)));
   const std::vector<float>& out = bufs[p.outputs[0]];
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
@@ -354,6 +354,23 @@ TEST(Rangeify, MatmulColumnsPast512ComeInBlocks) {
   EXPECT_EQ(LoopShape(prog),
             "range\n range\n  range\n   store\n  range\n   range\n    store\n  range\n   store\n");
   ExpectExactMatmul(prog, 2, 8, 1024, false);
+}
+
+// Rows and columns that a register tile (8 x 32 here) divides: blocks of the tile's columns
+// outermost, then tiles of rows; each tile's sums reset, accumulated over k row by row (each
+// row's columns innermost, as gcc keeps them in registers), then stored. The same sums, in
+// the same order.
+TEST(Rangeify, MatmulOutputsComeInRegisterTiles) {
+  std::vector<UOp> prog = MatmulKernel(16, 8, 64, false);
+  EXPECT_EQ(LoopShape(prog),
+            "range\n range\n  range\n   store\n  range\n   range\n    range\n     store\n"
+            "  range\n   range\n    store\n");
+  ExpectExactMatmul(prog, 16, 8, 64, false);
+  // one tile: no loops over blocks or tiles
+  prog = MatmulKernel(8, 8, 32, false);
+  EXPECT_EQ(LoopShape(prog),
+            "range\n store\nrange\n range\n  range\n   store\nrange\n range\n  store\n");
+  ExpectExactMatmul(prog, 8, 8, 32, false);
 }
 
 TEST(Rangeify, IndicesAreSimplified) {
