@@ -209,6 +209,9 @@ class KernelBuilder {
                    const std::vector<UOp>& outer, bool strided, bool rows);
   /// Whether the kernel computes a REDUCE (not one it reads from a buffer).
   bool Reduces(const UOp& root) const;
+  /// Whether every REDUCE it computes is a sum of products of two values it reads from
+  /// buffers (through movement ops): a plain matmul.
+  bool OnlyMatmuls(const UOp& root) const;
   UOp NewRange(const Dim& size, RangeKind kind) {
     return UOp::Range(size.AsUOp(), next_range_++, kind);
   }
@@ -408,6 +411,30 @@ bool KernelBuilder::Reduces(const UOp& root) const {
   return false;
 }
 
+bool KernelBuilder::OnlyMatmuls(const UOp& root) const {
+  auto read = [&](UOp x) {
+    while (IsMovement(x.op()) || x.is(Ops::AFTER)) x = x.src(0);
+    return buffers_.contains(x.get()) && !(x == root_);
+  };
+  std::vector<UOp> todo{root};
+  absl::flat_hash_set<const UOp::Node*> seen;
+  while (!todo.empty()) {
+    UOp u = todo.back();
+    todo.pop_back();
+    if (!seen.insert(u.get()).second) continue;
+    if (u.is(Ops::REDUCE)) {
+      const UOp& v = u.src(0);
+      if (u.arg().Get<ReduceArg>().op != Ops::ADD || !v.is(Ops::MUL) || !read(v.src(0)) ||
+          !read(v.src(1)))
+        return false;
+      continue;
+    }
+    for (const UOp& s : u.src())
+      if (!buffers_.contains(s.get())) todo.push_back(s);
+  }
+  return true;
+}
+
 absl::StatusOr<UOp> KernelBuilder::Build() {
   const Shape& shape = S(root_);
   Index idx;
@@ -421,10 +448,10 @@ absl::StatusOr<UOp> KernelBuilder::Build() {
     idx.push_back(loops.back());
   }
   const bool reduces = Reduces(root_);
-  // A reducing kernel whose last two loops a RegisterTile divides: blocks of the tile's
+  // A matmul whose last two loops a RegisterTile divides: blocks of the tile's
   // columns outermost (a block of b stays in cache while every row reads it), then tiles of
   // rows, then the tile's rows and columns.
-  if (loops.size() >= 2 && reduces) {
+  if (loops.size() >= 2 && reduces && OnlyMatmuls(root_)) {
     std::optional<int64_t> m = loops[loops.size() - 2].src(0).ConstIntValue(),
                            n = loops.back().src(0).ConstIntValue();
     for (const RegisterTile& t : kRegisterTiles) {
