@@ -188,10 +188,10 @@ UOp MatrixView(const UOp& v, const ShapeMap& shapes) {
   return UOp();
 }
 
-// `sum` (a REDUCE over the last axis) reading every matrix as above from its transposed
-// copy; only its elementwise body changes (what it reads through other nodes, the forward
-// pass say, stays as it is).
-UOp ReadTransposed(const UOp& sum, int n, const ShapeMap& shapes) {
+// `sum` with each EXPAND of its elementwise body replaced by `copy` of it (the view chain
+// again, over a copy, or itself); what it reads through other nodes (the forward pass, say)
+// stays as it is.
+UOp ReadCopies(const UOp& sum, const std::function<UOp(const UOp&)>& copy) {
   absl::flat_hash_map<const UOp::Node*, UOp> body;
   std::function<UOp(const UOp&)> rebuild = [&](const UOp& x) -> UOp {
     if (auto it = body.find(x.get()); it != body.end()) return it->second;
@@ -200,29 +200,59 @@ UOp ReadTransposed(const UOp& sum, int n, const ShapeMap& shapes) {
       std::vector<UOp> src;
       for (const UOp& s : x.src()) src.push_back(rebuild(s));
       out = x.WithSrc(src);
-    } else if (x.is(Ops::EXPAND) && shapes.contains(x.get())) {
-      UOp view = MatrixView(x, shapes);
-      const Shape& at = shapes.at(x.get());
-      std::vector<int64_t> rc = view ? Sizes(shapes.at(view.get())) : std::vector<int64_t>{};
-      if (view && rc[0] >= kTransposeRows && at[n - 2].IsStatic() && at[n - 1].IsStatic() &&
-          at[n - 2].value() == rc[0] && at[n - 1].value() == rc[1]) {
-        // the buffer as (rows, columns), transposed into a copy, read back as (rows, columns)
-        const UOp& buffer = view.src(0);
-        UOp matrix = UOp::Derived(Ops::RESHAPE, {buffer, UOp::Int(rc[0]), UOp::Int(rc[1])});
-        UOp t = UOp::Derived(
-            Ops::PERMUTE,
-            {UOp::Derived(Ops::STAGE, {UOp::Derived(Ops::PERMUTE, {matrix}, Axes{{1, 0}})},
-                          DeviceArg{buffer.arg().Get<ParamArg>().device})},
-            Axes{{1, 0}});
-        std::vector<UOp> src(view.src().begin(), view.src().end());
-        src[0] = t;
-        const UOp copy = view.WithSrc(src);  // the view chain again, over the copy
-        out = RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == view ? copy : r; });
-      }
+    } else if (x.is(Ops::EXPAND)) {
+      out = copy(x);
     }
     return body[x.get()] = out;
   };
   return sum.WithSrc({rebuild(sum.src(0))});
+}
+
+// A sum over the last axis of (..., m, n, k): each matrix it reads as (n, k) from its
+// transposed copy, read back as (n, k).
+UOp ReadRowsTransposed(const UOp& sum, int n, const ShapeMap& shapes) {
+  return ReadCopies(sum, [&](const UOp& x) {
+    if (!shapes.contains(x.get())) return x;
+    UOp view = MatrixView(x, shapes);
+    const Shape& at = shapes.at(x.get());
+    std::vector<int64_t> rc = view ? Sizes(shapes.at(view.get())) : std::vector<int64_t>{};
+    if (!view || rc[0] < kTransposeRows || !at[n - 2].IsStatic() || !at[n - 1].IsStatic() ||
+        at[n - 2].value() != rc[0] || at[n - 1].value() != rc[1])
+      return x;
+    const UOp& buffer = view.src(0);
+    UOp matrix = UOp::Derived(Ops::RESHAPE, {buffer, UOp::Int(rc[0]), UOp::Int(rc[1])});
+    UOp t =
+        UOp::Derived(Ops::PERMUTE,
+                     {UOp::Derived(Ops::STAGE, {UOp::Derived(Ops::PERMUTE, {matrix}, Axes{{1, 0}})},
+                                   DeviceArg{buffer.arg().Get<ParamArg>().device})},
+                     Axes{{1, 0}});
+    std::vector<UOp> src(view.src().begin(), view.src().end());
+    src[0] = t;
+    const UOp copy = view.WithSrc(src);
+    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == view ? copy : r; });
+  });
+}
+
+// A sum over the middle axis of (..., m, k, n) (x @ W^T, W stored as (n, k): a head in
+// PyTorch's layout, or tied to an embedding): a matrix it reads through a transpose runs
+// by columns along the output's rows. It reads a transposed copy instead (a small kernel of
+// its own), along contiguous memory.
+UOp ReadTransposesCopied(const UOp& sum, const ShapeMap& shapes) {
+  return ReadCopies(sum, [&](const UOp& x) {
+    if (!shapes.contains(x.get())) return x;
+    UOp t = x;  // down the view chain to a PERMUTE of a (rows, columns) view of a buffer
+    while (t.is(Ops::EXPAND) ||
+           (t.is(Ops::RESHAPE) && Sizes(shapes.at(t.get())) == Sizes(shapes.at(t.src(0).get()))))
+      t = t.src(0);
+    if (!t.is(Ops::PERMUTE) || t.arg().Get<Axes>().v != std::vector<int>{1, 0}) return x;
+    const UOp& view = t.src(0);
+    if (!view.is(Ops::RESHAPE) || !view.src(0).is(Ops::BUFFER)) return x;
+    std::vector<int64_t> rc = Sizes(shapes.at(view.get()));
+    if (rc.size() != 2 || rc[0] < kTransposeRows) return x;
+    const UOp copy =
+        UOp::Derived(Ops::STAGE, {t}, DeviceArg{view.src(0).arg().Get<ParamArg>().device});
+    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == t ? copy : r; });
+  });
 }
 
 absl::StatusOr<UOp> TransposeRowReads(const UOp& g) {
@@ -230,8 +260,10 @@ absl::StatusOr<UOp> TransposeRowReads(const UOp& g) {
   return RewriteNodes(g, [&](const UOp& orig, const UOp& rebuilt) {
     if (!orig.is(Ops::REDUCE) || orig.arg().Get<ReduceArg>().op != Ops::ADD) return rebuilt;
     const int n = static_cast<int>(shapes.at(orig.src(0).get()).size());
-    if (n < 2 || orig.arg().Get<ReduceArg>().axes != std::vector<int>{n - 1}) return rebuilt;
-    return ReadTransposed(rebuilt, n, shapes);
+    const std::vector<int>& axes = orig.arg().Get<ReduceArg>().axes;
+    if (n >= 2 && axes == std::vector<int>{n - 1}) return ReadRowsTransposed(rebuilt, n, shapes);
+    if (n >= 3 && axes == std::vector<int>{n - 2}) return ReadTransposesCopied(rebuilt, shapes);
+    return rebuilt;
   });
 }
 

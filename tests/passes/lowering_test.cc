@@ -307,12 +307,12 @@ TEST(Kernelize, AValueAMatmulBroadcastsIsComputedOnceForItsOtherUsers) {
   EXPECT_EQ(computes, 1) << PlanString(*p);
 }
 
-TEST(Kernelize, MatmulByATransposeOfManyRowsReadsATransposedCopy) {
-  const int m = 4, k = 8, n = 32;
-  Plan p = LowerPlan(Matmul(m, k, n, true));
+// Runs the two kernels of `p`, a copy of b (n x k) transposed and an (m x k) @ b^T that
+// reads it, under the reference interpreter: the matmul has a plain matmul's loops over
+// (k, n), and every output is the sum over k in order, bit for bit.
+void ExpectTransposedCopyAndMatmul(const Plan& p, int m, int k, int n) {
   ASSERT_EQ(p.kernels().size(), 2u);
-  // run both, each buffer of the plan a host array
-  std::vector<std::vector<float>> bufs;
+  std::vector<std::vector<float>> bufs;  // each buffer of the plan a host array
   for (const Plan::BufferSpec& s : p.buffers) bufs.emplace_back(s.count, -1.0f);
   for (int i = 0; i < m * k; ++i) bufs[0][i] = static_cast<float>(i % 9) * 0.7f - 1;
   for (int i = 0; i < n * k; ++i) bufs[1][i] = static_cast<float>(i % 13) * 0.3f - 1;
@@ -322,8 +322,6 @@ TEST(Kernelize, MatmulByATransposeOfManyRowsReadsATransposedCopy) {
     for (int b : kernel->buffers) at.push_back({bufs[b].data(), DType::kF32, p.buffers[b].count});
     ASSERT_TRUE(Interpret(prog, at).ok());
   }
-  // the copy: b transposed; the matmul: a plain matmul's loops over (k, n), in one register
-  // tile (as MatmulKernel(4, 8, 32, false) has them)
   EXPECT_EQ(LoopShape(*Linearize(p.kernels()[1]->ast)), LoopShape(MatmulKernel(m, k, n, false)));
   const std::vector<float>& out = bufs[p.outputs[0]];
   for (int i = 0; i < m; ++i)
@@ -332,6 +330,23 @@ TEST(Kernelize, MatmulByATransposeOfManyRowsReadsATransposedCopy) {
       for (int x = 0; x < k; ++x) s += bufs[0][i * k + x] * bufs[1][j * k + x];
       ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
     }
+}
+
+TEST(Kernelize, MatmulByATransposeOfManyRowsReadsATransposedCopy) {
+  ExpectTransposedCopyAndMatmul(LowerPlan(Matmul(4, 8, 32, true)), 4, 8, 32);
+}
+
+// x @ W^T as a head with W in PyTorch's (out, in) layout, or tied to an embedding, builds
+// it: a sum over the middle axis of (m, k, n) reading W through a transpose, by columns
+// along the output's rows. It reads a transposed copy, as above.
+TEST(Kernelize, MatmulByATransposedMatrixReadsATransposedCopy) {
+  const int m = 4, k = 8, n = 65;
+  UOp wt = UOp::Derived(Ops::PERMUTE, {Matrix(1, n, k)}, Axes{{1, 0}});
+  UOp prod = UOp::Derived(
+      Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, Matrix(0, m, k), {m, k, 1}), {m, k, n}),
+                 Dims(Ops::EXPAND, Dims(Ops::RESHAPE, wt, {1, k, n}), {m, k, n})});
+  UOp sum = UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {1}});
+  ExpectTransposedCopyAndMatmul(LowerPlan(Dims(Ops::RESHAPE, sum, {m, n})), m, k, n);
 }
 
 // With more rows than a tile (4), the rows come in tiles whose rows of sums are computed
