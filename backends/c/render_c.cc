@@ -305,11 +305,13 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
       }
       if (u.arg().Get<RangeArg>().kind == RangeKind::kGlobal) {  // C: this chunk's part
         const std::string n = absl::StrCat("(long long)", R(u.src(0)));
+        // (the end in the loop's type: compared with a long long, gcc cannot count the
+        // iterations under -fwrapv and does not vectorize; and the chunk lies in [0, n):
+        // without saying so, gcc cannot tell that indices built from it do not wrap, and
+        // reads contiguous rows by gathers)
         Line(absl::StrCat("for (", CType(u.dtype(), lang_), " ", r, " = ", n,
-                          " * gchunk / gchunks; ", r, " < ", n, " * (gchunk + 1) / gchunks; ", r,
-                          "++) {"));
-        // (the chunk lies in [0, n): without this gcc cannot tell that the indices built
-        // from it do not wrap (-fwrapv), and reads contiguous rows by gathers)
+                          " * gchunk / gchunks, ", r, "_end = ", n, " * (gchunk + 1) / gchunks; ",
+                          r, " < ", r, "_end; ", r, "++) {"));
         Line(absl::StrCat("  if (", r, " < 0 || ", r, " >= ", n, ") __builtin_unreachable();"));
       } else {
         Line(absl::StrCat("for (", CType(u.dtype(), lang_), " ", r, " = 0; ", r, " < ", R(u.src(0)),
