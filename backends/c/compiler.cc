@@ -22,7 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
-#include "backends/cache_folder.h"
+#include "core/cache_folder.h"
 #include "core/file.h"
 #include "core/fnv.h"
 #include "core/status_macros.h"

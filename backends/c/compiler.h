@@ -7,7 +7,7 @@
 // and two processes compiling the same source both succeed.
 //
 // The cache is an optimization: a fault of its folder moves this compiler to a private one
-// (backends/cache_folder.h) and compiling goes on. The source reaches gcc on its stdin and
+// (core/cache_folder.h) and compiling goes on. The source reaches gcc on its stdin and
 // gcc's messages come back through a pipe, so a failed compile always says why.
 #pragma once
 
@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-#include "backends/cache_folder.h"
+#include "core/cache_folder.h"
 
 namespace uopc {
 

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-#include "backends/cache_folder.h"
+#include "core/cache_folder.h"
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/driver.h"
 #include "backends/cuda/nvrtc.h"

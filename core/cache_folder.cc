@@ -1,4 +1,4 @@
-#include "backends/cache_folder.h"
+#include "core/cache_folder.h"
 
 #include <atomic>
 #include <cerrno>

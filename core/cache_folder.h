@@ -1,10 +1,10 @@
-// CacheFolder: where a backend keeps its compiled kernels on disk, and what happens when
-// that place fails. The folder is $UOPC_CACHE_DIR/KIND (else $XDG_CACHE_HOME/uopc/KIND,
-// else ~/.cache/uopc/KIND). The cache is an optimization: when its folder cannot be used
-// (it cannot be written, it is deleted during a run, the disk is full, a folder stands
-// where an entry goes), the backend moves to a private folder of the user's,
-// $TMPDIR/uopc-cache-UID (0700, owned by the user, reused across runs, pruned of day-old
-// entries), with one warning, and goes on. Thread-safe.
+// CacheFolder: where a backend keeps its compiled kernels on disk (and the runtime its
+// kernel search's choices), and what happens when that place fails. The folder is
+// $UOPC_CACHE_DIR/KIND (else $XDG_CACHE_HOME/uopc/KIND, else ~/.cache/uopc/KIND). The cache
+// is an optimization: when its folder cannot be used (it cannot be written, it is deleted
+// during a run, the disk is full, a folder stands where an entry goes), its user moves to a
+// private folder of the user's, $TMPDIR/uopc-cache-UID (0700, owned by the user, reused
+// across runs, pruned of day-old entries), with one warning, and goes on. Thread-safe.
 #pragma once
 
 #include <functional>
