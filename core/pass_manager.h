@@ -25,6 +25,10 @@ namespace uopc {
 /// What a pass may read besides its graph.
 struct PassContext {
   int debug = 0;  // UOPC_DEBUG level
+  /// Picks one of a kernel's forms (SINKs of loop IR computing the same values, the first
+  /// the default heuristics' choice) by its index. Unset: the first. (runtime/
+  /// kernel_search.h times them on the device.)
+  std::function<int(const std::vector<UOp>& forms)> choose_form;
 };
 
 class Pass {

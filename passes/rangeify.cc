@@ -1,5 +1,6 @@
 #include "passes/rangeify.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -194,10 +195,18 @@ UOp AtLeast(const UOp& a, const UOp& b) { return (b - 1).Lt(a); }
 
 class KernelBuilder {
  public:
+  /// `form`: which of the kernel's forms to build (see Forms).
   KernelBuilder(const ShapeMap& shapes, const absl::flat_hash_map<const UOp::Node*, UOp>& buffers,
-                const UOp& root)
-      : shapes_(shapes), buffers_(buffers), root_(root) {}
+                const UOp& root, int form = 0)
+      : shapes_(shapes), buffers_(buffers), root_(root), form_(form) {}
 
+  /// The kernel's forms: a matmul has one per RegisterTile that fits it, in the order of
+  /// kRegisterTiles (the first is the default), and one without (rows of sums); anything
+  /// else has one.
+  int Forms() const {
+    const size_t n = TilesThatFit().size();
+    return n ? static_cast<int>(n) + 1 : 1;
+  }
   absl::StatusOr<UOp> Build();
 
  private:
@@ -212,6 +221,8 @@ class KernelBuilder {
   /// Whether every REDUCE it computes is a sum of products of two values it reads from
   /// buffers (through movement ops): a plain matmul.
   bool OnlyMatmuls(const UOp& root) const;
+  /// The RegisterTiles that divide a matmul's last two output loops (none if it is not one).
+  std::vector<RegisterTile> TilesThatFit() const;
   UOp NewRange(const Dim& size, RangeKind kind) {
     return UOp::Range(size.AsUOp(), next_range_++, kind);
   }
@@ -220,6 +231,7 @@ class KernelBuilder {
   const absl::flat_hash_map<const UOp::Node*, UOp>&
       buffers_;  // STAGE and input BUFFER -> buffer node
   UOp root_;     // the STAGE this kernel computes
+  int form_;     // which of its Forms
   UOp inner_;    // the innermost output loop, when reductions may be computed across it
   UOp row_;      // the loop over a tile of output rows (outside inner_), if any
   bool registers_ = false;  // inner_ and row_ are a RegisterTile's: rows outside columns
@@ -435,6 +447,18 @@ bool KernelBuilder::OnlyMatmuls(const UOp& root) const {
   return true;
 }
 
+std::vector<RegisterTile> KernelBuilder::TilesThatFit() const {
+  std::vector<int64_t> sizes;  // the output loops' (dims of 1 have none)
+  for (const Dim& d : S(root_))
+    if (!d.IsStatic() || d.value() != 1) sizes.push_back(d.IsStatic() ? d.value() : -1);
+  std::vector<RegisterTile> fit;
+  if (sizes.size() < 2 || !Reduces(root_) || !OnlyMatmuls(root_)) return fit;
+  const int64_t m = sizes[sizes.size() - 2], n = sizes.back();
+  for (const RegisterTile& t : kRegisterTiles)
+    if (m > 0 && n > 0 && m % t.rows == 0 && n % t.columns == 0) fit.push_back(t);
+  return fit;
+}
+
 absl::StatusOr<UOp> KernelBuilder::Build() {
   const Shape& shape = S(root_);
   Index idx;
@@ -451,29 +475,25 @@ absl::StatusOr<UOp> KernelBuilder::Build() {
   // A matmul whose last two loops a RegisterTile divides: blocks of the tile's
   // columns outermost (a block of b stays in cache while every row reads it), then tiles of
   // rows, then the tile's rows and columns.
-  if (loops.size() >= 2 && reduces && OnlyMatmuls(root_)) {
-    std::optional<int64_t> m = loops[loops.size() - 2].src(0).ConstIntValue(),
-                           n = loops.back().src(0).ConstIntValue();
-    for (const RegisterTile& t : kRegisterTiles) {
-      if (!m || !n || *m % t.rows != 0 || *n % t.columns != 0) continue;
-      // (a loop of one block is no loop)
-      auto loop = [&](int64_t size) {
-        return size == 1 ? UOp::Int(0) : NewRange(size, RangeKind::kLoop);
-      };
-      UOp ro = loop(*m / t.rows), ri = loop(t.rows), co = loop(*n / t.columns),
-          ci = loop(t.columns);
-      for (UOp& i : idx) {
-        if (i == loops[loops.size() - 2])
-          i = ro * t.rows + ri;
-        else if (i == loops.back())
-          i = co * t.columns + ci;
-      }
-      loops.resize(loops.size() - 2);
-      for (const UOp& r : {co, ro, ri, ci})
-        if (r.is(Ops::RANGE)) loops.push_back(r);
-      inner_ = ci, row_ = ri, registers_ = true;
-      break;
+  if (const std::vector<RegisterTile> tiles = TilesThatFit();
+      form_ < static_cast<int>(tiles.size())) {
+    const RegisterTile& t = tiles[form_];
+    const int64_t m = *loops[loops.size() - 2].src(0).ConstIntValue(),
+                  n = *loops.back().src(0).ConstIntValue();
+    auto loop = [&](int64_t size) {  // (a loop of one block is no loop)
+      return size == 1 ? UOp::Int(0) : NewRange(size, RangeKind::kLoop);
+    };
+    UOp ro = loop(m / t.rows), ri = loop(t.rows), co = loop(n / t.columns), ci = loop(t.columns);
+    for (UOp& i : idx) {
+      if (i == loops[loops.size() - 2])
+        i = ro * t.rows + ri;
+      else if (i == loops.back())
+        i = co * t.columns + ci;
     }
+    loops.resize(loops.size() - 2);
+    for (const UOp& r : {co, ro, ri, ci})
+      if (r.is(Ops::RANGE)) loops.push_back(r);
+    inner_ = ci, row_ = ri, registers_ = true;
   }
   // Otherwise, a reducing kernel's innermost loop too long for a row of sums on the stack
   // comes in blocks of columns (the block loop outside the row tiles below)
@@ -530,7 +550,7 @@ absl::StatusOr<UOp> KernelBuilder::Build() {
 
 }  // namespace
 
-absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext&) {
+absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext& ctx) {
   if (!staged.is(Ops::SINK))
     return absl::InvalidArgumentError("rangeify: expected a SINK of STAGEs (run kernelize first)");
   ASSIGN_OR_RETURN(ShapeMap shapes, InferShapes(staged));
@@ -575,7 +595,16 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext&) {
           UOp::Derived(Ops::ASSIGN, {out, UOp::Derived(step.op(), {src->second}, step.arg())}));
       continue;
     }
-    ASSIGN_OR_RETURN(UOp k, KernelBuilder(shapes, buffers, u).Build());
+    KernelBuilder builder(shapes, buffers, u);
+    ASSIGN_OR_RETURN(UOp k, builder.Build());
+    if (const int forms = builder.Forms(); forms > 1 && ctx.choose_form) {
+      std::vector<UOp> all{k};
+      for (int f = 1; f < forms; ++f) {
+        ASSIGN_OR_RETURN(UOp other, KernelBuilder(shapes, buffers, u, f).Build());
+        all.push_back(std::move(other));
+      }
+      k = all[std::clamp(ctx.choose_form(all), 0, forms - 1)];
+    }
     kernels.push_back(std::move(k));
   }
   std::vector<UOp> outs;

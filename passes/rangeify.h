@@ -12,6 +12,9 @@
 // COPY is no kernel but a copy step, ASSIGN(BUFFER dst, COPY[device](BUFFER src)). An
 // in-place root ASSIGN(view of a BUFFER, value) is a kernel that loops over the view and
 // stores the value where the view reads; its root's buffer is the BUFFER it wrote.
+// A kernel may have several forms, the same sums in the same order (a matmul: a register
+// tile of each size that fits, or none); the first is the default, and ctx.choose_form
+// picks another.
 // Input: SINK of STAGE(root) or ASSIGN roots (from Kernelize).
 // Output: SINK(SINK(step, ...), SINK(BUFFER of each root, ...)), steps in run order: each
 // a kernel (a SINK of loop IR) or a copy.

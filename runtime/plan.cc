@@ -123,8 +123,9 @@ absl::StatusOr<Plan> ExtractPlan(const UOp& lowered, int num_inputs) {
   return plan;
 }
 
-absl::StatusOr<Plan> Lower(const UOp& canonical_sink, int num_inputs, PassManager& pipeline) {
-  ASSIGN_OR_RETURN(UOp lowered, pipeline.Run(canonical_sink));
+absl::StatusOr<Plan> Lower(const UOp& canonical_sink, int num_inputs, PassManager& pipeline,
+                           const PassContext& ctx) {
+  ASSIGN_OR_RETURN(UOp lowered, pipeline.Run(canonical_sink, ctx));
   return ExtractPlan(lowered, num_inputs);
 }
 

@@ -72,7 +72,8 @@ struct Plan {
 /// The plan of a lowered graph (Rangeify's output, after any later passes).
 absl::StatusOr<Plan> ExtractPlan(const UOp& lowered, int num_inputs);
 /// Lowers a canonical tensor SINK (inputs numbered 0..num_inputs-1) through `pipeline`.
-absl::StatusOr<Plan> Lower(const UOp& canonical_sink, int num_inputs, PassManager& pipeline);
+absl::StatusOr<Plan> Lower(const UOp& canonical_sink, int num_inputs, PassManager& pipeline,
+                           const PassContext& ctx = {});
 /// One line per step, with its device and bytes (what UOPC_DEBUG=1 prints):
 ///   "  2 copy   CPU:0 -> CPU:1  4.0 KiB"
 std::string PlanString(const Plan& plan);

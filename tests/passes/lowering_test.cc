@@ -1,4 +1,7 @@
 // Kernelize and rangeify on tensor graphs, read as UIR and as plans.
+#include <set>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "core/interpreter.h"
@@ -386,6 +389,34 @@ TEST(Rangeify, MatmulOutputsComeInRegisterTiles) {
   EXPECT_EQ(LoopShape(prog),
             "range\n store\nrange\n range\n  range\n   store\nrange\n range\n  store\n");
   ExpectExactMatmul(prog, 8, 8, 32, false);
+}
+
+// Every form of a matmul (each register tile that fits 48 x 96, and rows of sums) computes
+// the same sums in the same order; the chooser sees them all, the default first.
+TEST(Rangeify, EveryFormOfAMatmulIsExact) {
+  const int m = 48, k = 8, n = 96;
+  for (int form = 0; form < 5; ++form) {
+    std::vector<std::string> shapes;
+    std::set<std::string> texts;
+    PassContext ctx;
+    ctx.choose_form = [&](const std::vector<UOp>& forms) {
+      for (const UOp& f : forms) shapes.push_back(LoopShape(*Linearize(f))), texts.insert(ToUir(f));
+      return form;
+    };
+    CanonicalGraph g = Canonicalize(UOp::Sink({Matmul(m, k, n, false)}));
+    PassManager pm = LoweringPipeline();
+    absl::StatusOr<Plan> p = Lower(g.sink, static_cast<int>(g.inputs.size()), pm, ctx);
+    ASSERT_TRUE(p.ok()) << p.status();
+    // 8x48, 8x32, 4x48 and 4x32 fit (64 does not divide 96), then rows of sums
+    ASSERT_EQ(shapes.size(), 5u);
+    EXPECT_EQ(shapes[0], LoopShape(MatmulKernel(m, k, n, false)));  // the default
+    EXPECT_EQ(texts.size(), 5u);
+    EXPECT_NE(shapes[4], shapes[0]);
+    ASSERT_EQ(p->kernels().size(), 1u);
+    std::vector<UOp> prog = *Linearize(p->kernels()[0]->ast);
+    EXPECT_EQ(LoopShape(prog), shapes[form]);
+    ExpectExactMatmul(prog, m, k, n, false);
+  }
 }
 
 TEST(Rangeify, IndicesAreSimplified) {
