@@ -6,7 +6,9 @@
 #include <iostream>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 #include "core/status_macros.h"
 #include "core/substitute.h"
@@ -105,7 +107,20 @@ int DebugLevel() {
 }  // namespace
 
 Runtime::Runtime()
-    : debug_(DebugLevel()), executor_(DeviceRegistry::Get(), Executor::Options{DebugLevel()}) {}
+    : debug_(DebugLevel()), executor_(DeviceRegistry::Get(), Executor::Options{DebugLevel()}) {
+  int beam = 0;
+  const char* b = std::getenv("UOPC_BEAM");
+  if (b && (!absl::SimpleAtoi(b, &beam) || beam < 0))
+    std::cerr << "uopc: UOPC_BEAM=" << b << " is not a count of forms to time; no search\n";
+  if (beam < 2) return;
+  KernelSearch::Options o{.beam = beam};
+  const char* s = std::getenv("UOPC_BEAM_SECONDS");
+  if (s && (!absl::SimpleAtod(s, &o.budget_seconds) || !(o.budget_seconds >= 0))) {
+    std::cerr << "uopc: UOPC_BEAM_SECONDS=" << s << " is not a number of seconds; 60\n";
+    o.budget_seconds = 60;
+  }
+  search_ = std::make_unique<KernelSearch>(DeviceRegistry::Get(), o);
+}
 
 int Runtime::NewBufferId() {
   static std::atomic<int> next{0};
@@ -117,11 +132,23 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::FindPlan(const Graph& g,
   *canonical = Canonicalize(g.sink);
   size_t before = plans_.size();
   auto start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(std::shared_ptr<const uopc::Plan> plan,
-                   plans_.Get(*canonical, [](const UOp& sink, int n) {
-                     PassManager pm = LoweringPipeline();
-                     return Lower(sink, n, pm);
-                   }));
+  const KernelSearch::Stats searched = search_ ? search_->stats() : KernelSearch::Stats{};
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<const uopc::Plan> plan, plans_.Get(*canonical, [&](const UOp& sink, int n) {
+        PassManager pm = LoweringPipeline();
+        PassContext ctx;
+        if (search_)
+          ctx.choose_form = [&](const std::vector<UOp>& forms) { return search_->Choose(forms); };
+        return Lower(sink, n, pm, ctx);
+      }));
+  if (search_ && search_->stats().searched != searched.searched) {
+    const KernelSearch::Stats now = search_->stats();
+    std::cerr << absl::StreamFormat(
+        "uopc: UOPC_BEAM searched %d kernels (%d forms timed) in %.1f s, %d remembered; "
+        "%.1f s searching in all\n",
+        now.searched - searched.searched, now.forms_timed - searched.forms_timed,
+        now.seconds - searched.seconds, now.remembered - searched.remembered, now.seconds);
+  }
   if (debug_ >= 1 && plans_.size() != before) {
     std::string text = PlanString(*plan);
     size_t first = text.find('\n');

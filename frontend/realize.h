@@ -3,6 +3,10 @@
 // time its structure is seen), runs the plan with the Executor, and makes each tensor a
 // view of its buffer. UOPC_DEBUG=1 prints each plan built, with its steps, their devices
 // and bytes; UOPC_DEBUG=2 also each kernel's source and each step's time.
+// UOPC_BEAM=N times up to N forms of each kernel that has several (a matmul's register
+// tiles) on its device while a plan is built, and keeps the fastest, remembered on disk for
+// later runs (runtime/kernel_search.h); a line on stderr says what the search took. It
+// stops for the run after UOPC_BEAM_SECONDS (default 60) of searching.
 #pragma once
 
 #include <memory>
@@ -12,6 +16,7 @@
 
 #include "frontend/tensor.h"
 #include "runtime/executor.h"
+#include "runtime/kernel_search.h"
 #include "runtime/plan_cache.h"
 
 namespace uopc {
@@ -30,6 +35,8 @@ class Runtime {
 
   PlanCache& plans() { return plans_; }
   Executor& executor() { return executor_; }
+  /// The kernel search (with UOPC_BEAM; else null).
+  KernelSearch* search() { return search_.get(); }
 
   /// A run of a plan as Realize made it: the plan, the buffers bound to its inputs, the
   /// VAR values (what frontend/captured_step.h runs again).
@@ -57,6 +64,7 @@ class Runtime {
   int debug_ = 0;
   std::vector<PlanRun>* record_ = nullptr;
   Executor executor_;
+  std::unique_ptr<KernelSearch> search_;  // with UOPC_BEAM
 };
 
 }  // namespace uopc

@@ -1,4 +1,6 @@
 // Kernelize and rangeify on tensor graphs, read as UIR and as plans.
+#include <cmath>
+#include <random>
 #include <set>
 #include <string>
 
@@ -310,21 +312,31 @@ TEST(Kernelize, AValueAMatmulBroadcastsIsComputedOnceForItsOtherUsers) {
   EXPECT_EQ(computes, 1) << PlanString(*p);
 }
 
+// The plan's kernels run in order under the reference interpreter, each buffer a host
+// array: inputs from `inputs` (the rest -1); every buffer after the run.
+std::vector<std::vector<float>> RunPlan(const Plan& p,
+                                        const std::vector<std::vector<float>>& inputs) {
+  std::vector<std::vector<float>> bufs;
+  for (size_t b = 0; b < p.buffers.size(); ++b)
+    bufs.push_back(b < inputs.size() ? inputs[b] : std::vector<float>(p.buffers[b].count, -1));
+  for (const Plan::Kernel* kernel : p.kernels()) {
+    std::vector<UOp> prog = *Linearize(kernel->ast);
+    std::vector<BufferRef> at;
+    for (int b : kernel->buffers) at.push_back({bufs[b].data(), DType::kF32, p.buffers[b].count});
+    EXPECT_TRUE(Interpret(prog, at).ok());
+  }
+  return bufs;
+}
+
 // Runs the two kernels of `p`, a copy of b (n x k) transposed and an (m x k) @ b^T that
 // reads it, under the reference interpreter: the matmul has a plain matmul's loops over
 // (k, n), and every output is the sum over k in order, bit for bit.
 void ExpectTransposedCopyAndMatmul(const Plan& p, int m, int k, int n) {
   ASSERT_EQ(p.kernels().size(), 2u);
-  std::vector<std::vector<float>> bufs;  // each buffer of the plan a host array
-  for (const Plan::BufferSpec& s : p.buffers) bufs.emplace_back(s.count, -1.0f);
-  for (int i = 0; i < m * k; ++i) bufs[0][i] = static_cast<float>(i % 9) * 0.7f - 1;
-  for (int i = 0; i < n * k; ++i) bufs[1][i] = static_cast<float>(i % 13) * 0.3f - 1;
-  for (const Plan::Kernel* kernel : p.kernels()) {
-    std::vector<UOp> prog = *Linearize(kernel->ast);
-    std::vector<BufferRef> at;
-    for (int b : kernel->buffers) at.push_back({bufs[b].data(), DType::kF32, p.buffers[b].count});
-    ASSERT_TRUE(Interpret(prog, at).ok());
-  }
+  std::vector<float> a(m * k), b(n * k);
+  for (int i = 0; i < m * k; ++i) a[i] = static_cast<float>(i % 9) * 0.7f - 1;
+  for (int i = 0; i < n * k; ++i) b[i] = static_cast<float>(i % 13) * 0.3f - 1;
+  const std::vector<std::vector<float>> bufs = RunPlan(p, {a, b});
   EXPECT_EQ(LoopShape(*Linearize(p.kernels()[1]->ast)), LoopShape(MatmulKernel(m, k, n, false)));
   const std::vector<float>& out = bufs[p.outputs[0]];
   for (int i = 0; i < m; ++i)
@@ -417,6 +429,48 @@ TEST(Rangeify, EveryFormOfAMatmulIsExact) {
     EXPECT_EQ(LoopShape(prog), shapes[form]);
     ExpectExactMatmul(prog, m, k, n, false);
   }
+}
+
+// Three matmuls (a two-layer MLP's forward and a weight's gradient, each with several forms)
+// with forms picked at random: the bits of the default forms, every time.
+TEST(Rangeify, RandomFormsGiveTheBitsOfTheDefault) {
+  const int m = 32, k = 24, h = 96, n = 64;
+  UOp x = Matrix(0, m, k), w1 = Matrix(1, k, h), w2 = Matrix(2, h, n);
+  auto matmul = [](UOp a, UOp b, int64_t rows, int64_t inner, int64_t cols) {
+    UOp prod = UOp::Derived(
+        Ops::MUL,
+        {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, {rows, inner, 1}), {rows, inner, cols}),
+         Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, {1, inner, cols}), {rows, inner, cols})});
+    return Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {1}}),
+                {rows, cols});
+  };
+  UOp hidden = matmul(x, w1, m, k, h);
+  UOp out = matmul(hidden, w2, m, h, n);
+  UOp grad = matmul(UOp::Derived(Ops::PERMUTE, {hidden}, Axes{{1, 0}}), out, h, m, n);
+  CanonicalGraph g = Canonicalize(UOp::Sink({out, grad}));
+  std::vector<std::vector<float>> in(3);
+  for (int b = 0; b < 3; ++b)
+    for (int i = 0; i < static_cast<int>(g.inputs[b].arg().Get<ParamArg>().size); ++i)
+      in[b].push_back(std::sin(0.37f * i + b));
+  auto run = [&](const PassContext& ctx) {
+    PassManager pm = LoweringPipeline();
+    absl::StatusOr<Plan> p = Lower(g.sink, static_cast<int>(g.inputs.size()), pm, ctx);
+    EXPECT_TRUE(p.ok()) << p.status();
+    std::vector<std::vector<float>> bufs = RunPlan(*p, in);
+    return std::vector<std::vector<float>>{bufs[p->outputs[0]], bufs[p->outputs[1]]};
+  };
+  const std::vector<std::vector<float>> want = run({});
+  std::mt19937 random(7);
+  int several = 0;
+  for (int round = 0; round < 8; ++round) {
+    PassContext ctx;
+    ctx.choose_form = [&](const std::vector<UOp>& forms) {
+      ++several;
+      return static_cast<int>(random() % forms.size());
+    };
+    EXPECT_EQ(run(ctx), want) << round;
+  }
+  EXPECT_EQ(several, 8 * 3);  // each of the three matmuls had several forms
 }
 
 TEST(Rangeify, IndicesAreSimplified) {
