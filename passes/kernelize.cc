@@ -1,5 +1,6 @@
 #include "passes/kernelize.h"
 
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -20,12 +21,23 @@ namespace {
 // A node that is a kernel of its own: a STAGE, or an in-place write (ASSIGN).
 bool IsKernel(const UOp& u) { return u.is(Ops::STAGE) || u.is(Ops::ASSIGN); }
 
-// REDUCEs reached by more than one kernel (through no other materialized node): each of
-// those kernels would repeat the whole reduction.
+// How many kernels may compute `u` each (reaching it through no materialized node) before
+// it is worth materializing once: a reduction, one; a transcendental (exp2, log2, sin), two:
+// a softmax's exp, read by its sum, its output and three backward kernels, costs each of
+// them a call per element (1 ns) where reading it back costs a load, but a softmax alone
+// (its sum and output) stays three kernels. Anything else: any number.
+size_t KernelsThatMayRepeat(const UOp& u) {
+  if (u.is(Ops::REDUCE)) return 1;
+  if (u.is(Ops::EXP2) || u.is(Ops::LOG2) || u.is(Ops::SIN)) return 2;
+  return SIZE_MAX;
+}
+
+// Nodes reached by more kernels than KernelsThatMayRepeat them (through no other
+// materialized node), outermost first.
 template <typename Placed>
-std::vector<const UOp::Node*> SharedReduces(const std::vector<UOp>& order,
-                                            const absl::flat_hash_set<const UOp::Node*>& staged,
-                                            const Placed& placed) {
+std::vector<const UOp::Node*> SharedWork(const std::vector<UOp>& order,
+                                         const absl::flat_hash_set<const UOp::Node*>& staged,
+                                         const Placed& placed) {
   absl::flat_hash_map<const UOp::Node*, absl::flat_hash_set<const UOp::Node*>>
       owners;  // node -> kernels
   std::vector<const UOp::Node*> shared;
@@ -36,7 +48,7 @@ std::vector<const UOp::Node*> SharedReduces(const std::vector<UOp>& order,
       continue;
     }
     bool boundary = IsKernel(u) || staged.contains(u.get());
-    if (u.is(Ops::REDUCE) && !boundary && owners[u.get()].size() > 1 && placed(u.get()))
+    if (!boundary && owners[u.get()].size() > KernelsThatMayRepeat(u) && placed(u.get()))
       shared.push_back(u.get());
     for (const UOp& s : u.src()) {
       if (boundary)
@@ -337,9 +349,10 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
     if (u.is(Ops::ASSIGN) && ReadsBuffer(u.src(1), ViewedBuffer(u.src(0))))
       staged.insert(u.src(1).get());
   StageBroadcastIntoReduces(order, staged, placed);
-  // then, until none is left, the outermost REDUCE that several kernels would repeat
+  // then, until none is left, the outermost reduction or transcendental that several
+  // kernels would repeat
   for (;;) {
-    std::vector<const UOp::Node*> shared = SharedReduces(order, staged, placed);
+    std::vector<const UOp::Node*> shared = SharedWork(order, staged, placed);
     if (shared.empty()) break;
     staged.insert(shared.front());
   }

@@ -347,6 +347,26 @@ void ExpectTransposedCopyAndMatmul(const Plan& p, int m, int k, int n) {
     }
 }
 
+// An exp2 that three kernels would compute (a softmax's exp: its sum, its output, the
+// backward) is computed once, and they read it; one that two would compute (a softmax
+// alone) is computed by both.
+TEST(Kernelize, AnExpThatThreeKernelsReadIsComputedOnce) {
+  UOp x = Matrix(0, 8, 64), e = UOp::Derived(Ops::EXP2, {x});
+  auto exps = [](const UOp& root) {
+    int n = 0;
+    const Plan p = LowerPlan(root);
+    for (const Plan::Kernel* k : p.kernels())
+      for (const UOp& u : k->ast.Toposort()) n += u.is(Ops::EXP2);
+    return n;
+  };
+  UOp sum = UOp::Derived(Ops::REDUCE, {e}, ReduceArg{Ops::ADD, {1}});
+  UOp max = UOp::Derived(Ops::REDUCE, {e}, ReduceArg{Ops::MAX, {1}});
+  UOp both =
+      UOp::Derived(Ops::ADD, {Dims(Ops::EXPAND, sum, {8, 64}), Dims(Ops::EXPAND, max, {8, 64})});
+  EXPECT_EQ(exps(UOp::Derived(Ops::MUL, {e, both})), 1);
+  EXPECT_EQ(exps(UOp::Derived(Ops::MUL, {e, Dims(Ops::EXPAND, sum, {8, 64})})), 2);
+}
+
 TEST(Kernelize, MatmulByATransposeOfManyRowsReadsATransposedCopy) {
   ExpectTransposedCopyAndMatmul(LowerPlan(Matmul(4, 8, 32, true)), 4, 8, 32);
 }
