@@ -1,6 +1,7 @@
 #include "core/symbolic/divmod.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "core/bounds.h"
 #include "core/symbolic/terms.h"
@@ -121,6 +122,45 @@ UOp SplitDiv(const Match& m) {
   return q + r.FloorDiv(c);
 }
 
+// x = g*q + r with 0 <= r < g, for a common factor g of c (1 < g < c) and of the
+// coefficients of q's terms; the rest of x in r. False when there is no such g.
+bool SplitByFactor(const UOp& x, int64_t c, int64_t* g, UOp* q, UOp* r) {
+  if (c <= 2 || !HasBounds(x.dtype())) return false;
+  const Sum sum = FlattenSum(x);
+  if (!SumFits(sum, x.dtype())) return false;
+  for (const Term& candidate : sum.terms) {
+    const int64_t f = std::gcd(c, candidate.coeff < 0 ? -candidate.coeff : candidate.coeff);
+    if (f <= 1 || f >= c) continue;
+    std::vector<Term> qt, rt;
+    for (const Term& t : sum.terms) (t.coeff % f == 0 ? qt : rt).push_back(t);
+    for (Term& t : qt) t.coeff /= f;
+    const int64_t qc = static_cast<int64_t>(FloorDiv(sum.constant, f));
+    UOp rest = BuildSum(rt, sum.constant - qc * f, x.dtype());
+    if (VMin(rest) < 0 || VMax(rest) >= f) continue;
+    *g = f, *q = BuildSum(qt, qc, x.dtype()), *r = rest;
+    return true;
+  }
+  return false;
+}
+
+// (g*q + r) // c -> q // (c/g) for 0 <= r < g, g dividing c: (8a + b) // 32 -> a // 4, b < 8
+UOp FactorDiv(const Match& m) {
+  int64_t g = 0;
+  UOp q, r;
+  const int64_t c = *m["c"].ConstIntValue();
+  if (!SplitByFactor(m["x"], c, &g, &q, &r)) return UOp();
+  return q.FloorDiv(UOp::ConstInt(q.dtype(), c / g));
+}
+
+// (g*q + r) % c -> (q % (c/g))*g + r for 0 <= r < g, g dividing c: (8a + b) % 32 -> (a % 4)*8 + b
+UOp FactorMod(const Match& m) {
+  int64_t g = 0;
+  UOp q, r;
+  const int64_t c = *m["c"].ConstIntValue();
+  if (!SplitByFactor(m["x"], c, &g, &q, &r)) return UOp();
+  return q.Mod(UOp::ConstInt(q.dtype(), c / g)) * g + r;
+}
+
 // (q*c + r) % c -> r % c
 UOp SplitMod(const Match& m) {
   const UOp &x = m["x"], &c = m["c"];
@@ -206,6 +246,9 @@ const PatternMatcher& DivModRules() {
       {Div(UPat::Var("x"), UPat::Cst("c")).Ints(), SplitDiv},
       // (q*c + r) % c -> r % c
       {Mod(UPat::Var("x"), UPat::Cst("c")).Ints(), SplitMod},
+      // (g*q + r) // c -> q // (c/g), (g*q + r) % c -> (q % (c/g))*g + r, 0 <= r < g | c
+      {Div(UPat::Var("x"), UPat::Cst("c")).Ints(), FactorDiv},
+      {Mod(UPat::Var("x"), UPat::Cst("c")).Ints(), FactorMod},
       // coefficients and constant of a remainder's sum reduced modulo c
       {Mod(UPat::Var("x"), UPat::Cst("c")).Ints(), ModCongruence},
       // b // b -> 1, b % b -> 0, for b never 0

@@ -133,6 +133,19 @@ TEST_F(Rules, DivMod) {
   EXPECT_EQ(S(y.FloorDiv(8)), y.FloorDiv(8));  // y may be negative: stays
 }
 
+// A divisor that a common factor of the sum's large terms divides, the rest within [0, the
+// factor): a head's row (8 * tile + row in tile) // 32 and % 32, as a reshape of (heads,
+// head size) reads a tile of 8 rows. Floor division: z may be negative.
+TEST_F(Rules, DivModByAMultipleOfACommonFactor) {
+  UOp z = UOp::Var("z", -1000, 1000), r = UOp::Range(8, 5);
+  EXPECT_EQ(S((z * 8 + r).FloorDiv(32)), z.FloorDiv(4));
+  EXPECT_EQ(S((z * 8 + r).Mod(32)), z.Mod(4) * 8 + r);
+  EXPECT_EQ(S((z * 24 + r * 3 + 2).FloorDiv(48)), z.FloorDiv(2));  // 3r + 2 < 24
+  // the rest reaches the factor: no rewrite
+  EXPECT_EQ(S((z * 8 + r + 1).FloorDiv(32)), (z * 8 + r + 1).FloorDiv(32));
+  EXPECT_EQ(S((z * 8 + i * 3).Mod(32)), (z * 8 + i * 3).Mod(32));  // i * 3 reaches 9
+}
+
 TEST_F(Rules, Comparisons) {
   EXPECT_EQ(S(j.Lt(n)), T);  // relational
   EXPECT_EQ(S(ld.Lt(ld)), F);
