@@ -27,14 +27,15 @@ UOp Matrix(int slot, int64_t rows, int64_t cols) {
   return Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, slot, rows * cols), {rows, cols});
 }
 
-Plan LowerPlan(const UOp& root) {
-  CanonicalGraph g = Canonicalize(UOp::Sink({root}));
+Plan LowerPlan(const std::vector<UOp>& roots) {
+  CanonicalGraph g = Canonicalize(UOp::Sink(roots));
   PassManager pm = LoweringPipeline();
   pm.set_verify(true);
   absl::StatusOr<Plan> p = Lower(g.sink, static_cast<int>(g.inputs.size()), pm);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? *p : Plan{};
 }
+Plan LowerPlan(const UOp& root) { return LowerPlan(std::vector<UOp>{root}); }
 
 TEST(Kernelize, StagesTheRootsAndTheReducesThatAreBroadcastBack) {
   UOp x = Matrix(0, 4, 8);
@@ -365,6 +366,20 @@ TEST(Kernelize, AnExpThatThreeKernelsReadIsComputedOnce) {
       UOp::Derived(Ops::ADD, {Dims(Ops::EXPAND, sum, {8, 64}), Dims(Ops::EXPAND, max, {8, 64})});
   EXPECT_EQ(exps(UOp::Derived(Ops::MUL, {e, both})), 1);
   EXPECT_EQ(exps(UOp::Derived(Ops::MUL, {e, Dims(Ops::EXPAND, sum, {8, 64})})), 2);
+}
+
+// A sum of four buffers (a residual stream of three blocks' outputs) that two kernels
+// read (a layer norm's mean and variance): computed once, and both read it; read by one
+// kernel only, it is not materialized.
+TEST(Kernelize, AValueOfManyBuffersThatTwoKernelsReadIsComputedOnce) {
+  UOp x = Matrix(0, 8, 64) + Matrix(1, 8, 64) + Matrix(2, 8, 64) + Matrix(3, 8, 64);
+  UOp sum = UOp::Derived(Ops::REDUCE, {x}, ReduceArg{Ops::ADD, {1}});
+  UOp max = UOp::Derived(Ops::REDUCE, {x}, ReduceArg{Ops::MAX, {1}});
+  const Plan p = LowerPlan({sum, max});
+  std::vector<size_t> reads;
+  for (const Plan::Kernel* k : p.kernels()) reads.push_back(k->buffers.size() - k->writes.size());
+  EXPECT_EQ(reads, (std::vector<size_t>{4, 1, 1})) << PlanString(p);
+  EXPECT_EQ(LowerPlan(sum).kernels().size(), 1u);
 }
 
 TEST(Kernelize, MatmulByATransposeOfManyRowsReadsATransposedCopy) {
