@@ -324,7 +324,8 @@ std::vector<std::vector<float>> RunPlan(const Plan& p,
     std::vector<UOp> prog = *Linearize(kernel->ast);
     std::vector<BufferRef> at;
     for (int b : kernel->buffers) at.push_back({bufs[b].data(), DType::kF32, p.buffers[b].count});
-    EXPECT_TRUE(Interpret(prog, at).ok());
+    absl::Status s = Interpret(prog, at);
+    EXPECT_TRUE(s.ok()) << s;
   }
   return bufs;
 }
@@ -506,6 +507,19 @@ TEST(Rangeify, RandomFormsGiveTheBitsOfTheDefault) {
     EXPECT_EQ(run(ctx), want) << round;
   }
   EXPECT_EQ(several, 8 * 3);  // each of the three matmuls had several forms
+}
+
+// b's rows 4 KiB apart (1024 floats) and 64 of them or more: the matmul reads a copy of b
+// with rows 16 floats longer, made by a kernel of its own (the values: cpu_threads_test,
+// as the interpreter loads a padded read's border eagerly, where C does not).
+TEST(Kernelize, AMatmulByRowsFourKibApartReadsAPaddedCopy) {
+  const int m = 8, k = 64, n = 1024;
+  const Plan p = LowerPlan(Matmul(m, k, n, false));
+  ASSERT_EQ(p.kernels().size(), 2u);
+  EXPECT_EQ(p.buffers[p.kernels()[0]->writes[0]].count, k * (n + 16));
+  EXPECT_EQ(p.kernels()[1]->buffers.size(), 3u);                         // a, the copy, the output
+  EXPECT_EQ(LowerPlan(Matmul(m, 32, n, false)).kernels().size(), 1u);    // 32 rows: no copy
+  EXPECT_EQ(LowerPlan(Matmul(m, k, 1000, false)).kernels().size(), 1u);  // rows 4000 B apart
 }
 
 TEST(Rangeify, IndicesAreSimplified) {
