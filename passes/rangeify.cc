@@ -216,11 +216,11 @@ class KernelBuilder {
   absl::StatusOr<UOp> Reduce(const UOp& u, const Index& idx);
   UOp ReduceAcross(const UOp& u, const UOp& v, const std::vector<UOp>& loops,
                    const std::vector<UOp>& outer, bool strided, bool rows);
-  /// Whether the kernel computes a REDUCE (not one it reads from a buffer).
-  bool Reduces(const UOp& root) const;
-  /// Whether every REDUCE it computes is a sum of products of two values it reads from
-  /// buffers (through movement ops): a plain matmul.
-  bool OnlyMatmuls(const UOp& root) const;
+  /// The outermost REDUCEs the kernel computes (not those it reads from buffers).
+  std::vector<UOp> Reductions() const;
+  /// Whether there are some, each a sum of products of two values read from buffers
+  /// (through movement ops): a plain matmul.
+  bool OnlyMatmuls() const;
   /// The RegisterTiles that divide a matmul's last two output loops (none if it is not one).
   std::vector<RegisterTile> TilesThatFit() const;
   UOp NewRange(const Dim& size, RangeKind kind) {
@@ -409,42 +409,34 @@ UOp KernelBuilder::ReduceAcross(const UOp& u, const UOp& v, const std::vector<UO
   return acc.After({done}).Index(rows ? row_ * n + inner_ : inner_).Load();
 }
 
-bool KernelBuilder::Reduces(const UOp& root) const {
-  std::vector<UOp> todo{root};
-  absl::flat_hash_set<const UOp::Node*> seen;
-  while (!todo.empty()) {
-    UOp u = todo.back();
-    todo.pop_back();
-    if (!seen.insert(u.get()).second) continue;
-    if (u.is(Ops::REDUCE)) return true;
-    for (const UOp& s : u.src())
-      if (!buffers_.contains(s.get())) todo.push_back(s);
-  }
-  return false;
-}
-
-bool KernelBuilder::OnlyMatmuls(const UOp& root) const {
-  auto read = [&](UOp x) {
-    while (IsMovement(x.op()) || x.is(Ops::AFTER)) x = x.src(0);
-    return buffers_.contains(x.get()) && !(x == root_);
-  };
-  std::vector<UOp> todo{root};
+std::vector<UOp> KernelBuilder::Reductions() const {
+  std::vector<UOp> todo{root_}, found;
   absl::flat_hash_set<const UOp::Node*> seen;
   while (!todo.empty()) {
     UOp u = todo.back();
     todo.pop_back();
     if (!seen.insert(u.get()).second) continue;
     if (u.is(Ops::REDUCE)) {
-      const UOp& v = u.src(0);
-      if (u.arg().Get<ReduceArg>().op != Ops::ADD || !v.is(Ops::MUL) || !read(v.src(0)) ||
-          !read(v.src(1)))
-        return false;
+      found.push_back(u);
       continue;
     }
     for (const UOp& s : u.src())
       if (!buffers_.contains(s.get())) todo.push_back(s);
   }
-  return true;
+  return found;
+}
+
+bool KernelBuilder::OnlyMatmuls() const {
+  auto read = [&](UOp x) {
+    while (IsMovement(x.op()) || x.is(Ops::AFTER)) x = x.src(0);
+    return buffers_.contains(x.get()) && !(x == root_);
+  };
+  const std::vector<UOp> sums = Reductions();
+  return !sums.empty() && std::all_of(sums.begin(), sums.end(), [&](const UOp& u) {
+    const UOp& v = u.src(0);
+    return u.arg().Get<ReduceArg>().op == Ops::ADD && v.is(Ops::MUL) && read(v.src(0)) &&
+           read(v.src(1));
+  });
 }
 
 std::vector<RegisterTile> KernelBuilder::TilesThatFit() const {
@@ -452,7 +444,7 @@ std::vector<RegisterTile> KernelBuilder::TilesThatFit() const {
   for (const Dim& d : S(root_))
     if (!d.IsStatic() || d.value() != 1) sizes.push_back(d.IsStatic() ? d.value() : -1);
   std::vector<RegisterTile> fit;
-  if (sizes.size() < 2 || !Reduces(root_) || !OnlyMatmuls(root_)) return fit;
+  if (sizes.size() < 2 || !OnlyMatmuls()) return fit;
   const int64_t m = sizes[sizes.size() - 2], n = sizes.back();
   for (const RegisterTile& t : kRegisterTiles)
     if (m > 0 && n > 0 && m % t.rows == 0 && n % t.columns == 0) fit.push_back(t);
@@ -471,7 +463,7 @@ absl::StatusOr<UOp> KernelBuilder::Build() {
     loops.push_back(NewRange(d, RangeKind::kLoop));
     idx.push_back(loops.back());
   }
-  const bool reduces = Reduces(root_);
+  const bool reduces = !Reductions().empty();
   // A matmul whose last two loops a RegisterTile divides: blocks of the tile's
   // columns outermost (a block of b stays in cache while every row reads it), then tiles of
   // rows, then the tile's rows and columns.

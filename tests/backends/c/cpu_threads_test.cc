@@ -13,6 +13,7 @@
 #include "passes/pipeline.h"
 #include "runtime/plan.h"
 #include "runtime/plan_cache.h"
+#include "tests/testing/matmul_bits.h"
 
 namespace uopc {
 namespace {
@@ -46,21 +47,7 @@ TEST(CpuThreads, ALargeKernelIsRenderedInChunks) {
 
 // A matmul in register tiles (8 x 48), its blocks of columns split over the threads: the
 // bits of one plain loop.
-TEST(CpuThreads, RegisterTilesGiveTheBitsOfOneThread) {
-  const int M = 64, K = 72, N = 192;
-  std::vector<float> a(M * K), b(K * N);
-  for (int i = 0; i < M * K; ++i) a[i] = std::sin(0.37f * i);
-  for (int i = 0; i < K * N; ++i) b[i] = std::cos(0.11f * i);
-  std::vector<float> c =
-      Tensor::FromVector(a, {M, K}).Matmul(Tensor::FromVector(b, {K, N})).ToVector<float>();
-  ASSERT_EQ(c.size(), static_cast<size_t>(M * N));
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      float s = 0;
-      for (int k = 0; k < K; ++k) s += a[i * K + k] * b[k * N + j];
-      ASSERT_EQ(c[i * N + j], s) << i << ", " << j;
-    }
-}
+TEST(CpuThreads, RegisterTilesGiveTheBitsOfOneThread) { testing::ExpectMatmulBits(64, 72, 192); }
 
 TEST(CpuThreads, ChunksGiveTheBitsOfOneThread) {
   const int M = 96, K = 160, N = 200;
@@ -88,19 +75,7 @@ TEST(CpuThreads, ChunksGiveTheBitsOfOneThread) {
 // b's rows 4 KiB apart: the matmul reads a padded copy of b (kernelize), the bits of one
 // plain loop.
 TEST(CpuThreads, AMatmulByAPaddedCopyGivesThePlainLoopsBits) {
-  const int M = 48, K = 64, N = 1024;
-  std::vector<float> a(M * K), b(K * N);
-  for (int i = 0; i < M * K; ++i) a[i] = std::sin(0.37f * i);
-  for (int i = 0; i < K * N; ++i) b[i] = std::cos(0.11f * i);
-  std::vector<float> c =
-      Tensor::FromVector(a, {M, K}).Matmul(Tensor::FromVector(b, {K, N})).ToVector<float>();
-  ASSERT_EQ(c.size(), static_cast<size_t>(M * N));
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      float s = 0;
-      for (int k = 0; k < K; ++k) s += a[i * K + k] * b[k * N + j];
-      ASSERT_EQ(c[i * N + j], s) << i << ", " << j;
-    }
+  testing::ExpectMatmulBits(48, 64, 1024);
 }
 
 }  // namespace
