@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
+#include "core/opt.h"
 #include "core/uop.h"
 
 namespace uopc {
@@ -25,10 +26,10 @@ namespace uopc {
 /// What a pass may read besides its graph.
 struct PassContext {
   int debug = 0;  // UOPC_DEBUG level
-  /// Picks one of a kernel's forms (SINKs of loop IR computing the same values, the first
-  /// the default heuristics' choice) by its index. Unset: the first. (runtime/
-  /// kernel_search.h times them on the device.)
-  std::function<int(const std::vector<UOp>& forms)> choose_form;
+  /// Picks a kernel's optimization actions (core/opt.h) from its space: the kernel built
+  /// with the returned list, if it applies, else with the defaults. Unset: the defaults.
+  /// (runtime/kernel_search.h times candidates on the device.)
+  std::function<std::vector<Opt>(const OptSpace& space)> choose_opts;
 };
 
 class Pass {

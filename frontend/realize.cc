@@ -111,8 +111,9 @@ Runtime::Runtime()
   int beam = 0;
   const char* b = std::getenv("UOPC_BEAM");
   if (b && (!absl::SimpleAtoi(b, &beam) || beam < 0))
-    std::cerr << "uopc: UOPC_BEAM=" << b << " is not a count of forms to time; no search\n";
-  if (beam < 2) return;
+    std::cerr << "uopc: UOPC_BEAM=" << b
+              << " is not a beam width (a count of action lists); no search\n";
+  if (beam < 1) return;
   KernelSearch::Options o{.beam = beam};
   const char* s = std::getenv("UOPC_BEAM_SECONDS");
   if (s && (!absl::SimpleAtod(s, &o.budget_seconds) || !(o.budget_seconds >= 0))) {
@@ -138,15 +139,15 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::FindPlan(const Graph& g,
         PassManager pm = LoweringPipeline();
         PassContext ctx;
         if (search_)
-          ctx.choose_form = [&](const std::vector<UOp>& forms) { return search_->Choose(forms); };
+          ctx.choose_opts = [&](const OptSpace& space) { return search_->Choose(space); };
         return Lower(sink, n, pm, ctx);
       }));
   if (search_ && search_->stats().searched != searched.searched) {
     const KernelSearch::Stats now = search_->stats();
     std::cerr << absl::StreamFormat(
-        "uopc: UOPC_BEAM searched %d kernels (%d forms timed) in %.1f s, %d remembered; "
+        "uopc: UOPC_BEAM searched %d kernels (%d candidates timed) in %.1f s, %d remembered; "
         "%.1f s searching in all\n",
-        now.searched - searched.searched, now.forms_timed - searched.forms_timed,
+        now.searched - searched.searched, now.timed - searched.timed,
         now.seconds - searched.seconds, now.remembered - searched.remembered, now.seconds);
   }
   if (debug_ >= 1 && plans_.size() != before) {

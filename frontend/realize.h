@@ -3,10 +3,10 @@
 // time its structure is seen), runs the plan with the Executor, and makes each tensor a
 // view of its buffer. UOPC_DEBUG=1 prints each plan built, with its steps, their devices
 // and bytes; UOPC_DEBUG=2 also each kernel's source and each step's time.
-// UOPC_BEAM=N times up to N forms of each kernel that has several (a matmul's register
-// tiles) on its device while a plan is built, and keeps the fastest, remembered on disk for
-// later runs (runtime/kernel_search.h); a line on stderr says what the search took. It
-// stops for the run after UOPC_BEAM_SECONDS (default 60) of searching.
+// UOPC_BEAM=N searches each reducing kernel's optimization actions (a beam of N action
+// lists, timed on the kernel's device) while a plan is built, and keeps the fastest,
+// remembered on disk for later runs (runtime/kernel_search.h); a line on stderr says what
+// the search took. It stops for the run after UOPC_BEAM_SECONDS (default 60) of searching.
 #pragma once
 
 #include <memory>

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "core/bounds.h"
+#include "core/opt.h"
 #include "core/status_macros.h"
 #include "core/substitute.h"
 #include "core/symbolic/simplify.h"
@@ -146,6 +147,8 @@ constexpr int64_t kMaxAcrossLoop = 512;
 constexpr int64_t kAcrossBlock = 16;
 // Output rows whose rows of sums are computed together (see Build and ReduceAcross).
 constexpr int64_t kRowTile = 4;
+// The most sums an upcast holds in registers (32 vector registers of 16 floats).
+constexpr int64_t kMaxRegisterTile = 512;
 
 // A tile of outputs (rows x columns) whose sums a matmul keeps in registers for its whole
 // reduction: per step, one read of the tile's columns of b serves every row. The first that
@@ -195,19 +198,18 @@ UOp AtLeast(const UOp& a, const UOp& b) { return (b - 1).Lt(a); }
 
 class KernelBuilder {
  public:
-  /// `form`: which of the kernel's forms to build (see Forms).
   KernelBuilder(const ShapeMap& shapes, const absl::flat_hash_map<const UOp::Node*, UOp>& buffers,
-                const UOp& root, int form = 0)
-      : shapes_(shapes), buffers_(buffers), root_(root), form_(form) {}
+                const UOp& root)
+      : shapes_(shapes), buffers_(buffers), root_(root) {}
 
-  /// The kernel's forms: a matmul has one per RegisterTile that fits it, in the order of
-  /// kRegisterTiles (the first is the default), and one without (rows of sums); anything
-  /// else has one.
-  int Forms() const {
-    const size_t n = TilesThatFit().size();
-    return n ? static_cast<int>(n) + 1 : 1;
-  }
-  absl::StatusOr<UOp> Build();
+  /// The default heuristics' actions (core/opt.h): a matmul's first RegisterTile that fits,
+  /// else a reducing kernel's sums in groups (a row of up to kMaxAcrossLoop sums, in groups
+  /// of kRowTile rows).
+  std::vector<Opt> DefaultOpts() const;
+  /// Every single action that applies to the kernel (none if it computes no reduction).
+  std::vector<Opt> Actions() const;
+  /// The kernel with `opts` applied; InvalidArgument if one does not apply.
+  absl::StatusOr<UOp> Build(const std::vector<Opt>& opts);
 
  private:
   const Shape& S(const UOp& u) const { return shapes_.at(u.get()); }
@@ -216,6 +218,10 @@ class KernelBuilder {
   absl::StatusOr<UOp> Reduce(const UOp& u, const Index& idx);
   UOp ReduceAcross(const UOp& u, const UOp& v, const std::vector<UOp>& loops,
                    const std::vector<UOp>& outer, bool strided, bool rows);
+  /// The lengths of the kernel's output loops (dims of size 1 have none); nullopt: symbolic.
+  std::vector<std::optional<int64_t>> LoopLengths() const;
+  /// The lengths of the loops of its first reduction (reduced dims of size 1 have none).
+  std::vector<std::optional<int64_t>> ReductionLengths() const;
   /// The outermost REDUCEs the kernel computes (not those it reads from buffers).
   std::vector<UOp> Reductions() const;
   /// Whether there are some, each a sum of products of two values read from buffers
@@ -223,6 +229,9 @@ class KernelBuilder {
   bool OnlyMatmuls() const;
   /// The RegisterTiles that divide a matmul's last two output loops (none if it is not one).
   std::vector<RegisterTile> TilesThatFit() const;
+  /// Splits the output loops by `opts`' upcasts or groups (checked first); sets inner_, row_
+  /// and registers_, and records the unrolls for Reduce.
+  absl::Status Schedule(const std::vector<Opt>& opts, std::vector<UOp>& loops, Index& idx);
   UOp NewRange(const Dim& size, RangeKind kind) {
     return UOp::Range(size.AsUOp(), next_range_++, kind);
   }
@@ -231,10 +240,10 @@ class KernelBuilder {
   const absl::flat_hash_map<const UOp::Node*, UOp>&
       buffers_;  // STAGE and input BUFFER -> buffer node
   UOp root_;     // the STAGE this kernel computes
-  int form_;     // which of its Forms
   UOp inner_;    // the innermost output loop, when reductions may be computed across it
   UOp row_;      // the loop over a tile of output rows (outside inner_), if any
-  bool registers_ = false;  // inner_ and row_ are a RegisterTile's: rows outside columns
+  bool registers_ = false;    // inner_ and row_ are a register tile's: rows outside columns
+  std::vector<Opt> unrolls_;  // the unroll actions, for each reduction's loops
   absl::flat_hash_map<std::pair<UOp, Index>, UOp> memo_;
   int next_range_ = 0, next_alloc_ = 0;
 };
@@ -321,13 +330,31 @@ absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
   const Shape& in = S(u.src(0));
   Index x = idx;
   std::vector<UOp> loops;
+  int axis = 0;  // (counts the reduction's loops, as an unroll's axis does)
   for (int d : ra.axes) {
     if (in[d].IsStatic() && in[d].value() == 1) {
       x[d] = UOp::Int(0);
       continue;
     }
-    loops.push_back(NewRange(in[d], RangeKind::kReduce));
-    x[d] = loops.back();
+    const auto unroll = std::find_if(unrolls_.begin(), unrolls_.end(),
+                                     [&](const Opt& o) { return o.axis == axis; });
+    ++axis;
+    const int64_t n = in[d].IsStatic() ? in[d].value() : 0;
+    if (unroll == unrolls_.end() || n == 0 || n % unroll->amount != 0) {
+      loops.push_back(NewRange(in[d], RangeKind::kReduce));
+      x[d] = loops.back();
+      continue;
+    }
+    // in steps of `step`: the same iterations in the same order
+    const int64_t step = unroll->amount;
+    UOp ri = UOp::Range(step, next_range_++, RangeKind::kReduce);
+    x[d] = ri;
+    if (n > step) {
+      UOp ro = UOp::Range(n / step, next_range_++, RangeKind::kReduce);
+      loops.push_back(ro);
+      x[d] = ro * step + ri;
+    }
+    loops.push_back(ri);
   }
   ASSIGN_OR_RETURN(UOp v, Value(u.src(0), x));
   if (loops.empty()) return v;
@@ -439,19 +466,190 @@ bool KernelBuilder::OnlyMatmuls() const {
   });
 }
 
-std::vector<RegisterTile> KernelBuilder::TilesThatFit() const {
-  std::vector<int64_t> sizes;  // the output loops' (dims of 1 have none)
+std::vector<std::optional<int64_t>> KernelBuilder::LoopLengths() const {
+  std::vector<std::optional<int64_t>> lengths;
   for (const Dim& d : S(root_))
-    if (!d.IsStatic() || d.value() != 1) sizes.push_back(d.IsStatic() ? d.value() : -1);
+    if (!d.IsStatic() || d.value() != 1)
+      lengths.push_back(d.IsStatic() ? std::optional(d.value()) : std::nullopt);
+  return lengths;
+}
+
+std::vector<std::optional<int64_t>> KernelBuilder::ReductionLengths() const {
+  std::vector<std::optional<int64_t>> lengths;
+  const std::vector<UOp> sums = Reductions();
+  if (sums.empty()) return lengths;
+  const Shape& in = S(sums[0].src(0));
+  for (int d : sums[0].arg().Get<ReduceArg>().axes)
+    if (!in[d].IsStatic() || in[d].value() != 1)
+      lengths.push_back(in[d].IsStatic() ? std::optional(in[d].value()) : std::nullopt);
+  return lengths;
+}
+
+std::vector<RegisterTile> KernelBuilder::TilesThatFit() const {
+  const std::vector<std::optional<int64_t>> sizes = LoopLengths();
   std::vector<RegisterTile> fit;
   if (sizes.size() < 2 || !OnlyMatmuls()) return fit;
-  const int64_t m = sizes[sizes.size() - 2], n = sizes.back();
+  const std::optional<int64_t> m = sizes[sizes.size() - 2], n = sizes.back();
   for (const RegisterTile& t : kRegisterTiles)
-    if (m > 0 && n > 0 && m % t.rows == 0 && n % t.columns == 0) fit.push_back(t);
+    if (m && n && *m % t.rows == 0 && *n % t.columns == 0) fit.push_back(t);
   return fit;
 }
 
-absl::StatusOr<UOp> KernelBuilder::Build() {
+std::vector<Opt> KernelBuilder::DefaultOpts() const {
+  const std::vector<std::optional<int64_t>> lengths = LoopLengths();
+  const int last = static_cast<int>(lengths.size()) - 1;
+  if (const std::vector<RegisterTile> tiles = TilesThatFit(); !tiles.empty())
+    return {{OptOp::kUpcast, last - 1, tiles[0].rows}, {OptOp::kUpcast, last, tiles[0].columns}};
+  if (last < 0 || !lengths[last] || *lengths[last] < 2 || Reductions().empty()) return {};
+  // a row of sums: the whole loop, or the largest block of it (a power of two) that fits
+  const int64_t n = *lengths[last];
+  int64_t block = n;
+  if (n > kMaxAcrossLoop)
+    for (block = kMaxAcrossLoop; block >= kAcrossBlock && n % block != 0;) block /= 2;
+  if (block < kAcrossBlock && n > kMaxAcrossLoop) return {};
+  std::vector<Opt> opts{{OptOp::kGroup, last, block}};
+  if (last >= 1 && lengths[last - 1] && *lengths[last - 1] % kRowTile == 0 &&
+      *lengths[last - 1] > kRowTile)
+    opts.insert(opts.begin(), {OptOp::kGroup, last - 1, kRowTile});
+  return opts;
+}
+
+std::vector<Opt> KernelBuilder::Actions() const {
+  const std::vector<std::optional<int64_t>> lengths = LoopLengths();
+  const int last = static_cast<int>(lengths.size()) - 1;
+  std::vector<Opt> actions;
+  if (last < 0 || !lengths[last] || Reductions().empty()) return actions;
+  auto add = [&](OptOp op, int axis, std::initializer_list<int64_t> amounts) {
+    if (axis < 0 || !lengths[axis]) return;
+    for (int64_t a : amounts)
+      if (a >= 2 && a <= *lengths[axis] && *lengths[axis] % a == 0)
+        actions.push_back({op, axis, a});
+  };
+  if (OnlyMatmuls()) {
+    add(OptOp::kUpcast, last, {16, 32, 48, 64});
+    add(OptOp::kUpcast, last - 1, {2, 4, 6, 8});
+  }
+  add(OptOp::kGroup, last, {16, 64, 128, 256, 512});
+  if (const int64_t n = *lengths[last];
+      n <= kMaxAcrossLoop && n != 16 && n != 64 && n != 128 && n != 256 && n != 512)
+    add(OptOp::kGroup, last, {n});  // (the whole row)
+  add(OptOp::kGroup, last - 1, {2, 4, 8});
+  const std::vector<std::optional<int64_t>> reduced = ReductionLengths();
+  for (int a = 0; a < static_cast<int>(reduced.size()); ++a)
+    if (reduced[a])
+      for (int64_t u : {4, 8})
+        if (u < *reduced[a] && *reduced[a] % u == 0) actions.push_back({OptOp::kUnroll, a, u});
+  return actions;
+}
+
+absl::Status KernelBuilder::Schedule(const std::vector<Opt>& opts, std::vector<UOp>& loops,
+                                     Index& idx) {
+  const std::vector<std::optional<int64_t>> lengths = LoopLengths();
+  const std::vector<std::optional<int64_t>> reduced = ReductionLengths();
+  const int last = static_cast<int>(lengths.size()) - 1;
+  // [0]: the rows' (the loop before the last), [1]: the columns' (the last loop)
+  std::optional<int64_t> upcast[2], group[2];
+  auto refuse = [&](const Opt& o, absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("rangeify: opt \"", OptsToString({o}),
+                                                   "\" does not apply to a kernel of shape ",
+                                                   ShapeToString(S(root_)), ": ", why));
+  };
+  const bool reduces = !Reductions().empty();
+  unrolls_.clear();
+  for (const Opt& o : opts) {
+    if (!reduces) return refuse(o, "it computes no reduction");
+    if (o.op == OptOp::kUnroll) {
+      if (o.axis >= static_cast<int>(reduced.size()) || !reduced[o.axis] || o.amount < 2 ||
+          *reduced[o.axis] % o.amount != 0)
+        return refuse(o, "expected a reduction loop of a constant length that AMOUNT divides");
+      unrolls_.push_back(o);
+      continue;
+    }
+    if (o.axis < last - 1 || o.axis > last || !lengths[o.axis] || o.amount < 2 ||
+        *lengths[o.axis] % o.amount != 0)
+      return refuse(o,
+                    "expected one of the last two output loops, of a constant length that "
+                    "AMOUNT (2 or more) divides");
+    std::optional<int64_t>& slot = (o.op == OptOp::kUpcast ? upcast : group)[o.axis == last];
+    if (slot) return refuse(o, "that loop has an action of that kind already");
+    slot = o.amount;
+  }
+  if ((upcast[0] || upcast[1]) && (group[0] || group[1]))
+    return absl::InvalidArgumentError(absl::StrCat("rangeify: opts \"", OptsToString(opts),
+                                                   "\" both upcast and group a kernel's sums"));
+  if ((upcast[0] && !upcast[1]) || (group[0] && !group[1]))
+    return absl::InvalidArgumentError(absl::StrCat("rangeify: opts \"", OptsToString(opts),
+                                                   "\" tile rows without tiling the columns"));
+  if (upcast[1] && upcast[1].value() * upcast[0].value_or(1) > kMaxRegisterTile)
+    return absl::InvalidArgumentError(absl::StrCat("rangeify: opts \"", OptsToString(opts),
+                                                   "\" hold more than ", kMaxRegisterTile,
+                                                   " sums in registers"));
+  if (group[1] && *group[1] > kMaxAcrossLoop)
+    return absl::InvalidArgumentError(absl::StrCat("rangeify: opts \"", OptsToString(opts),
+                                                   "\" group more than ", kMaxAcrossLoop,
+                                                   " columns"));
+  auto replace = [&](const UOp& loop, const UOp& by) {
+    for (UOp& i : idx)
+      if (i == loop) i = by;
+  };
+  if (upcast[1]) {
+    // blocks of the tile's columns outermost (a block of b stays in cache while every row
+    // reads it), then tiles of rows, then the tile's rows and columns
+    const int64_t c = *upcast[1], r = upcast[0].value_or(0);
+    auto loop = [&](int64_t size) {  // (a loop of one block is no loop)
+      return size == 1 ? UOp::Int(0) : UOp::Range(size, next_range_++);
+    };
+    UOp ro, ri;
+    if (r) ro = loop(*lengths[last - 1] / r), ri = loop(r);
+    UOp co = loop(*lengths[last] / c), ci = loop(c);
+    if (r) replace(loops[last - 1], ro * r + ri);
+    replace(loops[last], co * c + ci);
+    std::vector<UOp> tile{co};
+    if (!r && last >= 1) tile.push_back(loops[last - 1]);  // (untiled rows inside the blocks)
+    if (r) tile.insert(tile.end(), {ro, ri});
+    tile.push_back(ci);
+    loops.resize(std::max(last - 1, 0));
+    for (const UOp& l : tile)
+      if (l.is(Ops::RANGE)) loops.push_back(l);
+    inner_ = ci, row_ = r ? ri : UOp(), registers_ = true;
+    return absl::OkStatus();
+  }
+  if (!group[1]) return absl::OkStatus();
+  // a group of columns: their sums at once, in a row on the stack (when the row is not the
+  // whole loop, the loop over groups comes outside the row tiles below)
+  UOp columns;
+  if (const int64_t n = *lengths[last], c = *group[1]; c < n) {
+    UOp co = UOp::Range(n / c, next_range_++), ci = UOp::Range(c, next_range_++);
+    replace(loops.back(), co * c + ci);
+    loops.back() = co;
+    loops.push_back(ci);
+    columns = co;
+  }
+  inner_ = loops.back();
+  // a group of rows: the reductions hold a tile of rows of sums (ReduceAcross)
+  if (group[0]) {
+    UOp& rows = loops[loops.size() - (columns ? 3 : 2)];
+    const int64_t m = *lengths[last - 1], r = *group[0];
+    UOp lo = r < m ? UOp::Range(m / r, next_range_++) : UOp();
+    UOp li = UOp::Range(r, next_range_++);
+    if (lo) {
+      replace(rows, lo * r + li);
+      rows = lo;
+    } else {
+      replace(rows, li);
+      loops.erase(loops.begin() + (&rows - loops.data()));
+    }
+    loops.insert(loops.end() - 1, li);  // inside the column groups: their sums are per group
+    row_ = li;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<UOp> KernelBuilder::Build(const std::vector<Opt>& opts) {
+  memo_.clear();
+  next_range_ = next_alloc_ = 0;
+  inner_ = row_ = UOp();
+  registers_ = false;
   const Shape& shape = S(root_);
   Index idx;
   std::vector<UOp> loops;
@@ -463,65 +661,7 @@ absl::StatusOr<UOp> KernelBuilder::Build() {
     loops.push_back(NewRange(d, RangeKind::kLoop));
     idx.push_back(loops.back());
   }
-  const bool reduces = !Reductions().empty();
-  // A matmul whose last two loops a RegisterTile divides: blocks of the tile's
-  // columns outermost (a block of b stays in cache while every row reads it), then tiles of
-  // rows, then the tile's rows and columns.
-  if (const std::vector<RegisterTile> tiles = TilesThatFit();
-      form_ < static_cast<int>(tiles.size())) {
-    const RegisterTile& t = tiles[form_];
-    const int64_t m = *loops[loops.size() - 2].src(0).ConstIntValue(),
-                  n = *loops.back().src(0).ConstIntValue();
-    auto loop = [&](int64_t size) {  // (a loop of one block is no loop)
-      return size == 1 ? UOp::Int(0) : NewRange(size, RangeKind::kLoop);
-    };
-    UOp ro = loop(m / t.rows), ri = loop(t.rows), co = loop(n / t.columns), ci = loop(t.columns);
-    for (UOp& i : idx) {
-      if (i == loops[loops.size() - 2])
-        i = ro * t.rows + ri;
-      else if (i == loops.back())
-        i = co * t.columns + ci;
-    }
-    loops.resize(loops.size() - 2);
-    for (const UOp& r : {co, ro, ri, ci})
-      if (r.is(Ops::RANGE)) loops.push_back(r);
-    inner_ = ci, row_ = ri, registers_ = true;
-  }
-  // Otherwise, a reducing kernel's innermost loop too long for a row of sums on the stack
-  // comes in blocks of columns (the block loop outside the row tiles below)
-  UOp columns;
-  if (!loops.empty() && reduces && !registers_) {
-    std::optional<int64_t> n = loops.back().src(0).ConstIntValue();
-    int64_t block = kMaxAcrossLoop;
-    while (n && *n > kMaxAcrossLoop && block >= kAcrossBlock && *n % block != 0) block /= 2;
-    if (n && *n > kMaxAcrossLoop && block >= kAcrossBlock) {
-      UOp co = UOp::Range(*n / block, next_range_++), ci = UOp::Range(block, next_range_++);
-      for (UOp& i : idx)
-        if (i == loops.back()) i = co * block + ci;
-      loops.back() = co;
-      loops.push_back(ci);
-      columns = co;
-    }
-  }
-  if (!loops.empty() && !registers_) {
-    std::optional<int64_t> n = loops.back().src(0).ConstIntValue();
-    if (n && *n <= kMaxAcrossLoop) inner_ = loops.back();  // (dims after it are of size 1)
-  }
-  // The loop outside the innermost (and its blocks) in tiles of kRowTile rows, when the
-  // kernel reduces: the reductions may then hold a tile of rows of sums (ReduceAcross).
-  const size_t row_at = loops.size() - (columns ? 3 : 2);
-  if (inner_ && loops.size() >= (columns ? 3u : 2u) && reduces && !registers_) {
-    UOp& rows = loops[row_at];
-    std::optional<int64_t> n = rows.src(0).ConstIntValue();
-    if (n && *n % kRowTile == 0 && *n > kRowTile) {
-      UOp lo = UOp::Range(*n / kRowTile, next_range_++), li = UOp::Range(kRowTile, next_range_++);
-      for (UOp& i : idx)
-        if (i == rows) i = lo * kRowTile + li;
-      rows = lo;
-      loops.insert(loops.end() - 1, li);  // inside the column blocks: their sums are per block
-      row_ = li;
-    }
-  }
+  RETURN_IF_ERROR(Schedule(opts, loops, idx));
   UOp store;
   if (root_.is(Ops::ASSIGN)) {  // in place: stored where the target view reads
     ASSIGN_OR_RETURN(UOp v, Value(root_.src(1), idx));
@@ -570,7 +710,8 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext& ctx) {
         return absl::InvalidArgumentError(absl::StrCat(
             "rangeify: an ASSIGN into a ", OpName(target.op()),
             "; expected a view of a BUFFER made by reshape, permute, shrink or flip"));
-      ASSIGN_OR_RETURN(UOp k, KernelBuilder(shapes, buffers, u).Build());
+      KernelBuilder builder(shapes, buffers, u);
+      ASSIGN_OR_RETURN(UOp k, builder.Build(builder.DefaultOpts()));
       kernels.push_back(std::move(k));
       continue;
     }
@@ -588,15 +729,15 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext& ctx) {
       continue;
     }
     KernelBuilder builder(shapes, buffers, u);
-    ASSIGN_OR_RETURN(UOp k, builder.Build());
-    if (const int forms = builder.Forms(); forms > 1 && ctx.choose_form) {
-      std::vector<UOp> all{k};
-      for (int f = 1; f < forms; ++f) {
-        ASSIGN_OR_RETURN(UOp other, KernelBuilder(shapes, buffers, u, f).Build());
-        all.push_back(std::move(other));
-      }
-      k = all[std::clamp(ctx.choose_form(all), 0, forms - 1)];
+    std::vector<Opt> opts = builder.DefaultOpts();
+    if (std::vector<Opt> actions = builder.Actions(); ctx.choose_opts && !actions.empty()) {
+      const OptSpace space{opts, std::move(actions), [&](const std::vector<Opt>& o) {
+                             return KernelBuilder(shapes, buffers, u).Build(o);
+                           }};
+      std::vector<Opt> chosen = ctx.choose_opts(space);
+      if (builder.Build(chosen).ok()) opts = std::move(chosen);  // (else the defaults)
     }
+    ASSIGN_OR_RETURN(UOp k, builder.Build(opts));
     kernels.push_back(std::move(k));
   }
   std::vector<UOp> outs;

@@ -12,9 +12,10 @@
 // COPY is no kernel but a copy step, ASSIGN(BUFFER dst, COPY[device](BUFFER src)). An
 // in-place root ASSIGN(view of a BUFFER, value) is a kernel that loops over the view and
 // stores the value where the view reads; its root's buffer is the BUFFER it wrote.
-// A kernel may have several forms, the same sums in the same order (a matmul: a register
-// tile of each size that fits, or none); the first is the default, and ctx.choose_form
-// picks another.
+// How a reducing kernel's loops are split and ordered is a list of actions (core/opt.h:
+// upcast, group, unroll), each keeping every sum's order: the default heuristics' list
+// (a matmul's register tile, other reductions' rows of sums), or the one ctx.choose_opts
+// picks from every action that applies.
 // Input: SINK of STAGE(root) or ASSIGN roots (from Kernelize).
 // Output: SINK(SINK(step, ...), SINK(BUFFER of each root, ...)), steps in run order: each
 // a kernel (a SINK of loop IR) or a copy.

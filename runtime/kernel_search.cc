@@ -5,9 +5,8 @@
 #include <iostream>
 #include <limits>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 #include "core/file.h"
 #include "core/fnv.h"
@@ -20,27 +19,57 @@
 namespace uopc {
 namespace {
 
-constexpr int kTimedRuns = 3;           // at least this many timed runs of a form
-constexpr double kTimedSeconds = 0.02;  // and for at least this long
+constexpr int kTimedRuns = 3;             // at least this many timed runs of a candidate
+constexpr double kTimedSeconds = 0.02;    // and for at least this long
+constexpr int kMaxRounds = 3;             // rounds of changing one action
+constexpr double kMinGain = 0.02;         // a round that gains less ends the search
+constexpr double kMinWin = 0.05;          // a choice other than the defaults must gain this
+constexpr double kMinSeconds = 20e-6;     // a kernel faster than this by default is left so
+constexpr const char* kPrefix = "opts:";  // a cache entry: "opts: upcast 0 8, upcast 1 48"
 
 double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// One form as the plan of one kernel: simplified (the pipeline's pass after rangeify), its
+// One kernel as the plan of one step: simplified (the pipeline's pass after rangeify), its
 // buffers numbered 0..n-1 as a plan's kernel step has them.
-absl::StatusOr<Plan> Alone(const UOp& form) {
-  return ExtractPlan(UOp::Sink({UOp::Sink({Simplify(form)}), UOp::Sink({})}), 0);
+absl::StatusOr<Plan> Alone(const UOp& kernel) {
+  ASSIGN_OR_RETURN(Plan plan,
+                   ExtractPlan(UOp::Sink({UOp::Sink({Simplify(kernel)}), UOp::Sink({})}), 0));
+  if (plan.kernels().size() != 1 || !plan.vars.empty())
+    return absl::UnimplementedError("search: a kernel with symbolic sizes is not timed");
+  return plan;
 }
 
-// The choice remembered in `text` ("forms N best I"), if it is one of `forms` forms.
-std::optional<int> ParseChoice(absl::string_view text, size_t forms) {
-  std::vector<absl::string_view> w = absl::StrSplit(text, ' ', absl::SkipWhitespace());
-  int n = 0, best = 0;
-  if (w.size() != 4 || w[0] != "forms" || w[2] != "best" || !absl::SimpleAtoi(w[1], &n) ||
-      !absl::SimpleAtoi(w[3], &best) || n != static_cast<int>(forms) || best < 0 || best >= n)
-    return std::nullopt;
+// Seconds per run of `plan`'s kernel (compiled by `cache` already), on zero-filled buffers.
+absl::StatusOr<double> Time(KernelCache& cache, const Plan& plan) {
+  Device& d = cache.device();
+  const Plan::Kernel& k = *plan.kernels()[0];
+  KernelLaunch launch{k.ast, {}, {}};
+  for (int slot : k.buffers) {  // (the kernel's slots, numbered as in its plan)
+    const Plan::BufferSpec& s = plan.buffers[slot];
+    ASSIGN_OR_RETURN(Buffer b, d.Allocate(s.dtype, s.count));
+    const std::vector<char> zeros(s.bytes());  // (zero indices stay in bounds)
+    RETURN_IF_ERROR(d.CopyIn(b, zeros.data(), zeros.size()));
+    launch.buffers.push_back(std::move(b));
+  }
+  RETURN_IF_ERROR(cache.Run({&launch, 1}));  // (warms up)
+  double best = std::numeric_limits<double>::infinity(), total = 0;
+  for (int runs = 0; runs < kTimedRuns || total < kTimedSeconds; ++runs) {
+    const auto start = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(cache.Run({&launch, 1}));
+    const double t = Since(start);
+    best = std::min(best, t);
+    total += t;
+  }
   return best;
+}
+
+// The choice remembered in `text` ("opts: ..."), if it reads as one.
+std::optional<std::vector<Opt>> ParseChoice(absl::string_view text) {
+  if (!absl::ConsumePrefix(&text, kPrefix)) return std::nullopt;
+  absl::StatusOr<std::vector<Opt>> opts = ParseOpts(text);
+  return opts.ok() ? std::optional(*opts) : std::nullopt;
 }
 
 }  // namespace
@@ -57,73 +86,89 @@ KernelSearch::Stats KernelSearch::stats() {
   return stats_;
 }
 
-absl::StatusOr<double> KernelSearch::Time(const UOp& form) {
-  ASSIGN_OR_RETURN(Plan plan, Alone(form));
-  if (plan.kernels().size() != 1 || !plan.vars.empty())
-    return absl::UnimplementedError("search: a form with symbolic sizes is not timed");
-  const std::string& name = plan.steps[0].device;
-  ASSIGN_OR_RETURN(Device * d, name.empty() ? registry_.Default() : registry_.GetDevice(name));
-  if (d->peer_rank() >= 0)
-    return absl::FailedPreconditionError(absl::StrCat("search: ", name, " is another rank's"));
-  const Plan::Kernel& k = *plan.kernels()[0];
-  KernelLaunch launch{k.ast, {}, {}};
-  for (int slot : k.buffers) {  // (the form's slots, numbered as in its whole plan)
-    const Plan::BufferSpec& s = plan.buffers[slot];
-    ASSIGN_OR_RETURN(Buffer b, d->Allocate(s.dtype, s.count));
-    const std::vector<char> zeros(s.bytes());  // (zero indices stay in bounds)
-    RETURN_IF_ERROR(d->CopyIn(b, zeros.data(), zeros.size()));
-    launch.buffers.push_back(std::move(b));
+std::vector<KernelSearch::Candidate> KernelSearch::TimeAll(
+    const OptSpace& space, Device& device, const std::vector<std::vector<Opt>>& lists,
+    std::vector<UOp>& seen) {
+  std::vector<std::pair<std::vector<Opt>, Plan>> todo;
+  for (const std::vector<Opt>& opts : lists) {
+    absl::StatusOr<UOp> kernel = space.build(opts);
+    if (!kernel.ok() || std::find(seen.begin(), seen.end(), *kernel) != seen.end()) continue;
+    seen.push_back(*kernel);
+    absl::StatusOr<Plan> plan = Alone(*kernel);
+    if (plan.ok()) todo.emplace_back(opts, std::move(*plan));
   }
-  KernelCache cache(*d);
-  RETURN_IF_ERROR(cache.Run({&launch, 1}));  // compiles it, and warms up
-  double best = std::numeric_limits<double>::infinity(), total = 0;
-  for (int runs = 0; runs < kTimedRuns || total < kTimedSeconds; ++runs) {
-    const auto start = std::chrono::steady_clock::now();
-    RETURN_IF_ERROR(cache.Run({&launch, 1}));
-    const double t = Since(start);
-    best = std::min(best, t);
-    total += t;
+  KernelCache cache(device);
+  std::vector<UOp> kernels;
+  for (const auto& [opts, plan] : todo) kernels.push_back(plan.kernels()[0]->ast);
+  (void)cache.Prepare(kernels);  // one compile for all (one that fails: each alone, in Time)
+  std::vector<Candidate> timed;
+  for (const auto& [opts, plan] : todo) {
+    absl::StatusOr<double> t = Time(cache, plan);
+    ++stats_.timed;
+    if (t.ok()) timed.push_back({opts, *t});
   }
-  return best;
+  std::stable_sort(timed.begin(), timed.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.seconds < b.seconds; });
+  return timed;
 }
 
-int KernelSearch::Choose(const std::vector<UOp>& forms) {
-  if (forms.size() < 2 || options_.beam < 2) return 0;
+KernelSearch::Candidate KernelSearch::Search(const OptSpace& space, Device& device) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<UOp> seen;
+  std::vector<Candidate> beam = TimeAll(space, device, {space.defaults, {}}, seen);
+  if (beam.empty()) return {space.defaults, 0};
+  Candidate best = beam[0];
+  const auto found = std::find_if(beam.begin(), beam.end(),
+                                  [&](const Candidate& c) { return c.opts == space.defaults; });
+  if (found == beam.end()) return best;  // (the defaults did not run)
+  const Candidate defaults = *found;
+  if (defaults.seconds < kMinSeconds) return defaults;
+  for (int round = 0; round < kMaxRounds && !OverBudget(Since(start)); ++round) {
+    beam.resize(std::min<size_t>(beam.size(), options_.beam));
+    std::vector<std::vector<Opt>> lists;
+    for (const Candidate& c : beam)
+      for (const Opt& a : space.actions) lists.push_back(WithOpt(c.opts, a));
+    beam = TimeAll(space, device, lists, seen);
+    if (beam.empty() || beam[0].seconds >= best.seconds * (1 - kMinGain)) break;
+    best = beam[0];
+  }
+  // (timed alone, on hot caches and zeros, a small gain may not be one inside a program)
+  return best.seconds < defaults.seconds * (1 - kMinWin) ? best : defaults;
+}
+
+std::vector<Opt> KernelSearch::Choose(const OptSpace& space) {
+  if (options_.beam < 1 || space.actions.empty()) return space.defaults;
   std::lock_guard<std::mutex> lock(mu_);
-  absl::StatusOr<Plan> first = Alone(forms[0]);
-  if (!first.ok() || first->kernels().size() != 1 || !first->vars.empty()) return 0;
-  const std::string& name = first->steps[0].device;
+  absl::StatusOr<UOp> base = space.build({});
+  absl::StatusOr<Plan> plan = base.ok() ? Alone(*base) : base.status();
+  if (!plan.ok()) return space.defaults;
+  const std::string& name = plan->steps[0].device;
   absl::StatusOr<Device*> d = name.empty() ? registry_.Default() : registry_.GetDevice(name);
-  if (!d.ok()) return 0;
+  if (!d.ok() || (*d)->peer_rank() >= 0) return space.defaults;  // (another rank's: not here)
   const uint64_t key = Fnv1a(absl::StrCat((*d)->kind(), " ", (*d)->backend_fingerprint()),
-                             Fnv1a(SerializeGraph(first->kernels()[0]->ast)));
+                             Fnv1a(SerializeGraph(plan->kernels()[0]->ast)));
   const std::string file = absl::StrCat(absl::Hex(key, absl::kZeroPad16), ".txt");
   absl::StatusOr<std::string> dir = folder_.Get();
   if (dir.ok())
     if (absl::StatusOr<std::string> text = ReadFile(*dir + "/" + file, 4096); text.ok())
-      if (std::optional<int> best = ParseChoice(*text, forms.size())) {
+      if (std::optional<std::vector<Opt>> opts = ParseChoice(*text);
+          opts && space.build(*opts).ok()) {
         ++stats_.remembered;
-        return *best;
+        return *opts;
       }
-  if (stats_.seconds >= options_.budget_seconds) return 0;
+  if (OverBudget(0)) return space.defaults;
   const auto start = std::chrono::steady_clock::now();
-  int best = 0;
-  double fastest = std::numeric_limits<double>::infinity();
-  for (int f = 0; f < std::min<int>(options_.beam, forms.size()); ++f) {
-    absl::StatusOr<double> t = Time(forms[f]);
-    ++stats_.forms_timed;
-    if (t.ok() && *t < fastest) fastest = *t, best = f;
-  }
+  const Candidate best = Search(space, **d);
   ++stats_.searched;
   stats_.seconds += Since(start);
-  if (fastest == std::numeric_limits<double>::infinity()) return 0;  // (none ran: not kept)
-  const std::string text = absl::StrCat("forms ", forms.size(), " best ", best, "\n");
+  if (best.seconds == 0) return space.defaults;  // (none ran: not kept)
+  const std::string text = absl::StrCat(kPrefix, " ", OptsToString(best.opts), "\n");
   for (int attempt = 0; attempt < 2 && dir.ok(); ++attempt) {
     const absl::Status written = WriteFileAtomic(*dir + "/" + file, {text});
     if (written.ok()) break;
     dir = folder_.Fallback(*dir, written.message());
   }
-  return best;
+  return best.opts;
 }
 
 }  // namespace uopc

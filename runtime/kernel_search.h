@@ -1,15 +1,21 @@
-// KernelSearch: picks the fastest of a kernel's forms (PassContext::choose_form, which
-// rangeify calls with a matmul's register tiles) by timing each on the kernel's device, and
-// remembers the choice on disk under the kernel (a hash of its default form) and the
-// device's kind and backend fingerprint (the compiler, its flags, the CPU): a later run, in
-// any process, pays nothing. UOPC_BEAM=N turns it on (frontend/realize.h): up to N forms of
-// each kernel are timed, the default first; the search stops for the run once it has
-// taken `budget_seconds` (later kernels keep their default form and are searched next run).
+// KernelSearch: picks a kernel's optimization actions (core/opt.h; PassContext::choose_opts,
+// which rangeify calls for every kernel that has some) by timing candidates on the kernel's
+// device, and remembers the choice on disk under the kernel (a hash of it built with no
+// actions) and the device's kind and backend fingerprint (the compiler, its flags, the CPU):
+// a later run, in any process, pays nothing. UOPC_BEAM=N turns it on (frontend/realize.h).
 //
-// Timing runs each form on zero-filled buffers of its sizes, after one untimed run, until it
-// has run 3 times and for 20 ms, and keeps the fastest run. A form with symbolic sizes
-// (VARs) is not searched. Choices are an optimization: an unreadable or stale cache entry
-// is searched again and rewritten, and a cache that cannot be written only warns.
+// The search is a beam search over action lists: it times the default heuristics' list and
+// the empty one, then, round after round, every list that changes one action of the `beam`
+// fastest so far (WithOpt), each round's candidates compiled together, until a round gains
+// less than 2% or after 3 rounds; the fastest is kept if it beats the defaults by 5% or
+// more. It stops for the run once it has taken `budget_seconds` (the kernel being searched
+// keeps the best found; later kernels keep their defaults and are searched next run). A
+// kernel whose default runs in under 20 us is not searched.
+//
+// Timing runs each candidate on zero-filled buffers of its sizes, after one untimed run,
+// until it has run 3 times and for 20 ms, and keeps the fastest run. A kernel with symbolic
+// sizes (VARs) is not searched. Choices are an optimization: an unreadable or stale cache
+// entry is searched again and rewritten, and a cache that cannot be written only warns.
 #pragma once
 
 #include <mutex>
@@ -17,6 +23,7 @@
 #include <vector>
 
 #include "core/cache_folder.h"
+#include "core/opt.h"
 #include "core/uop.h"
 #include "devices/registry.h"
 
@@ -25,27 +32,38 @@ namespace uopc {
 class KernelSearch {
  public:
   struct Options {
-    int beam = 2;                 // forms timed per kernel (the default's first); <2: none
+    int beam = 2;                 // action lists kept per round; < 1: no search
     std::string cache_root;       // empty: CacheFolder's default root; the folder is ROOT/search
     double budget_seconds = 60;   // the search stops for the run past this much time
     std::ostream* log = nullptr;  // warnings (a cache that cannot be written); null: stderr
   };
   KernelSearch(DeviceRegistry& registry, Options options);
 
-  /// The index of the fastest of `forms` (SINKs of loop IR, as rangeify makes them).
-  int Choose(const std::vector<UOp>& forms);
+  /// The fastest action list found for the kernel `space` builds (its defaults when it is
+  /// not searched).
+  std::vector<Opt> Choose(const OptSpace& space);
 
   struct Stats {
-    int searched = 0;     // kernels whose forms were timed
-    int remembered = 0;   // kernels whose choice came from the cache
-    int forms_timed = 0;  // forms compiled and timed
-    double seconds = 0;   // spent searching
+    int searched = 0;    // kernels whose candidates were timed
+    int remembered = 0;  // kernels whose choice came from the cache
+    int timed = 0;       // candidates compiled and timed
+    double seconds = 0;  // spent searching
   };
   Stats stats();
 
  private:
-  /// Seconds per run of `form` (after Simplify) on its device.
-  absl::StatusOr<double> Time(const UOp& form);
+  struct Candidate {
+    std::vector<Opt> opts;
+    double seconds = 0;
+  };
+  /// Builds, compiles (together) and times each of `lists` on `device`, skipping lists that
+  /// do not apply and kernels in `seen` (which it extends); the fastest first.
+  std::vector<Candidate> TimeAll(const OptSpace& space, Device& device,
+                                 const std::vector<std::vector<Opt>>& lists,
+                                 std::vector<UOp>& seen);
+  /// The best action list a search of `space` on `device` finds (seconds 0: none ran).
+  Candidate Search(const OptSpace& space, Device& device);
+  bool OverBudget(double spent) const { return stats_.seconds + spent >= options_.budget_seconds; }
 
   DeviceRegistry& registry_;
   Options options_;

@@ -1,5 +1,5 @@
 // UOPC_BEAM=3 (set by the BUILD rule; the cache folder the test's own): realizing a matmul
-// times three of its forms once and gives the bits of a plain loop.
+// searches its actions once and gives the bits of a plain loop.
 #include <cstdlib>
 
 #include <gtest/gtest.h>
@@ -16,10 +16,10 @@ TEST(Beam, AMatmulIsSearchedOnceAndGivesThePlainLoopsBits) {
   ASSERT_EQ(setenv("UOPC_CACHE_DIR", ::testing::TempDir().c_str(), 1), 0);
   KernelSearch* search = Runtime::Get().search();
   ASSERT_NE(search, nullptr);
-  // (6 forms: five register tiles, and rows of sums; the second from the plan cache)
-  for (int run = 0; run < 2; ++run) testing::ExpectMatmulBits(64, 72, 192);
+  // (the second from the plan cache)
+  for (int run = 0; run < 2; ++run) testing::ExpectMatmulBits(192, 256, 192);
   EXPECT_EQ(search->stats().searched, 1);
-  EXPECT_EQ(search->stats().forms_timed, 3);
+  EXPECT_GE(search->stats().timed, 10);  // (the defaults, none, and a round of changes)
 }
 
 }  // namespace

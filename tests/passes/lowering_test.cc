@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "core/interpreter.h"
+#include "core/opt.h"
+#include "core/symbolic/simplify.h"
 #include "core/uir.h"
 #include "passes/kernelize.h"
 #include "passes/linearize.h"
@@ -439,37 +441,87 @@ TEST(Rangeify, MatmulOutputsComeInRegisterTiles) {
   ExpectExactMatmul(prog, 8, 8, 32, false);
 }
 
-// Every form of a matmul (each register tile that fits 48 x 96, and rows of sums) computes
-// the same sums in the same order; the chooser sees them all, the default first.
-TEST(Rangeify, EveryFormOfAMatmulIsExact) {
-  const int m = 48, k = 8, n = 96;
-  for (int form = 0; form < 5; ++form) {
-    std::vector<std::string> shapes;
-    std::set<std::string> texts;
-    PassContext ctx;
-    ctx.choose_form = [&](const std::vector<UOp>& forms) {
-      for (const UOp& f : forms) shapes.push_back(LoopShape(*Linearize(f))), texts.insert(ToUir(f));
-      return form;
-    };
-    CanonicalGraph g = Canonicalize(UOp::Sink({Matmul(m, k, n, false)}));
-    PassManager pm = LoweringPipeline();
-    absl::StatusOr<Plan> p = Lower(g.sink, static_cast<int>(g.inputs.size()), pm, ctx);
-    ASSERT_TRUE(p.ok()) << p.status();
-    // 8x48, 8x32, 4x48 and 4x32 fit (64 does not divide 96), then rows of sums
-    ASSERT_EQ(shapes.size(), 5u);
-    EXPECT_EQ(shapes[0], LoopShape(MatmulKernel(m, k, n, false)));  // the default
-    EXPECT_EQ(texts.size(), 5u);
-    EXPECT_NE(shapes[4], shapes[0]);
-    ASSERT_EQ(p->kernels().size(), 1u);
-    std::vector<UOp> prog = *Linearize(p->kernels()[0]->ast);
-    EXPECT_EQ(LoopShape(prog), shapes[form]);
-    ExpectExactMatmul(prog, m, k, n, false);
-  }
+// Lowers `root` with the defaults, calling `look` with the space of actions rangeify offers
+// for each kernel that has one (a space's build works only during the call); the number.
+int WithSpaces(const UOp& root, const std::function<void(const OptSpace&)>& look) {
+  int spaces = 0;
+  PassContext ctx;
+  ctx.choose_opts = [&](const OptSpace& space) {
+    ++spaces;
+    look(space);
+    return space.defaults;
+  };
+  CanonicalGraph g = Canonicalize(UOp::Sink({root}));
+  PassManager pm = LoweringPipeline();
+  EXPECT_TRUE(Lower(g.sink, static_cast<int>(g.inputs.size()), pm, ctx).ok());
+  return spaces;
 }
 
-// Three matmuls (a two-layer MLP's forward and a weight's gradient, each with several forms)
-// with forms picked at random: the bits of the default forms, every time.
-TEST(Rangeify, RandomFormsGiveTheBitsOfTheDefault) {
+// A matmul's actions: its default (the first register tile that fits 48 x 96) and every
+// single change of it, each the same sums in the same order.
+TEST(Rangeify, EveryActionOnAMatmulIsExact) {
+  const int m = 48, k = 8, n = 96;
+  auto check = [&](const OptSpace& space) {
+    EXPECT_EQ(OptsToString(space.defaults), "upcast 0 8, upcast 1 48");
+    EXPECT_EQ(OptsToString(space.actions),
+              "upcast 1 16, upcast 1 32, upcast 1 48, upcast 0 2, upcast 0 4, upcast 0 6, "
+              "upcast 0 8, group 1 16, group 1 96, group 0 2, group 0 4, group 0 8, unroll 0 4");
+    std::set<std::string> kernels;
+    for (const Opt& a : space.actions)
+      for (const std::vector<Opt>& opts : {WithOpt(space.defaults, a), WithOpt({}, a)}) {
+        absl::StatusOr<UOp> kernel = space.build(opts);
+        if (!kernel.ok()) {  // (rows without columns)
+          EXPECT_EQ(opts.size(), 1u) << OptsToString(opts);
+          continue;
+        }
+        kernels.insert(ToUir(*kernel));
+        SCOPED_TRACE(OptsToString(opts));
+        ExpectExactMatmul(*Linearize(Simplify(*kernel)), m, k, n, false);
+      }
+    EXPECT_GE(kernels.size(), 12u);  // (some lists give one kernel: the defaults, twice)
+    // the defaults are what a plan without a search has
+    EXPECT_EQ(LoopShape(*Linearize(Simplify(*space.build(space.defaults)))),
+              LoopShape(MatmulKernel(m, k, n, false)));
+  };
+  EXPECT_EQ(WithSpaces(Matmul(m, k, n, false), check), 1);
+}
+
+// An unroll added to the defaults (a row of 3 sums): the reduction over k in steps of 4, its
+// inner loop a constant 4 long.
+TEST(Rangeify, AnUnrolledReductionRunsInStepsOfTheSameOrder) {
+  WithSpaces(Matmul(4, 8, 3, false), [](const OptSpace& space) {
+    absl::StatusOr<UOp> kernel = space.build(WithOpt(space.defaults, {OptOp::kUnroll, 0, 4}));
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    std::vector<UOp> prog = *Linearize(Simplify(*kernel));
+    EXPECT_EQ(LoopShape(prog),
+              "range\n range\n  store\n range\n  range\n   range\n    store\n"
+              " range\n  store\n");
+    ExpectExactMatmul(prog, 4, 8, 3, false);
+  });
+}
+
+// Lists that do not apply are refused with the action, the kernel's shape and the reason;
+// a kernel without a reduction is offered none.
+TEST(Rangeify, RefusesActionsThatDoNotApply) {
+  WithSpaces(Matmul(48, 8, 96, false), [](const OptSpace& space) {
+    for (const char* bad : {"upcast 1 7", "upcast 2 4", "group 1 1024", "upcast 0 8", "group 0 4",
+                            "upcast 1 48, group 0 4", "upcast 1 96, upcast 0 8", "unroll 0 3",
+                            "unroll 1 2", "upcast 1 48, upcast 1 32"}) {
+      absl::StatusOr<UOp> kernel = space.build(*ParseOpts(bad));
+      EXPECT_EQ(kernel.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+      EXPECT_NE(kernel.status().message().find("rangeify: opt"), std::string::npos)
+          << kernel.status();
+    }
+    EXPECT_NE(space.build(*ParseOpts("upcast 1 7")).status().message().find("(48, 96)"),
+              std::string::npos);
+  });
+  EXPECT_EQ(WithSpaces(Matrix(0, 4, 8) + Matrix(1, 4, 8), [](const OptSpace&) {}), 0);
+}
+
+// Three matmuls (a two-layer MLP's forward and a weight's gradient) and a sum of squares of
+// a computed value, each kernel built with actions picked at random (one to three changes
+// of the defaults or of none): the bits of the defaults, every time.
+TEST(Rangeify, RandomActionListsGiveTheBitsOfTheDefaults) {
   const int m = 32, k = 24, h = 96, n = 64;
   UOp x = Matrix(0, m, k), w1 = Matrix(1, k, h), w2 = Matrix(2, h, n);
   auto matmul = [](UOp a, UOp b, int64_t rows, int64_t inner, int64_t cols) {
@@ -483,7 +535,9 @@ TEST(Rangeify, RandomFormsGiveTheBitsOfTheDefault) {
   UOp hidden = matmul(x, w1, m, k, h);
   UOp out = matmul(hidden, w2, m, h, n);
   UOp grad = matmul(UOp::Derived(Ops::PERMUTE, {hidden}, Axes{{1, 0}}), out, h, m, n);
-  CanonicalGraph g = Canonicalize(UOp::Sink({out, grad}));
+  UOp e = UOp::Derived(Ops::EXP2, {out});
+  UOp squares = UOp::Derived(Ops::REDUCE, {e * e}, ReduceArg{Ops::ADD, {0}});  // (column sums)
+  CanonicalGraph g = Canonicalize(UOp::Sink({out, grad, squares}));
   std::vector<std::vector<float>> in(3);
   for (int b = 0; b < 3; ++b)
     for (int i = 0; i < static_cast<int>(g.inputs[b].arg().Get<ParamArg>().size); ++i)
@@ -493,20 +547,28 @@ TEST(Rangeify, RandomFormsGiveTheBitsOfTheDefault) {
     absl::StatusOr<Plan> p = Lower(g.sink, static_cast<int>(g.inputs.size()), pm, ctx);
     EXPECT_TRUE(p.ok()) << p.status();
     std::vector<std::vector<float>> bufs = RunPlan(*p, in);
-    return std::vector<std::vector<float>>{bufs[p->outputs[0]], bufs[p->outputs[1]]};
+    std::vector<std::vector<float>> outs;
+    for (int o : p->outputs) outs.push_back(bufs[o]);
+    return outs;
   };
   const std::vector<std::vector<float>> want = run({});
   std::mt19937 random(7);
-  int several = 0;
+  int spaces = 0;
+  std::set<std::string> tried;
   for (int round = 0; round < 8; ++round) {
     PassContext ctx;
-    ctx.choose_form = [&](const std::vector<UOp>& forms) {
-      ++several;
-      return static_cast<int>(random() % forms.size());
+    ctx.choose_opts = [&](const OptSpace& space) {
+      ++spaces;
+      std::vector<Opt> opts = random() % 2 ? space.defaults : std::vector<Opt>{};
+      for (int c = 1 + random() % 3; c > 0; --c)
+        opts = WithOpt(opts, space.actions[random() % space.actions.size()]);
+      tried.insert(OptsToString(opts));
+      return opts;
     };
     EXPECT_EQ(run(ctx), want) << round;
   }
-  EXPECT_EQ(several, 8 * 3);  // each of the three matmuls had several forms
+  EXPECT_EQ(spaces, 8 * 4);  // each of the four reducing kernels had a space
+  EXPECT_GE(tried.size(), 20u);
 }
 
 // b's rows 4 KiB apart (1024 floats) and 64 of them or more: the matmul reads a copy of b
