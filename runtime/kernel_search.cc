@@ -4,6 +4,8 @@
 #include <chrono>
 #include <iostream>
 #include <limits>
+#include <memory>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -20,7 +22,8 @@ namespace uopc {
 namespace {
 
 constexpr int kTimedRuns = 3;             // at least this many timed runs of a candidate
-constexpr double kTimedSeconds = 0.02;    // and for at least this long
+constexpr double kTimedSeconds = 0.01;    // and for at least this long
+constexpr size_t kMaxBatches = 8;         // compiled at once (one per core)
 constexpr int kMaxRounds = 3;             // rounds of changing one action
 constexpr double kMinGain = 0.02;         // a round that gains less ends the search
 constexpr double kMinWin = 0.05;          // a choice other than the defaults must gain this
@@ -97,13 +100,22 @@ std::vector<KernelSearch::Candidate> KernelSearch::TimeAll(
     absl::StatusOr<Plan> plan = Alone(*kernel);
     if (plan.ok()) todo.emplace_back(opts, std::move(*plan));
   }
-  KernelCache cache(device);
-  std::vector<UOp> kernels;
-  for (const auto& [opts, plan] : todo) kernels.push_back(plan.kernels()[0]->ast);
-  (void)cache.Prepare(kernels);  // one compile for all (one that fails: each alone, in Time)
+  // compiled in one batch per core, the batches at once (a batch that fails to compile:
+  // each of its kernels alone, in Time)
+  const size_t parts = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kMaxBatches);
+  std::vector<std::unique_ptr<KernelCache>> caches;
+  std::vector<std::vector<UOp>> batches(parts);
+  for (size_t p = 0; p < parts; ++p) caches.push_back(std::make_unique<KernelCache>(device));
+  for (size_t i = 0; i < todo.size(); ++i)
+    batches[i % parts].push_back(todo[i].second.kernels()[0]->ast);
+  std::vector<std::thread> compiles;
+  for (size_t p = 0; p < parts; ++p)
+    compiles.emplace_back([&, p] { caches[p]->Prepare(batches[p]).IgnoreError(); });
+  for (std::thread& t : compiles) t.join();
   std::vector<Candidate> timed;
-  for (const auto& [opts, plan] : todo) {
-    absl::StatusOr<double> t = Time(cache, plan);
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const auto& [opts, plan] = todo[i];
+    absl::StatusOr<double> t = Time(*caches[i % parts], plan);
     ++stats_.timed;
     if (t.ok()) timed.push_back({opts, *t});
   }

@@ -6,14 +6,14 @@
 //
 // The search is a beam search over action lists: it times the default heuristics' list and
 // the empty one, then, round after round, every list that changes one action of the `beam`
-// fastest so far (WithOpt), each round's candidates compiled together, until a round gains
-// less than 2% or after 3 rounds; the fastest is kept if it beats the defaults by 5% or
-// more. It stops for the run once it has taken `budget_seconds` (the kernel being searched
-// keeps the best found; later kernels keep their defaults and are searched next run). A
-// kernel whose default runs in under 20 us is not searched.
+// fastest so far (WithOpt), each round's candidates compiled in one batch per core, until a round
+// gains less than 2% or after 3 rounds; the fastest is kept if it beats the defaults by 5% or more.
+// It stops for the run once it has taken `budget_seconds` (the kernel being searched keeps the best
+// found; later kernels keep their defaults and are searched next run). A kernel whose default runs
+// in under 20 us is not searched.
 //
 // Timing runs each candidate on zero-filled buffers of its sizes, after one untimed run,
-// until it has run 3 times and for 20 ms, and keeps the fastest run. A kernel with symbolic
+// until it has run 3 times and for 10 ms, and keeps the fastest run. A kernel with symbolic
 // sizes (VARs) is not searched. Choices are an optimization: an unreadable or stale cache
 // entry is searched again and rewritten, and a cache that cannot be written only warns.
 #pragma once
