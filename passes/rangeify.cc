@@ -17,6 +17,7 @@
 #include "core/substitute.h"
 #include "core/symbolic/simplify.h"
 #include "core/verify.h"
+#include "passes/opts.h"
 #include "passes/scope.h"
 
 namespace uopc {
@@ -140,25 +141,8 @@ Index Unravel(const UOp& flat, const Shape& shape) {
   return idx;
 }
 
-// The longest innermost output loop whose reductions are computed all at once (an array of
-// accumulators on the stack).
-constexpr int64_t kMaxAcrossLoop = 512;
 // Accumulators per block when the row's values are read with a stride (see ReduceAcross).
 constexpr int64_t kAcrossBlock = 16;
-// Output rows whose rows of sums are computed together (see Build and ReduceAcross).
-constexpr int64_t kRowTile = 4;
-// The most sums an upcast holds in registers (32 vector registers of 16 floats).
-constexpr int64_t kMaxRegisterTile = 512;
-
-// A tile of outputs (rows x columns) whose sums a matmul keeps in registers for its whole
-// reduction: per step, one read of the tile's columns of b serves every row. The first that
-// divides the kernel's rows and columns is used; gcc vectorizes the columns (16 floats a
-// register). Ordered by speed on a 1024 matmul (AVX-512, Zen 5): 8 x 48 holds 24
-// accumulator registers and reaches about 170 GFLOP/s; the row-of-sums form, about 90.
-struct RegisterTile {
-  int64_t rows, columns;
-};
-constexpr RegisterTile kRegisterTiles[] = {{8, 48}, {6, 64}, {8, 32}, {4, 64}, {4, 48}, {4, 32}};
 
 // Whether every load in `v` that moves with loop `r` moves by a constant number of elements
 // per step: computing across `r` then reads rows (stride 1: a matmul by a row-major matrix,
@@ -202,12 +186,8 @@ class KernelBuilder {
                 const UOp& root)
       : shapes_(shapes), buffers_(buffers), root_(root) {}
 
-  /// The default heuristics' actions (core/opt.h): a matmul's first RegisterTile that fits,
-  /// else a reducing kernel's sums in groups (a row of up to kMaxAcrossLoop sums, in groups
-  /// of kRowTile rows).
-  std::vector<Opt> DefaultOpts() const;
-  /// Every single action that applies to the kernel (none if it computes no reduction).
-  std::vector<Opt> Actions() const;
+  /// The kernel as the opts (passes/opts.h) see it.
+  KernelLoops Loops() const;
   /// The kernel with `opts` applied; InvalidArgument if one does not apply.
   absl::StatusOr<UOp> Build(const std::vector<Opt>& opts);
 
@@ -218,17 +198,11 @@ class KernelBuilder {
   absl::StatusOr<UOp> Reduce(const UOp& u, const Index& idx);
   UOp ReduceAcross(const UOp& u, const UOp& v, const std::vector<UOp>& loops,
                    const std::vector<UOp>& outer, bool strided, bool rows);
-  /// The lengths of the kernel's output loops (dims of size 1 have none); nullopt: symbolic.
-  std::vector<std::optional<int64_t>> LoopLengths() const;
-  /// The lengths of the loops of its first reduction (reduced dims of size 1 have none).
-  std::vector<std::optional<int64_t>> ReductionLengths() const;
   /// The outermost REDUCEs the kernel computes (not those it reads from buffers).
   std::vector<UOp> Reductions() const;
   /// Whether there are some, each a sum of products of two values read from buffers
   /// (through movement ops): a plain matmul.
   bool OnlyMatmuls() const;
-  /// The RegisterTiles that divide a matmul's last two output loops (none if it is not one).
-  std::vector<RegisterTile> TilesThatFit() const;
   /// Splits the output loops by `opts`' upcasts or groups (checked first); sets inner_, row_
   /// and registers_, and records the unrolls for Reduce.
   absl::Status Schedule(const std::vector<Opt>& opts, std::vector<UOp>& loops, Index& idx);
@@ -466,136 +440,39 @@ bool KernelBuilder::OnlyMatmuls() const {
   });
 }
 
-std::vector<std::optional<int64_t>> KernelBuilder::LoopLengths() const {
-  std::vector<std::optional<int64_t>> lengths;
+KernelLoops KernelBuilder::Loops() const {
+  KernelLoops k;
   for (const Dim& d : S(root_))
     if (!d.IsStatic() || d.value() != 1)
-      lengths.push_back(d.IsStatic() ? std::optional(d.value()) : std::nullopt);
-  return lengths;
-}
-
-std::vector<std::optional<int64_t>> KernelBuilder::ReductionLengths() const {
-  std::vector<std::optional<int64_t>> lengths;
+      k.outputs.push_back(d.IsStatic() ? std::optional(d.value()) : std::nullopt);
   const std::vector<UOp> sums = Reductions();
-  if (sums.empty()) return lengths;
-  const Shape& in = S(sums[0].src(0));
-  for (int d : sums[0].arg().Get<ReduceArg>().axes)
-    if (!in[d].IsStatic() || in[d].value() != 1)
-      lengths.push_back(in[d].IsStatic() ? std::optional(in[d].value()) : std::nullopt);
-  return lengths;
-}
-
-std::vector<RegisterTile> KernelBuilder::TilesThatFit() const {
-  const std::vector<std::optional<int64_t>> sizes = LoopLengths();
-  std::vector<RegisterTile> fit;
-  if (sizes.size() < 2 || !OnlyMatmuls()) return fit;
-  const std::optional<int64_t> m = sizes[sizes.size() - 2], n = sizes.back();
-  for (const RegisterTile& t : kRegisterTiles)
-    if (m && n && *m % t.rows == 0 && *n % t.columns == 0) fit.push_back(t);
-  return fit;
-}
-
-std::vector<Opt> KernelBuilder::DefaultOpts() const {
-  const std::vector<std::optional<int64_t>> lengths = LoopLengths();
-  const int last = static_cast<int>(lengths.size()) - 1;
-  if (const std::vector<RegisterTile> tiles = TilesThatFit(); !tiles.empty())
-    return {{OptOp::kUpcast, last - 1, tiles[0].rows}, {OptOp::kUpcast, last, tiles[0].columns}};
-  if (last < 0 || !lengths[last] || *lengths[last] < 2 || Reductions().empty()) return {};
-  // a row of sums: the whole loop, or the largest block of it (a power of two) that fits
-  const int64_t n = *lengths[last];
-  int64_t block = n;
-  if (n > kMaxAcrossLoop)
-    for (block = kMaxAcrossLoop; block >= kAcrossBlock && n % block != 0;) block /= 2;
-  if (block < kAcrossBlock && n > kMaxAcrossLoop) return {};
-  std::vector<Opt> opts{{OptOp::kGroup, last, block}};
-  if (last >= 1 && lengths[last - 1] && *lengths[last - 1] % kRowTile == 0 &&
-      *lengths[last - 1] > kRowTile)
-    opts.insert(opts.begin(), {OptOp::kGroup, last - 1, kRowTile});
-  return opts;
-}
-
-std::vector<Opt> KernelBuilder::Actions() const {
-  const std::vector<std::optional<int64_t>> lengths = LoopLengths();
-  const int last = static_cast<int>(lengths.size()) - 1;
-  std::vector<Opt> actions;
-  if (last < 0 || !lengths[last] || Reductions().empty()) return actions;
-  auto add = [&](OptOp op, int axis, std::initializer_list<int64_t> amounts) {
-    if (axis < 0 || !lengths[axis]) return;
-    for (int64_t a : amounts)
-      if (a >= 2 && a <= *lengths[axis] && *lengths[axis] % a == 0)
-        actions.push_back({op, axis, a});
-  };
-  if (OnlyMatmuls()) {
-    add(OptOp::kUpcast, last, {16, 32, 48, 64});
-    add(OptOp::kUpcast, last - 1, {2, 4, 6, 8});
+  k.reduces = !sums.empty();
+  if (k.reduces) {
+    const Shape& in = S(sums[0].src(0));
+    for (int d : sums[0].arg().Get<ReduceArg>().axes)
+      if (!in[d].IsStatic() || in[d].value() != 1)
+        k.reduction.push_back(in[d].IsStatic() ? std::optional(in[d].value()) : std::nullopt);
   }
-  add(OptOp::kGroup, last, {16, 64, 128, 256, 512});
-  if (const int64_t n = *lengths[last];
-      n <= kMaxAcrossLoop && n != 16 && n != 64 && n != 128 && n != 256 && n != 512)
-    add(OptOp::kGroup, last, {n});  // (the whole row)
-  add(OptOp::kGroup, last - 1, {2, 4, 8});
-  const std::vector<std::optional<int64_t>> reduced = ReductionLengths();
-  for (int a = 0; a < static_cast<int>(reduced.size()); ++a)
-    if (reduced[a])
-      for (int64_t u : {4, 8})
-        if (u < *reduced[a] && *reduced[a] % u == 0) actions.push_back({OptOp::kUnroll, a, u});
-  return actions;
+  k.matmul = OnlyMatmuls();
+  k.shape = ShapeToString(S(root_));
+  return k;
 }
 
 absl::Status KernelBuilder::Schedule(const std::vector<Opt>& opts, std::vector<UOp>& loops,
                                      Index& idx) {
-  const std::vector<std::optional<int64_t>> lengths = LoopLengths();
-  const std::vector<std::optional<int64_t>> reduced = ReductionLengths();
+  const KernelLoops k = Loops();
+  ASSIGN_OR_RETURN(const LoopSplits splits, SplitsOf(k, opts));
+  const std::vector<std::optional<int64_t>>& lengths = k.outputs;
   const int last = static_cast<int>(lengths.size()) - 1;
-  // [0]: the rows' (the loop before the last), [1]: the columns' (the last loop)
-  std::optional<int64_t> upcast[2], group[2];
-  auto refuse = [&](const Opt& o, absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("rangeify: opt \"", OptsToString({o}),
-                                                   "\" does not apply to a kernel of shape ",
-                                                   ShapeToString(S(root_)), ": ", why));
-  };
-  const bool reduces = !Reductions().empty();
-  unrolls_.clear();
-  for (const Opt& o : opts) {
-    if (!reduces) return refuse(o, "it computes no reduction");
-    if (o.op == OptOp::kUnroll) {
-      if (o.axis >= static_cast<int>(reduced.size()) || !reduced[o.axis] || o.amount < 2 ||
-          *reduced[o.axis] % o.amount != 0)
-        return refuse(o, "expected a reduction loop of a constant length that AMOUNT divides");
-      unrolls_.push_back(o);
-      continue;
-    }
-    if (o.axis < last - 1 || o.axis > last || !lengths[o.axis] || o.amount < 2 ||
-        *lengths[o.axis] % o.amount != 0)
-      return refuse(o,
-                    "expected one of the last two output loops, of a constant length that "
-                    "AMOUNT (2 or more) divides");
-    std::optional<int64_t>& slot = (o.op == OptOp::kUpcast ? upcast : group)[o.axis == last];
-    if (slot) return refuse(o, "that loop has an action of that kind already");
-    slot = o.amount;
-  }
-  if ((upcast[0] || upcast[1]) && (group[0] || group[1]))
-    return absl::InvalidArgumentError(absl::StrCat("rangeify: opts \"", OptsToString(opts),
-                                                   "\" both upcast and group a kernel's sums"));
-  if ((upcast[0] && !upcast[1]) || (group[0] && !group[1]))
-    return absl::InvalidArgumentError(absl::StrCat("rangeify: opts \"", OptsToString(opts),
-                                                   "\" tile rows without tiling the columns"));
-  if (upcast[1] && upcast[1].value() * upcast[0].value_or(1) > kMaxRegisterTile)
-    return absl::InvalidArgumentError(absl::StrCat("rangeify: opts \"", OptsToString(opts),
-                                                   "\" hold more than ", kMaxRegisterTile,
-                                                   " sums in registers"));
-  if (group[1] && *group[1] > kMaxAcrossLoop)
-    return absl::InvalidArgumentError(absl::StrCat("rangeify: opts \"", OptsToString(opts),
-                                                   "\" group more than ", kMaxAcrossLoop,
-                                                   " columns"));
+  unrolls_ = splits.unrolls;
   auto replace = [&](const UOp& loop, const UOp& by) {
     for (UOp& i : idx)
       if (i == loop) i = by;
   };
-  if (upcast[1]) {
+  if (splits.registers) {
     // blocks of the tile's columns outermost (a block of b stays in cache while every row
     // reads it), then tiles of rows, then the tile's rows and columns
-    const int64_t c = *upcast[1], r = upcast[0].value_or(0);
+    const int64_t c = splits.columns, r = splits.rows;
     auto loop = [&](int64_t size) {  // (a loop of one block is no loop)
       return size == 1 ? UOp::Int(0) : UOp::Range(size, next_range_++);
     };
@@ -614,11 +491,11 @@ absl::Status KernelBuilder::Schedule(const std::vector<Opt>& opts, std::vector<U
     inner_ = ci, row_ = r ? ri : UOp(), registers_ = true;
     return absl::OkStatus();
   }
-  if (!group[1]) return absl::OkStatus();
+  if (!splits.columns) return absl::OkStatus();
   // a group of columns: their sums at once, in a row on the stack (when the row is not the
   // whole loop, the loop over groups comes outside the row tiles below)
   UOp columns;
-  if (const int64_t n = *lengths[last], c = *group[1]; c < n) {
+  if (const int64_t n = *lengths[last], c = splits.columns; c < n) {
     UOp co = UOp::Range(n / c, next_range_++), ci = UOp::Range(c, next_range_++);
     replace(loops.back(), co * c + ci);
     loops.back() = co;
@@ -627,9 +504,9 @@ absl::Status KernelBuilder::Schedule(const std::vector<Opt>& opts, std::vector<U
   }
   inner_ = loops.back();
   // a group of rows: the reductions hold a tile of rows of sums (ReduceAcross)
-  if (group[0]) {
+  if (splits.rows) {
     UOp& rows = loops[loops.size() - (columns ? 3 : 2)];
-    const int64_t m = *lengths[last - 1], r = *group[0];
+    const int64_t m = *lengths[last - 1], r = splits.rows;
     UOp lo = r < m ? UOp::Range(m / r, next_range_++) : UOp();
     UOp li = UOp::Range(r, next_range_++);
     if (lo) {
@@ -711,7 +588,7 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext& ctx) {
             "rangeify: an ASSIGN into a ", OpName(target.op()),
             "; expected a view of a BUFFER made by reshape, permute, shrink or flip"));
       KernelBuilder builder(shapes, buffers, u);
-      ASSIGN_OR_RETURN(UOp k, builder.Build(builder.DefaultOpts()));
+      ASSIGN_OR_RETURN(UOp k, builder.Build(DefaultOpts(builder.Loops())));
       kernels.push_back(std::move(k));
       continue;
     }
@@ -729,8 +606,9 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext& ctx) {
       continue;
     }
     KernelBuilder builder(shapes, buffers, u);
-    std::vector<Opt> opts = builder.DefaultOpts();
-    if (std::vector<Opt> actions = builder.Actions(); ctx.choose_opts && !actions.empty()) {
+    const KernelLoops loops = builder.Loops();
+    std::vector<Opt> opts = DefaultOpts(loops);
+    if (std::vector<Opt> actions = OptActions(loops); ctx.choose_opts && !actions.empty()) {
       const OptSpace space{opts, std::move(actions), [&](const std::vector<Opt>& o) {
                              return KernelBuilder(shapes, buffers, u).Build(o);
                            }};
