@@ -1,6 +1,7 @@
 #include "core/opt.h"
 
 #include <algorithm>
+#include <random>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -60,6 +61,17 @@ std::vector<Opt> WithOpt(std::vector<Opt> opts, const Opt& action) {
   });
   opts.push_back(action);
   return opts;
+}
+
+std::vector<Opt> RandomOpts(const OptSpace& space, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  for (int attempt = 0; attempt < 4 && !space.actions.empty(); ++attempt) {
+    std::vector<Opt> opts = random() % 2 ? space.defaults : std::vector<Opt>{};
+    for (int changes = 1 + random() % 3; changes > 0; --changes)
+      opts = WithOpt(opts, space.actions[random() % space.actions.size()]);
+    if (space.build(opts).ok()) return opts;
+  }
+  return space.defaults;
 }
 
 }  // namespace uopc

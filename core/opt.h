@@ -56,4 +56,9 @@ struct OptSpace {
   std::function<absl::StatusOr<UOp>(const std::vector<Opt>&)> build;
 };
 
+/// A random list of actions for testing that every list gives the same bits: the defaults
+/// or none, changed by one to three of `space`'s actions, the first of a few tries that
+/// builds (else the defaults). The same `seed`, the same list.
+std::vector<Opt> RandomOpts(const OptSpace& space, uint64_t seed);
+
 }  // namespace uopc

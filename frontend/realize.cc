@@ -108,6 +108,9 @@ int DebugLevel() {
 
 Runtime::Runtime()
     : debug_(DebugLevel()), executor_(DeviceRegistry::Get(), Executor::Options{DebugLevel()}) {
+  if (const char* r = std::getenv("UOPC_RANDOM_OPTS");
+      r && (!absl::SimpleAtoi(r, &random_opts_) || random_opts_ == 0))
+    std::cerr << "uopc: UOPC_RANDOM_OPTS=" << r << " is not a seed (a positive integer)\n";
   int beam = 0;
   const char* b = std::getenv("UOPC_BEAM");
   if (b && (!absl::SimpleAtoi(b, &beam) || beam < 0))
@@ -140,6 +143,10 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::FindPlan(const Graph& g,
         PassContext ctx;
         if (search_)
           ctx.choose_opts = [&](const OptSpace& space) { return search_->Choose(space); };
+        else if (random_opts_)
+          ctx.choose_opts = [&, kernel = uint64_t{0}](const OptSpace& space) mutable {
+            return RandomOpts(space, random_opts_ * 1000003 + kernel++);
+          };
         return Lower(sink, n, pm, ctx);
       }));
   if (search_ && search_->stats().searched != searched.searched) {

@@ -7,6 +7,8 @@
 // lists, timed on the kernel's device) while a plan is built, and keeps the fastest,
 // remembered on disk for later runs (runtime/kernel_search.h); a line on stderr says what
 // the search took. It stops for the run after UOPC_BEAM_SECONDS (default 60) of searching.
+// UOPC_RANDOM_OPTS=SEED (for tests) builds each kernel with a random list of actions instead,
+// which must give the bits of the defaults.
 #pragma once
 
 #include <memory>
@@ -65,6 +67,7 @@ class Runtime {
   std::vector<PlanRun>* record_ = nullptr;
   Executor executor_;
   std::unique_ptr<KernelSearch> search_;  // with UOPC_BEAM
+  uint64_t random_opts_ = 0;              // UOPC_RANDOM_OPTS's seed; 0: none
 };
 
 }  // namespace uopc
