@@ -54,6 +54,7 @@ struct OptSpace {
   std::vector<Opt> defaults;
   std::vector<Opt> actions;
   std::function<absl::StatusOr<UOp>(const std::vector<Opt>&)> build;
+  std::string kernel;  // what the kernel computes, for messages: "(48, 96), a matmul"
 };
 
 /// A random list of actions for testing that every list gives the same bits: the defaults

@@ -117,7 +117,7 @@ Runtime::Runtime()
     std::cerr << "uopc: UOPC_BEAM=" << b
               << " is not a beam width (a count of action lists); no search\n";
   if (beam < 1) return;
-  KernelSearch::Options o{.beam = beam};
+  KernelSearch::Options o{.beam = beam, .verbose = debug_ >= 1};
   const char* s = std::getenv("UOPC_BEAM_SECONDS");
   if (s && (!absl::SimpleAtod(s, &o.budget_seconds) || !(o.budget_seconds >= 0))) {
     std::cerr << "uopc: UOPC_BEAM_SECONDS=" << s << " is not a number of seconds; 60\n";

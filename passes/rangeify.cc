@@ -609,9 +609,10 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext& ctx) {
     const KernelLoops loops = builder.Loops();
     std::vector<Opt> opts = DefaultOpts(loops);
     if (std::vector<Opt> actions = OptActions(loops); ctx.choose_opts && !actions.empty()) {
-      const OptSpace space{opts, std::move(actions), [&](const std::vector<Opt>& o) {
-                             return KernelBuilder(shapes, buffers, u).Build(o);
-                           }};
+      const OptSpace space{
+          opts, std::move(actions),
+          [&](const std::vector<Opt>& o) { return KernelBuilder(shapes, buffers, u).Build(o); },
+          absl::StrCat(loops.shape, loops.matmul ? ", a matmul" : ", reducing")};
       std::vector<Opt> chosen = ctx.choose_opts(space);
       if (builder.Build(chosen).ok()) opts = std::move(chosen);  // (else the defaults)
     }

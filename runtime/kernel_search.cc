@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 
 #include "core/file.h"
@@ -124,7 +125,8 @@ std::vector<KernelSearch::Candidate> KernelSearch::TimeAll(
   return timed;
 }
 
-KernelSearch::Candidate KernelSearch::Search(const OptSpace& space, Device& device) {
+KernelSearch::Candidate KernelSearch::Search(const OptSpace& space, Device& device,
+                                             double* defaults_seconds) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<UOp> seen;
   std::vector<Candidate> beam = TimeAll(space, device, {space.defaults, {}}, seen);
@@ -134,6 +136,7 @@ KernelSearch::Candidate KernelSearch::Search(const OptSpace& space, Device& devi
                                   [&](const Candidate& c) { return c.opts == space.defaults; });
   if (found == beam.end()) return best;  // (the defaults did not run)
   const Candidate defaults = *found;
+  *defaults_seconds = defaults.seconds;
   if (defaults.seconds < kMinSeconds) return defaults;
   for (int round = 0; round < kMaxRounds && !OverBudget(Since(start)); ++round) {
     beam.resize(std::min<size_t>(beam.size(), options_.beam));
@@ -170,9 +173,17 @@ std::vector<Opt> KernelSearch::Choose(const OptSpace& space) {
       }
   if (OverBudget(0)) return space.defaults;
   const auto start = std::chrono::steady_clock::now();
-  const Candidate best = Search(space, **d);
+  const int timed = stats_.timed;
+  double defaults = 0;
+  const Candidate best = Search(space, **d, &defaults);
   ++stats_.searched;
   stats_.seconds += Since(start);
+  if (options_.verbose)
+    (options_.log ? *options_.log : std::cerr) << absl::StreamFormat(
+        "uopc: searched kernel %d, %s: \"%s\" %.1f us (the defaults \"%s\": %.1f us); %d "
+        "candidates in %.2f s\n",
+        stats_.searched, space.kernel, OptsToString(best.opts), best.seconds * 1e6,
+        OptsToString(space.defaults), defaults * 1e6, stats_.timed - timed, Since(start));
   if (best.seconds == 0) return space.defaults;  // (none ran: not kept)
   const std::string text = absl::StrCat(kPrefix, " ", OptsToString(best.opts), "\n");
   for (int attempt = 0; attempt < 2 && dir.ok(); ++attempt) {

@@ -36,6 +36,7 @@ class KernelSearch {
     std::string cache_root;       // empty: CacheFolder's default root; the folder is ROOT/search
     double budget_seconds = 60;   // the search stops for the run past this much time
     std::ostream* log = nullptr;  // warnings (a cache that cannot be written); null: stderr
+    bool verbose = false;         // a line on `log` per kernel searched: its choice and times
   };
   KernelSearch(DeviceRegistry& registry, Options options);
 
@@ -61,8 +62,9 @@ class KernelSearch {
   std::vector<Candidate> TimeAll(const OptSpace& space, Device& device,
                                  const std::vector<std::vector<Opt>>& lists,
                                  std::vector<UOp>& seen);
-  /// The best action list a search of `space` on `device` finds (seconds 0: none ran).
-  Candidate Search(const OptSpace& space, Device& device);
+  /// The best action list a search of `space` on `device` finds (seconds 0: none ran), and
+  /// the defaults' time.
+  Candidate Search(const OptSpace& space, Device& device, double* defaults_seconds);
   bool OverBudget(double spent) const { return stats_.seconds + spent >= options_.budget_seconds; }
 
   DeviceRegistry& registry_;
