@@ -59,7 +59,7 @@ std::vector<Opt> OptActions(const KernelLoops& k) {
   };
   if (k.matmul) {
     add(OptOp::kUpcast, last, {16, 32, 48, 64});
-    add(OptOp::kUpcast, last - 1, {2, 4, 6, 8});
+    add(OptOp::kUpcast, last - 1, {4, 6, 8});
   }
   add(OptOp::kGroup, last, {16, 64, 128, 256, 512});
   if (const int64_t n = *k.outputs[last];

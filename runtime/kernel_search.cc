@@ -24,6 +24,8 @@ namespace {
 
 constexpr int kTimedRuns = 3;             // at least this many timed runs of a candidate
 constexpr double kTimedSeconds = 0.01;    // and for at least this long
+constexpr int64_t kColdBytes = 8 << 20;   // buffers run in turn: at least this many bytes
+constexpr int64_t kMaxSets = 64;          // in at most this many sets
 constexpr size_t kMaxBatches = 8;         // compiled at once (one per core)
 constexpr int kMaxRounds = 3;             // rounds of changing one action
 constexpr double kMinGain = 0.02;         // a round that gains less ends the search
@@ -49,19 +51,25 @@ absl::StatusOr<Plan> Alone(const UOp& kernel) {
 absl::StatusOr<double> Time(KernelCache& cache, const Plan& plan) {
   Device& d = cache.device();
   const Plan::Kernel& k = *plan.kernels()[0];
-  KernelLaunch launch{k.ast, {}, {}};
-  for (int slot : k.buffers) {  // (the kernel's slots, numbered as in its plan)
-    const Plan::BufferSpec& s = plan.buffers[slot];
-    ASSIGN_OR_RETURN(Buffer b, d.Allocate(s.dtype, s.count));
-    const std::vector<char> zeros(s.bytes());  // (zero indices stay in bounds)
-    RETURN_IF_ERROR(d.CopyIn(b, zeros.data(), zeros.size()));
-    launch.buffers.push_back(std::move(b));
-  }
-  RETURN_IF_ERROR(cache.Run({&launch, 1}));  // (warms up)
+  int64_t bytes = 0;
+  for (int slot : k.buffers) bytes += plan.buffers[slot].bytes();
+  // several sets of buffers, run in turn, so that a run finds its buffers out of the caches
+  // a run before it filled, as a kernel in a program mostly does
+  const int64_t sets = std::clamp<int64_t>(kColdBytes / std::max<int64_t>(bytes, 1), 1, kMaxSets);
+  std::vector<KernelLaunch> launches(sets, KernelLaunch{k.ast, {}, {}});
+  for (KernelLaunch& launch : launches)
+    for (int slot : k.buffers) {  // (the kernel's slots, numbered as in its plan)
+      const Plan::BufferSpec& s = plan.buffers[slot];
+      ASSIGN_OR_RETURN(Buffer b, d.Allocate(s.dtype, s.count));
+      const std::vector<char> zeros(s.bytes());  // (zero indices stay in bounds)
+      RETURN_IF_ERROR(d.CopyIn(b, zeros.data(), zeros.size()));
+      launch.buffers.push_back(std::move(b));
+    }
+  RETURN_IF_ERROR(cache.Run({&launches[0], 1}));  // (warms up)
   double best = std::numeric_limits<double>::infinity(), total = 0;
   for (int runs = 0; runs < kTimedRuns || total < kTimedSeconds; ++runs) {
     const auto start = std::chrono::steady_clock::now();
-    RETURN_IF_ERROR(cache.Run({&launch, 1}));
+    RETURN_IF_ERROR(cache.Run({&launches[(runs + 1) % sets], 1}));
     const double t = Since(start);
     best = std::min(best, t);
     total += t;

@@ -13,7 +13,9 @@
 // in under 20 us is not searched.
 //
 // Timing runs each candidate on zero-filled buffers of its sizes, after one untimed run,
-// until it has run 3 times and for 10 ms, and keeps the fastest run. A kernel with symbolic
+// until it has run 3 times and for 10 ms, and keeps the fastest run. Runs take turns among
+// sets of buffers of 8 MiB or more in all, so that, as in a program, a run does not find its
+// buffers in the caches the run before filled. A kernel with symbolic
 // sizes (VARs) is not searched. Choices are an optimization: an unreadable or stale cache
 // entry is searched again and rewritten, and a cache that cannot be written only warns.
 #pragma once
