@@ -7,7 +7,7 @@
 // The search is a beam search over action lists: it times the default heuristics' list and
 // the empty one, then, round after round, every list that changes one action of the `beam`
 // fastest so far (WithOpt), each round's candidates compiled in one batch per core, until a round
-// gains less than 2% or after 3 rounds; the fastest is kept if it beats the defaults by 5% or more.
+// gains less than 2% or after 2 rounds; the fastest is kept if it beats the defaults by 5% or more.
 // It stops for the run once it has taken `budget_seconds` (the kernel being searched keeps the best
 // found; later kernels keep their defaults and are searched next run). A kernel whose default runs
 // in under 20 us is not searched.
