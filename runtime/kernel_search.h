@@ -1,8 +1,9 @@
 // KernelSearch: picks a kernel's optimization actions (core/opt.h; PassContext::choose_opts,
 // which rangeify calls for every kernel that has some) by timing candidates on the kernel's
 // device, and remembers the choice on disk under the kernel (a hash of it built with no
-// actions) and the device's kind and backend fingerprint (the compiler, its flags, the CPU):
-// a later run, in any process, pays nothing. UOPC_BEAM=N turns it on (frontend/realize.h).
+// actions), the device's kind (a CPU device's: its model, cores and threads) and its backend
+// fingerprint (the compiler, its flags, the CPU): a later run, in any process, pays nothing.
+// UOPC_BEAM=N turns it on (frontend/realize.h).
 //
 // The search is a beam search over action lists: it times the default heuristics' list and
 // the empty one, then, round after round, every list that changes one action of the `beam`

@@ -94,8 +94,10 @@ uopc_error* Configure() {
   for (int i = 0; i < n; ++i) {
     auto d = std::make_unique<uopc_device>();
     d->name = absl::StrCat(kPrefix, ":", i);
-    d->kind =
-        absl::StrCat(model.empty() ? "cpu" : model, ", ", sysconf(_SC_NPROCESSORS_ONLN), " cores");
+    // (the threads too: a kernel's speed, and so the kernel search's choice, depends on them)
+    const int threads = ThreadsFromEnvironment();
+    d->kind = absl::StrCat(model.empty() ? "cpu" : model, ", ", sysconf(_SC_NPROCESSORS_ONLN),
+                           " cores, ", threads, threads == 1 ? " thread" : " threads");
     d->uid = absl::StrCat(absl::AsciiStrToLower(kPrefix), "://", host, "/", i);
     d->limit = limit;
     g_devices.push_back(std::move(d));

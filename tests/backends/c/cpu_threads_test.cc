@@ -45,6 +45,14 @@ TEST(CpuThreads, ALargeKernelIsRenderedInChunks) {
       << r->source;
 }
 
+// The device's kind says how many threads run its kernels (the kernel search keeps its
+// choices under it: a kernel's fastest form depends on them).
+TEST(CpuThreads, TheKindNamesTheThreads) {
+  const std::string& kind = DefaultDevice()->kind();
+  EXPECT_EQ(kind.substr(kind.size() - std::string(" cores, 3 threads").size()), " cores, 3 threads")
+      << kind;
+}
+
 // A matmul in register tiles (8 x 48), its blocks of columns split over the threads: the
 // bits of one plain loop.
 TEST(CpuThreads, RegisterTilesGiveTheBitsOfOneThread) { testing::ExpectMatmulBits(64, 72, 192); }
