@@ -184,10 +184,10 @@ class KernelBuilder {
  public:
   KernelBuilder(const ShapeMap& shapes, const absl::flat_hash_map<const UOp::Node*, UOp>& buffers,
                 const UOp& root)
-      : shapes_(shapes), buffers_(buffers), root_(root) {}
+      : shapes_(shapes), buffers_(buffers), root_(root), loops_(ReadLoops()) {}
 
   /// The kernel as the opts (passes/opts.h) see it.
-  KernelLoops Loops() const;
+  const KernelLoops& Loops() const { return loops_; }
   /// The kernel with `opts` applied; InvalidArgument if one does not apply.
   absl::StatusOr<UOp> Build(const std::vector<Opt>& opts);
 
@@ -203,6 +203,8 @@ class KernelBuilder {
   /// Whether there are some, each a sum of products of two values read from buffers
   /// (through movement ops): a plain matmul.
   bool OnlyMatmuls() const;
+  /// Reads the kernel's loops off its graph (once: Loops()).
+  KernelLoops ReadLoops() const;
   /// Splits the output loops by `opts`' upcasts or groups (checked first); sets inner_, row_
   /// and registers_, and records the unrolls for Reduce.
   absl::Status Schedule(const std::vector<Opt>& opts, std::vector<UOp>& loops, Index& idx);
@@ -214,6 +216,7 @@ class KernelBuilder {
   const absl::flat_hash_map<const UOp::Node*, UOp>&
       buffers_;  // STAGE and input BUFFER -> buffer node
   UOp root_;     // the STAGE this kernel computes
+  const KernelLoops loops_;
   UOp inner_;    // the innermost output loop, when reductions may be computed across it
   UOp row_;      // the loop over a tile of output rows (outside inner_), if any
   bool registers_ = false;    // inner_ and row_ are a register tile's: rows outside columns
@@ -440,7 +443,7 @@ bool KernelBuilder::OnlyMatmuls() const {
   });
 }
 
-KernelLoops KernelBuilder::Loops() const {
+KernelLoops KernelBuilder::ReadLoops() const {
   KernelLoops k;
   for (const Dim& d : S(root_))
     if (!d.IsStatic() || d.value() != 1)
@@ -460,7 +463,7 @@ KernelLoops KernelBuilder::Loops() const {
 
 absl::Status KernelBuilder::Schedule(const std::vector<Opt>& opts, std::vector<UOp>& loops,
                                      Index& idx) {
-  const KernelLoops k = Loops();
+  const KernelLoops& k = loops_;
   ASSIGN_OR_RETURN(const LoopSplits splits, SplitsOf(k, opts));
   const std::vector<std::optional<int64_t>>& lengths = k.outputs;
   const int last = static_cast<int>(lengths.size()) - 1;
@@ -606,17 +609,19 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext& ctx) {
       continue;
     }
     KernelBuilder builder(shapes, buffers, u);
-    const KernelLoops loops = builder.Loops();
-    std::vector<Opt> opts = DefaultOpts(loops);
+    const KernelLoops& loops = builder.Loops();
+    UOp k;
     if (std::vector<Opt> actions = OptActions(loops); ctx.choose_opts && !actions.empty()) {
       const OptSpace space{
-          opts, std::move(actions),
+          DefaultOpts(loops), std::move(actions),
           [&](const std::vector<Opt>& o) { return KernelBuilder(shapes, buffers, u).Build(o); },
           absl::StrCat(loops.shape, loops.matmul ? ", a matmul" : ", reducing")};
-      std::vector<Opt> chosen = ctx.choose_opts(space);
-      if (builder.Build(chosen).ok()) opts = std::move(chosen);  // (else the defaults)
+      if (absl::StatusOr<UOp> chosen = builder.Build(ctx.choose_opts(space)); chosen.ok())
+        k = *chosen;  // (else the defaults)
     }
-    ASSIGN_OR_RETURN(UOp k, builder.Build(opts));
+    if (!k) {
+      ASSIGN_OR_RETURN(k, builder.Build(DefaultOpts(loops)));
+    }
     kernels.push_back(std::move(k));
   }
   std::vector<UOp> outs;
