@@ -26,7 +26,8 @@
  * (a kernel's source with the launch dimensions it was written for); 1.2 adds
  * initialize_with (initialize with named options: where a remote plugin's servers are);
  * 1.3 adds buffer_address and buffer_wrap (zero-copy exchange with other frameworks:
- * DLPack).
+ * DLPack); 1.4 adds backend_target (what kernels are compiled for: the lowering passes
+ * shape kernels by it; a plugin without it gets a conservative target of its device type).
  *
  * Full tables. No slot is ever NULL: plugin_sdk.h fills what a plugin does not implement
  * with stubs that return UOPC_UNIMPLEMENTED; optional features are capability bits.
@@ -52,7 +53,7 @@ extern "C" {
 #endif
 
 #define UOPC_ABI_MAJOR 1
-#define UOPC_ABI_MINOR 3
+#define UOPC_ABI_MINOR 4
 #define UOPC_ENTRY_SYMBOL "uopc_plugin_entry_v1"
 #define UOPC_EXPORT __attribute__((visibility("default")))
 
@@ -150,6 +151,16 @@ typedef struct uopc_host_api {
 
 /* ---- backend: kernels to binaries, no device needed ---- */
 
+/* What a device is (its props' type), and what a target is compiled for. */
+typedef enum uopc_device_type {
+  UOPC_DEVICE_CPU = 1,
+  UOPC_DEVICE_GPU = 2,
+  UOPC_DEVICE_ACCEL = 3,
+  UOPC_DEVICE_REMOTE = 4,
+  UOPC_DEVICE_TYPE_FORCE_I32 = 0x7fffffff
+} uopc_device_type;
+
+
 typedef enum uopc_source_lang {
   UOPC_LANG_NONE = 0,
   UOPC_LANG_C = 1,
@@ -211,6 +222,35 @@ typedef struct uopc_compile_args {
   uint64_t num_sources;
 } uopc_compile_args;
 
+/* ABI 1.4: the target a backend compiles kernels for, which the host's lowering passes
+   shape kernels by (register tiles from the vector width and registers, layout copies from
+   the caches, threads and blocks from a GPU's limits). In: backend; device, the device whose
+   kernels these are (NULL: the backend's own target, or that of `arch`); arch, a target
+   named without its device ("sm_90"; NULL: the device's, or the machine's). Out: the rest;
+   strings stay valid while the plugin is loaded. Read from the hardware (CPUID and sysfs,
+   the driver's attributes), never constants, except for a named arch. */
+typedef struct uopc_target_args {
+  UOPC_STRUCT_HEADER;
+  const uopc_backend* backend;
+  const uopc_device* device;
+  const char* arch;
+  uopc_device_type device_class; /* out: UOPC_DEVICE_CPU or UOPC_DEVICE_GPU */
+  uint32_t vector_bits;          /* out: a vector register's width (CPU) */
+  const char* arch_name;         /* out: "x86_64", "sm_90" */
+  const char* features; /* out: comma-separated ISA features: "avx2,avx512f,avx512_bf16,amx_tile" */
+  uint32_t registers;   /* out: vector registers (CPU); 32-bit registers a thread may use (GPU) */
+  uint32_t cores;       /* out: cores (CPU), multiprocessors (GPU) */
+  uint64_t l1d_bytes;   /* out: L1 data cache per core, and its ways */
+  uint32_t l1d_ways;
+  uint32_t warp_size;   /* out: GPU */
+  uint64_t l2_bytes;    /* out: per core (CPU), the chip's (GPU) */
+  uint64_t l3_bytes;
+  uint32_t threads_per_block; /* out: GPU */
+  uint32_t reserved;
+  uint64_t shared_per_block;  /* out: bytes of shared memory a block may use (GPU) */
+  const char* matrix_units; /* out: comma-separated MxNxK:INPUT->ACC, "16x8x16:f16->f32" */
+} uopc_target_args;
+
 typedef struct uopc_backend_api {
   UOPC_STRUCT_HEADER;
   uint32_t (*backend_count)(void);
@@ -226,17 +266,12 @@ typedef struct uopc_backend_api {
   /* ---- ABI 1.1 ---- */
   /* render, with the launch dimensions the source was written for. */
   uopc_error* (*render_kernel)(const uopc_render_args* args, uopc_render_result* out);
+
+  /* ---- ABI 1.4 ---- */
+  uopc_error* (*backend_target)(uopc_target_args* args);
 } uopc_backend_api;
 
 /* ---- device: memory, programs, queues ---- */
-
-typedef enum uopc_device_type {
-  UOPC_DEVICE_CPU = 1,
-  UOPC_DEVICE_GPU = 2,
-  UOPC_DEVICE_ACCEL = 3,
-  UOPC_DEVICE_REMOTE = 4,
-  UOPC_DEVICE_TYPE_FORCE_I32 = 0x7fffffff
-} uopc_device_type;
 
 /* Device capability bits */
 #define UOPC_DEVICE_CAP_ASYNC (1ull << 0)    /* queue work may complete after the call */

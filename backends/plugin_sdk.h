@@ -265,6 +265,10 @@ static inline uopc_error* uopc_sdk_render_kernel(const uopc_render_args* a,
   (void)o;
   return UOPC_SDK_UNIMPL("render_kernel");
 }
+static inline uopc_error* uopc_sdk_backend_target(uopc_target_args* a) {
+  (void)a;
+  return UOPC_SDK_UNIMPL("backend_target");
+}
 static inline uopc_error* uopc_sdk_copy(const uopc_copy_args* a) {
   (void)a;
   return UOPC_SDK_UNIMPL("copy");
@@ -308,6 +312,7 @@ static inline void uopc_sdk_fill(uopc_plugin_api* api, uopc_backend_api* be, uop
   UOPC_SDK_DEFAULT(be, render, uopc_sdk_render);
   UOPC_SDK_DEFAULT(be, compile, uopc_sdk_compile);
   UOPC_SDK_DEFAULT(be, render_kernel, uopc_sdk_render_kernel);
+  UOPC_SDK_DEFAULT(be, backend_target, uopc_sdk_backend_target);
   dev->struct_size = sizeof *dev;
   UOPC_SDK_DEFAULT(dev, device_count, uopc_sdk_count_none);
   UOPC_SDK_DEFAULT(dev, device_get, uopc_sdk_device_get);

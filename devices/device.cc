@@ -1,8 +1,10 @@
 #include "devices/device.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 #include "core/status_macros.h"
 
@@ -25,6 +27,61 @@ std::string TakeBlob(const Plugin& p, uopc_blob* blob) {
 
 Program::~Program() {
   plugin_.Device(&uopc_device_api::program_unload, "program_unload", handle_).IgnoreError();
+}
+
+namespace {
+
+// Target from a plugin's description (ABI 1.4), or for an older plugin (or one without the
+// call) the reference target of the device's type: the kernels it got before 1.4.
+absl::StatusOr<Target> ReadTarget(const Plugin& plugin, const uopc_backend* backend,
+                                  const uopc_device* device, uopc_device_type type) {
+  const Target reference = type == UOPC_DEVICE_GPU ? Target::ReferenceGpu() : Target::ReferenceCpu();
+  if (!backend) return reference;
+  uopc_target_args a;
+  std::memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.backend = backend;
+  a.device = device;
+  absl::Status s = plugin.Backend(&uopc_backend_api::backend_target, "backend_target", &a);
+  if (absl::IsUnimplemented(s)) return reference;
+  if (!s.ok()) return s;
+  return TargetFromArgs(a);
+}
+
+}  // namespace
+
+absl::StatusOr<Target> TargetFromArgs(const uopc_target_args& a) {
+  if (a.device_class != UOPC_DEVICE_CPU && a.device_class != UOPC_DEVICE_GPU)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "backend_target: device class ", static_cast<int>(a.device_class),
+        " (expected UOPC_DEVICE_CPU or UOPC_DEVICE_GPU)"));
+  Target t = a.device_class == UOPC_DEVICE_GPU ? Target::ReferenceGpu() : Target::ReferenceCpu();
+  if (a.arch_name && *a.arch_name) t.arch = a.arch_name;
+  t.features.clear();
+  for (absl::string_view f : absl::StrSplit(Str(a.features), ',', absl::SkipEmpty()))
+    t.features.emplace_back(f);
+  std::sort(t.features.begin(), t.features.end());
+  t.vector_bits = static_cast<int>(a.vector_bits);
+  t.registers = static_cast<int>(a.registers);
+  t.cores = static_cast<int>(a.cores);
+  t.l1d_bytes = static_cast<int64_t>(a.l1d_bytes);
+  t.l1d_ways = static_cast<int>(a.l1d_ways);
+  t.l2_bytes = static_cast<int64_t>(a.l2_bytes);
+  t.l3_bytes = static_cast<int64_t>(a.l3_bytes);
+  t.warp = static_cast<int>(a.warp_size);
+  t.threads_per_block = static_cast<int>(a.threads_per_block);
+  t.shared_per_block = static_cast<int64_t>(a.shared_per_block);
+  t.matrix_units.clear();
+  for (absl::string_view m : absl::StrSplit(Str(a.matrix_units), ',', absl::SkipEmpty())) {
+    ASSIGN_OR_RETURN(MatrixUnit u, ParseMatrixUnit(m));
+    t.matrix_units.push_back(u);
+  }
+  // what a text form carries must read back (a plugin's arch with a space would not)
+  ASSIGN_OR_RETURN(Target back, ParseTarget(t.ToString()));
+  if (!(back == t))
+    return absl::FailedPreconditionError(
+        absl::StrCat("backend_target: a target that does not read back: ", t.ToString()));
+  return t;
 }
 
 absl::StatusOr<std::unique_ptr<Device>> Device::Open(const Plugin& plugin, uint32_t index) {
@@ -65,6 +122,7 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(const Plugin& plugin, uint3
       d->fingerprint_ = absl::StrCat(Str(desc.name), " ", Str(desc.fingerprint));
     }
   }
+  ASSIGN_OR_RETURN(d->target_, ReadTarget(plugin, d->backend_, handle, d->type_));
   return d;
 }
 
@@ -73,6 +131,7 @@ std::unique_ptr<Device> Device::Peer(int rank, const Device& like) {
   d->name_ = absl::StrCat("rank", rank, "/", like.name_);
   d->kind_ = like.kind_;
   d->type_ = like.type_;
+  d->target_ = like.target_;
   d->peer_rank_ = rank;
   return d;
 }

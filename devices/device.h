@@ -18,6 +18,7 @@
 
 #include "core/dtype.h"
 #include "core/kernel_signature.h"
+#include "core/target.h"
 #include "devices/allocator.h"
 #include "devices/buffer.h"
 #include "devices/event.h"
@@ -47,6 +48,10 @@ struct RenderedKernel {
   uint64_t shared_bytes = 0;
 };
 
+/// A plugin's target description (ABI 1.4) as a Target; FailedPrecondition names what the
+/// plugin got wrong (an unknown class, a matrix unit that does not parse).
+absl::StatusOr<Target> TargetFromArgs(const uopc_target_args& args);
+
 class Device {
  public:
   /// The device `index` of `plugin`; its backend is the plugin's backend it names.
@@ -65,6 +70,9 @@ class Device {
   const std::string& kind() const { return kind_; }
   const std::string& uid() const { return uid_; }
   uint64_t mem_total() const { return mem_total_; }
+  /// What its kernels are compiled for (ABI 1.4's backend_target; before it, the reference
+  /// target of the device's type). The lowering passes shape its kernels by it.
+  const Target& target() const { return target_; }
   /// UOPC_DEVICE_CAP_* bits.
   uint64_t caps() const { return caps_; }
   /// UOPC_DEVICE_CPU, _GPU, ...
@@ -142,6 +150,7 @@ class Device {
   uopc_queue* queue_ = nullptr;
   uopc_backend* backend_ = nullptr;
   std::string name_, kind_, uid_, backend_name_, fingerprint_;
+  Target target_;
   uint64_t mem_total_ = 0, caps_ = 0;
   uopc_device_type type_ = UOPC_DEVICE_CPU;
   int peer_rank_ = -1;

@@ -132,7 +132,7 @@ int Devices(int argc, char** argv) {
       std::cout << "  device " << d->name() << "  " << d->kind() << "  " << (d->mem_total() >> 20)
                 << " MiB  uid " << d->uid() << "\n    backend "
                 << (d->backend_name().empty() ? "none" : d->backend_fingerprint())
-                << "\n    smoke kernel: " << smoke << "\n";
+                << "\n    target " << d->target().ToString() << "\n    smoke kernel: " << smoke << "\n";
     }
   }
   for (const DeviceRegistry::Failure& f : r.failures())

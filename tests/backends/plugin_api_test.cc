@@ -1,5 +1,5 @@
 // Pins the layout of the plugin ABI: a reordered or resized struct breaks this build, not
-// a user's plugin. The sizes are those of ABI 1.3 on LP64 (x86_64, aarch64); a minor
+// a user's plugin. The sizes are those of ABI 1.4 on LP64 (x86_64, aarch64); a minor
 // version may only append members, so these numbers may grow in new minors but the
 // offsets of existing members never change (1.0's device table ended at 160 bytes, 1.1's
 // plugin table at 128).
@@ -26,7 +26,7 @@ PIN_SIZE(uopc_op_query, 32);
 PIN_SIZE(uopc_render_args, 48);
 PIN_SIZE(uopc_source, 32);
 PIN_SIZE(uopc_compile_args, 40);
-PIN_SIZE(uopc_backend_api, 72);
+PIN_SIZE(uopc_backend_api, 80);
 PIN_SIZE(uopc_render_result, 56);
 PIN_SIZE(uopc_device_props, 72);
 PIN_SIZE(uopc_launch_args, 88);
@@ -38,6 +38,7 @@ PIN_SIZE(uopc_buffer_wrap_args, 64);
 PIN_SIZE(uopc_plugin_api, 136);
 PIN_SIZE(uopc_option, 32);
 PIN_SIZE(uopc_initialize_args, 32);
+PIN_SIZE(uopc_target_args, 128);
 
 PIN_OFFSET(uopc_plugin_api, abi_major, 16);
 PIN_OFFSET(uopc_plugin_api, probe, 48);
@@ -54,6 +55,9 @@ PIN_OFFSET(uopc_device_api, buffer_wrap, 184);
 PIN_OFFSET(uopc_buffer_wrap_args, buffer, 56);
 PIN_OFFSET(uopc_backend_api, compile, 56);
 PIN_OFFSET(uopc_backend_api, render_kernel, 64);
+PIN_OFFSET(uopc_backend_api, backend_target, 72);
+PIN_OFFSET(uopc_target_args, device_class, 40);
+PIN_OFFSET(uopc_target_args, matrix_units, 120);
 PIN_OFFSET(uopc_launch_args, grid, 64);
 
 TEST(PluginApi, DTypeValuesAreCoresDTypes) {
@@ -77,7 +81,7 @@ TEST(PluginApi, ErrorCodesAreGrpcs) {
 
 TEST(PluginApi, VersionAndEntrySymbol) {
   EXPECT_EQ(UOPC_ABI_MAJOR, 1);
-  EXPECT_EQ(UOPC_ABI_MINOR, 3);
+  EXPECT_EQ(UOPC_ABI_MINOR, 4);
   EXPECT_STREQ(UOPC_ENTRY_SYMBOL, "uopc_plugin_entry_v1");
 }
 

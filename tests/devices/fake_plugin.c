@@ -154,6 +154,7 @@ UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v1(const uopc_host_api* hos
   /* as if built against ABI 1.0, whose device table ended before copy */
   api.abi_minor = 0;
   dev.struct_size = offsetof(uopc_device_api, copy);
+  be.struct_size = offsetof(uopc_backend_api, render_kernel);
   api.struct_size = offsetof(uopc_plugin_api, initialize_with);
 #endif
   return &api;
