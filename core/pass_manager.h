@@ -19,6 +19,7 @@
 #include "absl/strings/string_view.h"
 
 #include "core/opt.h"
+#include "core/target.h"
 #include "core/uop.h"
 
 namespace uopc {
@@ -30,6 +31,18 @@ struct PassContext {
   /// with the returned list, if it applies, else with the defaults. Unset: the defaults.
   /// (runtime/kernel_search.h times candidates on the device.)
   std::function<std::vector<Opt>(const OptSpace& space)> choose_opts;
+  /// The target of a device's kernels, by the device's name ("CPU:0"; the runtime reads it
+  /// from the device's plugin); null, or unset, for `default_target`.
+  std::function<const Target*(absl::string_view device)> target_of;
+  /// The target of kernels on a device target_of does not know, or on none (a graph lowered
+  /// without devices, in tests and tools).
+  Target default_target = Target::ReferenceCpu();
+
+  /// The target kernels on `device` are compiled for.
+  const Target& TargetOf(absl::string_view device) const {
+    const Target* t = target_of ? target_of(device) : nullptr;
+    return t ? *t : default_target;
+  }
 };
 
 class Pass {

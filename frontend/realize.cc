@@ -141,6 +141,11 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::FindPlan(const Graph& g,
       std::shared_ptr<const uopc::Plan> plan, plans_.Get(*canonical, [&](const UOp& sink, int n) {
         PassManager pm = LoweringPipeline();
         PassContext ctx;
+        ctx.target_of = [](absl::string_view device) -> const Target* {
+          DeviceRegistry& r = DeviceRegistry::Get();
+          absl::StatusOr<Device*> d = device.empty() ? r.Default() : r.GetDevice(device);
+          return d.ok() ? &(*d)->target() : nullptr;
+        };
         if (search_)
           ctx.choose_opts = [&](const OptSpace& space) { return search_->Choose(space); };
         else if (random_opts_)

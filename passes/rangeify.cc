@@ -183,8 +183,8 @@ UOp AtLeast(const UOp& a, const UOp& b) { return (b - 1).Lt(a); }
 class KernelBuilder {
  public:
   KernelBuilder(const ShapeMap& shapes, const absl::flat_hash_map<const UOp::Node*, UOp>& buffers,
-                const UOp& root)
-      : shapes_(shapes), buffers_(buffers), root_(root), loops_(ReadLoops()) {}
+                const UOp& root, const Target& target)
+      : shapes_(shapes), buffers_(buffers), root_(root), target_(target), loops_(ReadLoops()) {}
 
   /// The kernel as the opts (passes/opts.h) see it.
   const KernelLoops& Loops() const { return loops_; }
@@ -216,6 +216,7 @@ class KernelBuilder {
   const absl::flat_hash_map<const UOp::Node*, UOp>&
       buffers_;  // STAGE and input BUFFER -> buffer node
   UOp root_;     // the STAGE this kernel computes
+  const Target& target_;  // what it is compiled for
   const KernelLoops loops_;
   UOp inner_;    // the innermost output loop, when reductions may be computed across it
   UOp row_;      // the loop over a tile of output rows (outside inner_), if any
@@ -464,7 +465,7 @@ KernelLoops KernelBuilder::ReadLoops() const {
 absl::Status KernelBuilder::Schedule(const std::vector<Opt>& opts, std::vector<UOp>& loops,
                                      Index& idx) {
   const KernelLoops& k = loops_;
-  ASSIGN_OR_RETURN(const LoopSplits splits, SplitsOf(k, opts));
+  ASSIGN_OR_RETURN(const LoopSplits splits, SplitsOf(k, opts, target_));
   const std::vector<std::optional<int64_t>>& lengths = k.outputs;
   const int last = static_cast<int>(lengths.size()) - 1;
   unrolls_ = splits.unrolls;
@@ -590,8 +591,9 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext& ctx) {
         return absl::InvalidArgumentError(absl::StrCat(
             "rangeify: an ASSIGN into a ", OpName(target.op()),
             "; expected a view of a BUFFER made by reshape, permute, shrink or flip"));
-      KernelBuilder builder(shapes, buffers, u);
-      ASSIGN_OR_RETURN(UOp k, builder.Build(DefaultOpts(builder.Loops())));
+      const Target& t = ctx.TargetOf(target.arg().Get<ParamArg>().device);
+      KernelBuilder builder(shapes, buffers, u, t);
+      ASSIGN_OR_RETURN(UOp k, builder.Build(DefaultOpts(builder.Loops(), t)));
       kernels.push_back(std::move(k));
       continue;
     }
@@ -608,19 +610,20 @@ absl::StatusOr<UOp> Rangeify(const UOp& staged, const PassContext& ctx) {
           UOp::Derived(Ops::ASSIGN, {out, UOp::Derived(step.op(), {src->second}, step.arg())}));
       continue;
     }
-    KernelBuilder builder(shapes, buffers, u);
+    const Target& t = ctx.TargetOf(u.arg().Get<DeviceArg>().name);
+    KernelBuilder builder(shapes, buffers, u, t);
     const KernelLoops& loops = builder.Loops();
     UOp k;
-    if (std::vector<Opt> actions = OptActions(loops); ctx.choose_opts && !actions.empty()) {
+    if (std::vector<Opt> actions = OptActions(loops, t); ctx.choose_opts && !actions.empty()) {
       const OptSpace space{
-          DefaultOpts(loops), std::move(actions),
-          [&](const std::vector<Opt>& o) { return KernelBuilder(shapes, buffers, u).Build(o); },
+          DefaultOpts(loops, t), std::move(actions),
+          [&](const std::vector<Opt>& o) { return KernelBuilder(shapes, buffers, u, t).Build(o); },
           absl::StrCat(loops.shape, loops.matmul ? ", a matmul" : ", reducing")};
       if (absl::StatusOr<UOp> chosen = builder.Build(ctx.choose_opts(space)); chosen.ok())
         k = *chosen;  // (else the defaults)
     }
     if (!k) {
-      ASSIGN_OR_RETURN(k, builder.Build(DefaultOpts(loops)));
+      ASSIGN_OR_RETURN(k, builder.Build(DefaultOpts(loops, t)));
     }
     kernels.push_back(std::move(k));
   }

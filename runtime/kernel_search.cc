@@ -168,7 +168,8 @@ std::vector<Opt> KernelSearch::Choose(const OptSpace& space) {
   const std::string& name = plan->steps[0].device;
   absl::StatusOr<Device*> d = name.empty() ? registry_.Default() : registry_.GetDevice(name);
   if (!d.ok() || (*d)->peer_rank() >= 0) return space.defaults;  // (another rank's: not here)
-  const uint64_t key = Fnv1a(absl::StrCat((*d)->kind(), " ", (*d)->backend_fingerprint()),
+  const uint64_t key = Fnv1a(absl::StrCat((*d)->kind(), " ", (*d)->backend_fingerprint(), " ",
+                                          (*d)->target().ToString()),
                              Fnv1a(SerializeGraph(plan->kernels()[0]->ast)));
   const std::string file = absl::StrCat(absl::Hex(key, absl::kZeroPad16), ".txt");
   absl::StatusOr<std::string> dir = folder_.Get();

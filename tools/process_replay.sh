@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Process replay: the rendered source of every kernel of the bench GPT's training step
+# (bench/gpt_bench.cc, one step after the compiling one), in one file, sorted, so that two
+# builds' kernels can be diffed. A change that must not change kernels proves it with two
+# identical files (the same sha256, printed last).
+#   tools/process_replay.sh OUT.txt    # builds //bench:gpt_bench first
+# UOPC_DEBUG=2 prints each kernel's source once; a fresh cache folder keeps old entries out.
+set -euo pipefail
+if [ $# -ne 1 ] || [ "$1" = --help ]; then
+  echo "usage: tools/process_replay.sh OUT.txt  (the bench GPT step's kernel sources, sorted)" >&2
+  exit 2
+fi
+out=$1
+cd "$(dirname "$0")/.."
+bazel build -c opt //bench:gpt_bench >&2
+cache=$(mktemp -d)
+trap 'rm -rf "$cache"' EXIT
+UOPC_DEBUG=2 UOPC_CACHE_DIR=$cache bazel-bin/bench/gpt_bench --benchmark_min_time=0 \
+  2>"$cache/log" >/dev/null
+python3 - "$cache/log" "$out" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read().split("\n")
+kernels, cur = [], None
+for line in text:
+    if re.fullmatch(r"uopc: kernel \d+:", line):
+        if cur: kernels.append("\n".join(cur))
+        cur = []  # (its number is a hash of this process's: left out)
+    elif line.startswith("uopc: ") or re.match(r"step \d+ \(", line):
+        if cur: kernels.append("\n".join(cur))
+        cur = None
+    elif cur is not None:
+        cur.append(line)
+if cur: kernels.append("\n".join(cur))
+kernels = [k for k in kernels if k]
+kernels = sorted(set(kernels))
+open(sys.argv[2], "w").write("\n".join(kernels) + "\n")
+print(f"{len(kernels)} kernels", file=sys.stderr)
+PY
+sha256sum "$out"
