@@ -19,8 +19,10 @@
 //     overwritten). The ASSIGN is a kernel of its own, that stores into the view; a read of
 //     the buffer after the write is AFTER(view, ASSIGN) (rangeify orders the kernels).
 // A value made of constants alone that users on two devices share is recomputed by each,
-// never staged. Input: SINK of tensor-level roots. Output: SINK of STAGE(root) (a root that
-// is a write, or a chain of writes AFTER(...), stays as it is), with inner STAGEs.
+// never staged. What is worth materializing is weighed by passes/fusion_costs.h. Input: SINK
+// of tensor-level roots, after copy_rules (and layout_copies). Output: SINK of STAGE(root)
+// (a root that is a write, or a chain of writes AFTER(...), stays as it is), with inner
+// STAGEs.
 #pragma once
 
 #include "absl/status/statusor.h"

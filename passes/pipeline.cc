@@ -1,7 +1,9 @@
 #include "passes/pipeline.h"
 
 #include "core/symbolic/simplify.h"
+#include "passes/copy_rules.h"
 #include "passes/kernelize.h"
+#include "passes/layout_copies.h"
 #include "passes/rangeify.h"
 
 namespace uopc {
@@ -14,6 +16,8 @@ const struct {
   const char* name;
   absl::StatusOr<UOp> (*fn)(const UOp&, const PassContext&);
 } kPasses[] = {
+    {"copy_rules", CopyRules},
+    {"layout_copies", LayoutCopies},
     {"kernelize", Kernelize},
     {"rangeify", Rangeify},
     {"simplify", SimplifyPass},

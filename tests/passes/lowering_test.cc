@@ -10,13 +10,22 @@
 #include "core/opt.h"
 #include "core/symbolic/simplify.h"
 #include "core/uir.h"
+#include "passes/copy_rules.h"
 #include "passes/kernelize.h"
+#include "passes/layout_copies.h"
 #include "passes/linearize.h"
 #include "passes/pipeline.h"
 #include "runtime/plan_cache.h"
 
 namespace uopc {
 namespace {
+
+// The pipeline's passes up to kernelize: copy rules, layout copies, the realize map.
+absl::StatusOr<UOp> KernelizeAll(const UOp& g) {
+  absl::StatusOr<UOp> c = CopyRules(g);
+  if (c.ok()) c = LayoutCopies(*c);
+  return c.ok() ? Kernelize(*c) : c;
+}
 
 UOp Dims(Ops op, UOp x, std::vector<int64_t> dims) {
   std::vector<UOp> src{x};
@@ -29,11 +38,11 @@ UOp Matrix(int slot, int64_t rows, int64_t cols) {
   return Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, slot, rows * cols), {rows, cols});
 }
 
-Plan LowerPlan(const std::vector<UOp>& roots) {
+Plan LowerPlan(const std::vector<UOp>& roots, const PassContext& ctx = {}) {
   CanonicalGraph g = Canonicalize(UOp::Sink(roots));
   PassManager pm = LoweringPipeline();
   pm.set_verify(true);
-  absl::StatusOr<Plan> p = Lower(g.sink, static_cast<int>(g.inputs.size()), pm);
+  absl::StatusOr<Plan> p = Lower(g.sink, static_cast<int>(g.inputs.size()), pm, ctx);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? *p : Plan{};
 }
@@ -48,7 +57,7 @@ TEST(Kernelize, StagesTheRootsAndTheReducesThatAreBroadcastBack) {
                      Dims(Ops::EXPAND, Dims(Ops::RESHAPE, UOp::Const(DType::kF32, -1.0), {1, 1}),
                           {4, 8})});
   UOp sum = UOp::Derived(Ops::REDUCE, {shifted}, ReduceArg{Ops::ADD, {1}});  // not broadcast: fused
-  absl::StatusOr<UOp> k = Kernelize(UOp::Sink({sum}));
+  absl::StatusOr<UOp> k = KernelizeAll(UOp::Sink({sum}));
   ASSERT_TRUE(k.ok());
   int stages = 0;
   for (const UOp& u : k->Toposort()) stages += u.is(Ops::STAGE);
@@ -69,7 +78,7 @@ constexpr char kTwoDevices[] = R"(%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0
 
 TEST(Kernelize, CutsAtEveryCopy) {
   UOp g = *ParseUir(kTwoDevices);
-  absl::StatusOr<UOp> k = Kernelize(g);
+  absl::StatusOr<UOp> k = KernelizeAll(g);
   ASSERT_TRUE(k.ok()) << k.status();
   // the copied computation is staged on its device, the copy on its target
   EXPECT_EQ(ToUir(*k), R"(%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0
@@ -89,13 +98,13 @@ TEST(Kernelize, CopiesOfConstantsAndOfBuffersAsTheyLie) {
   // a COPY of a constant is the constant computed there; a COPY to where the value is, none
   UOp c = *ParseUir("%0 = reshape 2.0, 1\n%1 = expand %0, 4\n%2 = copy %1 : device=CPU:1\n"
                     "%3 = copy %2 : device=CPU:1\n%4 = stage %3 : device=CPU:1\n%5 = sink %4\n");
-  EXPECT_EQ(ToUir(*Kernelize(c)),
+  EXPECT_EQ(ToUir(*KernelizeAll(c)),
             "%0 = reshape 2.0, 1\n%1 = expand %0, 4\n%2 = stage %1 : device=CPU:1\n%3 = sink %2\n");
   // a reshaped buffer moves as it lies: no kernel before the copy
   UOp b = *ParseUir(
       "%0 = buffer 6 : dtype=f32 slot=0 device=CPU:0\n%1 = reshape %0, 2, 3\n"
       "%2 = copy %1 : device=CPU:1\n%3 = stage %2 : device=CPU:1\n%4 = sink %3\n");
-  EXPECT_EQ(ToUir(*Kernelize(b)),
+  EXPECT_EQ(ToUir(*KernelizeAll(b)),
             "%0 = buffer 6 : dtype=f32 slot=0 device=CPU:0\n%1 = copy %0 : device=CPU:1\n"
             "%2 = stage %1 : device=CPU:1\n%3 = reshape %2, 2, 3\n%4 = stage %3 : device=CPU:1\n"
             "%5 = sink %4\n");
@@ -107,7 +116,7 @@ TEST(Kernelize, ARootThatIsAlsoCopiedIsStagedOnce) {
       "%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0\n%1 = reshape 2.0, 1\n%2 = expand %1, 4\n"
       "%3 = mul %0, %2\n%4 = stage %3 : device=CPU:0\n%5 = copy %3 : device=CPU:1\n"
       "%6 = stage %5 : device=CPU:1\n%7 = sink %4, %6\n");
-  absl::StatusOr<UOp> k = Kernelize(g);
+  absl::StatusOr<UOp> k = KernelizeAll(g);
   ASSERT_TRUE(k.ok()) << k.status();
   EXPECT_EQ(ToUir(*k),
             "%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0\n%1 = reshape 2.0, 1\n"
@@ -124,12 +133,12 @@ TEST(Kernelize, ARootThatIsAlsoCopiedIsStagedOnce) {
 TEST(Kernelize, RefusesAStageOfAValueOnAnotherDevice) {
   UOp g = *ParseUir("%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0\n"
                     "%1 = stage %0 : device=CPU:1\n%2 = sink %1\n");
-  EXPECT_EQ(Kernelize(g).status().message(),
+  EXPECT_EQ(KernelizeAll(g).status().message(),
             "kernelize: a STAGE on CPU:1 of a value on CPU:0; COPY it there first");
   UOp mixed = *ParseUir("%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0\n"
                         "%1 = buffer 4 : dtype=f32 slot=1 device=CPU:1\n%2 = add %0, %1\n"
                         "%3 = sink %2\n");
-  EXPECT_EQ(Kernelize(mixed).status().message(),
+  EXPECT_EQ(KernelizeAll(mixed).status().message(),
             "add: sources on CPU:0 and CPU:1; only a COPY moves data between devices");
 }
 
@@ -271,6 +280,28 @@ void ExpectExactMatmul(const std::vector<UOp>& prog, int m, int k, int n, bool t
       for (int x = 0; x < k; ++x) s += av[i * k + x] * (transposed ? bv[j * k + x] : bv[x * n + j]);
       ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
     }
+}
+
+// The layout copies are a CPU target's: b with rows 4 KiB apart (1024 floats: the L1's set
+// stride) is read from a padded copy, and a @ b^T reads transposed copies; for a GPU
+// target the matmul is one kernel whose threads each sum one output over k (no tile).
+TEST(LayoutCopies, OnlyForCpuTargets) {
+  PassContext gpu;
+  gpu.default_target = Target::ReferenceGpu();
+  EXPECT_EQ(LowerPlan({Matmul(64, 64, 1024, false)}).kernels().size(), 2u);
+  EXPECT_EQ(LowerPlan({Matmul(64, 32, 64, true)}).kernels().size(), 3u);  // (a and b both)
+  PassContext other_l1;  // a 64 KiB 8-way L1: rows 8 KiB apart alias, 4 KiB do not
+  ASSERT_TRUE((other_l1.default_target = *ParseTarget("class=cpu l1d=64K/8")).IsCpu());
+  EXPECT_EQ(LowerPlan({Matmul(64, 64, 1024, false)}, other_l1).kernels().size(), 1u);
+  EXPECT_GT(LowerPlan({Matmul(64, 64, 2048, false)}, other_l1).kernels().size(), 1u);
+  for (bool transposed : {false, true}) {
+    Plan p = LowerPlan({Matmul(64, 32, transposed ? 64 : 1024, transposed)}, gpu);
+    ASSERT_EQ(p.kernels().size(), 1u);
+    std::vector<UOp> prog = *Linearize(p.kernels()[0]->ast);
+    // per output: its accumulator set, the loop over k, the store
+    EXPECT_EQ(LoopShape(prog), "range\n range\n  store\n  range\n   store\n  store\n")
+        << transposed;
+  }
 }
 
 TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
