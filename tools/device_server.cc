@@ -49,6 +49,7 @@ grpc::Status DeviceServer::Open(grpc::ServerContext* ctx, const remote::OpenRequ
   out->set_kind(device_->kind());
   out->set_mem_total(device_->mem_total());
   out->set_fingerprint(device_->backend_fingerprint());
+  out->set_target(device_->target().ToString());
   return grpc::Status::OK;
 }
 

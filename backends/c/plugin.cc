@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 #include "backends/c/compiler.h"
@@ -21,6 +20,7 @@
 #include "backends/c/cpu_device.h"
 #include "backends/c/render_c.h"
 #include "backends/plugin_sdk.h"
+#include "backends/target_args.h"
 #include "core/ops.h"
 #include "core/serialize.h"
 #include "core/verify.h"
@@ -184,35 +184,12 @@ uopc_error* Compile(const uopc_compile_args* a, uopc_blob** out) {
 uopc_error* BackendTarget(uopc_target_args* a) {
   if (!a || !a->backend) return NULL_ARG(a ? "backend" : "args");
   return Guard([&]() -> uopc_error* {
-    struct Text {
-      Target target = HostCpuTarget();
-      std::string features = absl::StrJoin(target.features, ",");
-      std::string matrix;
-      Text() {
-        for (const MatrixUnit& u : target.matrix_units)
-          absl::StrAppend(&matrix, matrix.empty() ? "" : ",", MatrixUnitToString(u));
-      }
-    };
-    static const Text* host = new Text();
-    const Target& t = host->target;
-    if (a->arch && t.arch != a->arch)
+    static const TargetStrings* host = new TargetStrings(HostCpuTarget());
+    if (a->arch && host->target.arch != a->arch)
       return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
                             "c plugin: compiles for this machine's CPU (%s), not for '%s'",
-                            t.arch.c_str(), a->arch);
-    a->device_class = UOPC_DEVICE_CPU;
-    a->vector_bits = t.vector_bits;
-    a->arch_name = t.arch.c_str();
-    a->features = host->features.c_str();
-    a->registers = t.registers;
-    a->cores = t.cores;
-    a->l1d_bytes = t.l1d_bytes;
-    a->l1d_ways = t.l1d_ways;
-    a->warp_size = 0;
-    a->l2_bytes = t.l2_bytes;
-    a->l3_bytes = t.l3_bytes;
-    a->threads_per_block = 0;
-    a->shared_per_block = 0;
-    a->matrix_units = host->matrix.c_str();
+                            host->target.arch.c_str(), a->arch);
+    FillTargetArgs(*host, a);
     return nullptr;
   });
 }

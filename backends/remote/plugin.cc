@@ -24,6 +24,7 @@
 #include "absl/strings/str_split.h"
 
 #include "backends/plugin_sdk.h"
+#include "backends/target_args.h"
 #include "backends/remote/remote_queue.h"
 #include "backends/remote/remote_session.h"
 
@@ -33,6 +34,7 @@ struct uopc_backend {
 struct uopc_device {
   uint32_t index = 0;
   std::string name, kind, uid;
+  std::unique_ptr<uopc::TargetStrings> target;  // the server's device's
   std::shared_ptr<uopc::RemoteSession> session;
   std::mutex mu;
   std::weak_ptr<uopc::RemoteQueue> frees;  // the queue frees go through (its first)
@@ -170,6 +172,18 @@ uopc_error* BackendSupports(const uopc_backend*, const uopc_op_query*, int32_t* 
   *supported = 1;
   return nullptr;
 }
+// A device's target is its server's device's (from the session's open); the backend has
+// none of its own: the server compiles.
+uopc_error* BackendTarget(uopc_target_args* a) {
+  if (!a) return NULL_ARG("target args");
+  if (!a->device || a->arch)
+    return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                          "remote plugin: a target is a remote device's (its server's); give "
+                          "the device, not %s",
+                          a->arch ? a->arch : "none");
+  FillTargetArgs(*a->device->target, a);
+  return nullptr;
+}
 
 // A "source": the function's name, then the kernel (u32 and u64 lengths, little-endian).
 std::string Envelope(const char* name, const void* kernel, uint64_t size) {
@@ -262,6 +276,15 @@ uopc_error* DeviceGet(uint32_t i, uopc_device** out) {
     d->kind = absl::StrCat(info.device(), " of the device server at ", g_addresses[i], " (",
                            info.kind(), ")");
     d->uid = absl::StrCat("remote://", g_addresses[i], "/", info.device());
+    // the server's device's target: its kernels are lowered for it here (a server older
+    // than the target in the reply: the reference CPU, the kernels it had)
+    absl::StatusOr<Target> t =
+        info.target().empty() ? Target::ReferenceCpu() : ParseTarget(info.target());
+    if (!t.ok())
+      return uopc_sdk_error(UOPC_FAILED_PRECONDITION, "remote plugin: %s at %s: %s",
+                            name.c_str(), g_addresses[i].c_str(),
+                            std::string(t.status().message()).c_str());
+    d->target = std::make_unique<TargetStrings>(*std::move(t));
     g_current[i] = d.get();
     *out = d.get();
     g_devices.push_back(std::move(d));
@@ -520,6 +543,7 @@ extern "C" UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v1(const uopc_ho
     g_be.backend_get = BackendGet;
     g_be.backend_describe = BackendDescribe;
     g_be.backend_supports = BackendSupports;
+    g_be.backend_target = BackendTarget;
     g_be.render = Render;
     g_be.compile = Compile;
     g_be.render_kernel = RenderKernel;

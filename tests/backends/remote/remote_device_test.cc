@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "backends/c/cpu_target.h"
 #include "devices/device.h"
 #include "devices/plugin.h"
 #include "tests/backends/conformance/conformance.h"
@@ -52,6 +53,8 @@ TEST(RemoteDevice, PassesTheConformanceSuite) {
   absl::StatusOr<std::unique_ptr<Device>> d = Device::Open(*plugin, 0);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ((*d)->name(), "REMOTE:0");
+  // its kernels are lowered here for the server's device: this machine's CPU
+  EXPECT_EQ((*d)->target(), HostCpuTarget()) << (*d)->target().ToString();
   ConformanceReport r = RunConformance(**d);
   for (const ConformanceCase& c : r.cases)
     EXPECT_NE(c.status, ConformanceCase::kFail) << c.section << ": " << c.name << ": " << c.detail;

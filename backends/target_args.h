@@ -1,0 +1,24 @@
+// A Target (core/target.h) as the ABI's uopc_target_args (ABI 1.4's backend_target), for
+// the plugins built in this tree: the strings the args point at live in a TargetStrings
+// that the plugin keeps as long as it is loaded. (The host reads the args back with
+// devices/device.h's TargetFromArgs.)
+#pragma once
+
+#include <string>
+
+#include "backends/plugin_api.h"
+#include "core/target.h"
+
+namespace uopc {
+
+/// What uopc_target_args' strings point into.
+struct TargetStrings {
+  explicit TargetStrings(Target t);
+  Target target;
+  std::string features, matrix_units;
+};
+
+/// Fills `out`'s outputs from `s` (its inputs are left as they are).
+void FillTargetArgs(const TargetStrings& s, uopc_target_args* out);
+
+}  // namespace uopc
