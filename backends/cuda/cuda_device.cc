@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
+#include "backends/cuda/gpu_target.h"
 #include "backends/plugin_sdk.h"
 
 namespace uopc::cuda {
@@ -514,6 +515,15 @@ absl::Status OpenDevices(const Driver& driver) {
     if (CUresult r = driver.DevicePrimaryCtxRetain(&d->ctx, d->dev); r != kSuccess)
       return absl::InternalError(absl::StrCat("CUDA:", i, ": no context: ", driver.Error(r)));
     d->arch = major * 10 + minor;
+    GpuAttributes a{.arch = d->arch, .threads_per_block = threads};
+    int l2 = 0, shared = 0;
+    driver.DeviceGetAttribute(&a.multiprocessors, kAttrMultiprocessors, d->dev);
+    driver.DeviceGetAttribute(&a.warp, kAttrWarpSize, d->dev);
+    driver.DeviceGetAttribute(&l2, kAttrL2Bytes, d->dev);
+    driver.DeviceGetAttribute(&shared, kAttrSharedPerBlockOptin, d->dev);
+    a.l2_bytes = l2;
+    a.shared_per_block = shared;
+    d->target = std::make_unique<TargetStrings>(GpuTarget(a));
     d->max_threads = static_cast<uint32_t>(threads);
     d->max_grid = grid > 0 ? static_cast<uint64_t>(grid) : 2147483647;
     d->total_mem = mem;

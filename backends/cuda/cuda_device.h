@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 
 #include "backends/cuda/driver.h"
 #include "backends/plugin_api.h"
+#include "backends/target_args.h"
 
 struct uopc_device {
   std::string name, kind, uid, backend;
@@ -27,6 +29,7 @@ struct uopc_device {
   uopc::cuda::CUdevice dev = 0;
   uopc::cuda::CUcontext ctx = nullptr;
   int arch = 0;  // compute capability x 10
+  std::unique_ptr<uopc::TargetStrings> target;  // from the driver's attributes
   uint32_t max_threads = 1024;
   uint64_t max_grid = 2147483647, total_mem = 0;
   std::mutex mu;

@@ -22,8 +22,9 @@ using CUhostFn = void (*)(void*);
 
 inline constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kNoDevice = 100,
                           kNotReady = 600, kIllegalAddress = 700, kLaunchFailed = 719;
-inline constexpr int kAttrMaxThreadsPerBlock = 1, kAttrMaxGridDimX = 5, kAttrCcMajor = 75,
-                     kAttrCcMinor = 76;
+inline constexpr int kAttrMaxThreadsPerBlock = 1, kAttrMaxGridDimX = 5, kAttrWarpSize = 10,
+                     kAttrMultiprocessors = 16, kAttrL2Bytes = 38, kAttrCcMajor = 75,
+                     kAttrCcMinor = 76, kAttrSharedPerBlockOptin = 97;
 inline constexpr unsigned kStreamNonBlocking = 1, kEventDisableTiming = 2;
 
 struct Driver {

@@ -6,6 +6,7 @@
 // is no driver or no GPU it says so (its probe says no, and initialize says why), and the
 // host goes on without it. Only uopc_plugin_entry_v1 is exported.
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +18,7 @@
 #include "core/cache_folder.h"
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/driver.h"
+#include "backends/cuda/gpu_target.h"
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/render_cuda.h"
 #include "backends/plugin_sdk.h"
@@ -193,6 +195,30 @@ uopc_error* Compile(const uopc_compile_args* a, uopc_blob** out) {
   });
 }
 
+// A device's target is read from its GPU (backends/cuda/gpu_target.h); a named arch's, or
+// the backend's own arch's, from the table.
+uopc_error* BackendTarget(uopc_target_args* a) {
+  if (!a || !a->backend) return NULL_ARG(a ? "backend" : "args");
+  return Guard([&]() -> uopc_error* {
+    if (a->device && !a->arch) {
+      FillTargetArgs(*a->device->target, a);
+      return nullptr;
+    }
+    static std::mutex mu;
+    static auto* named = new std::map<std::string, std::unique_ptr<TargetStrings>>();
+    const std::string arch = a->arch ? a->arch : absl::StrCat("sm_", a->backend->arch);
+    std::lock_guard<std::mutex> lock(mu);
+    std::unique_ptr<TargetStrings>& t = (*named)[arch];
+    if (!t) {
+      absl::StatusOr<Target> target = NamedGpuTarget(arch);
+      if (!target.ok()) return FromStatus(target.status());
+      t = std::make_unique<TargetStrings>(*std::move(target));
+    }
+    FillTargetArgs(*t, a);
+    return nullptr;
+  });
+}
+
 uopc_backend_api g_backend_api = {
     .backend_count = BackendCount,
     .backend_get = BackendGet,
@@ -201,6 +227,7 @@ uopc_backend_api g_backend_api = {
     .render = Render,
     .compile = Compile,
     .render_kernel = RenderKernel,
+    .backend_target = BackendTarget,
 };
 
 uopc_device_api g_device_api;
