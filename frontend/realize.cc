@@ -111,6 +111,14 @@ Runtime::Runtime()
   if (const char* r = std::getenv("UOPC_RANDOM_OPTS");
       r && (!absl::SimpleAtoi(r, &random_opts_) || random_opts_ == 0))
     std::cerr << "uopc: UOPC_RANDOM_OPTS=" << r << " is not a seed (a positive integer)\n";
+  if (const char* t = std::getenv("UOPC_TARGET"); t && *t) {
+    absl::StatusOr<Target> target = ParseTarget(t);
+    if (target.ok())
+      target_ = *std::move(target);
+    else
+      std::cerr << "uopc: UOPC_TARGET: " << target.status().message()
+                << "; kernels are lowered for their devices' targets\n";
+  }
   int beam = 0;
   const char* b = std::getenv("UOPC_BEAM");
   if (b && (!absl::SimpleAtoi(b, &beam) || beam < 0))
@@ -141,7 +149,8 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::FindPlan(const Graph& g,
       std::shared_ptr<const uopc::Plan> plan, plans_.Get(*canonical, [&](const UOp& sink, int n) {
         PassManager pm = LoweringPipeline();
         PassContext ctx;
-        ctx.target_of = [](absl::string_view device) -> const Target* {
+        ctx.target_of = [this](absl::string_view device) -> const Target* {
+          if (target_) return &*target_;
           DeviceRegistry& r = DeviceRegistry::Get();
           absl::StatusOr<Device*> d = device.empty() ? r.Default() : r.GetDevice(device);
           return d.ok() ? &(*d)->target() : nullptr;

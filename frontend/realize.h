@@ -12,10 +12,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
 
+#include "core/target.h"
 #include "frontend/tensor.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_search.h"
@@ -37,6 +39,9 @@ class Runtime {
 
   PlanCache& plans() { return plans_; }
   Executor& executor() { return executor_; }
+  /// What every kernel is lowered for, whatever device runs it (UOPC_TARGET, a target's
+  /// text form: core/target.h); unset: each device's own target.
+  const std::optional<Target>& target_override() const { return target_; }
   /// The kernel search (with UOPC_BEAM; else null).
   KernelSearch* search() { return search_.get(); }
 
@@ -68,6 +73,7 @@ class Runtime {
   Executor executor_;
   std::unique_ptr<KernelSearch> search_;  // with UOPC_BEAM
   uint64_t random_opts_ = 0;              // UOPC_RANDOM_OPTS's seed; 0: none
+  std::optional<Target> target_;          // UOPC_TARGET: every kernel lowered for it
 };
 
 }  // namespace uopc
