@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 
+#include "core/bounds.h"
 #include "core/substitute.h"
 #include "core/symbolic/simplify.h"
 
@@ -20,28 +21,78 @@ int64_t LargestDivisor(int64_t n, int64_t limit) {
 
 }  // namespace
 
+namespace {
+
+// Output loops of run-time length (a VAR in their ends): a grid for their largest lengths,
+// in which a block's threads run to the run-time end: the local range ends at
+// min(block size, elements left from the block on), so a thread past it does nothing (CUDA:
+// it returns at once) and one kernel serves every length.
+absl::StatusOr<UOp> MapRunTimeLengths(const UOp& kernel, const std::vector<UOp>& loops,
+                                      const LaunchLimits& limits, LaunchDims* dims, int next) {
+  const UOp& end = kernel.src(0);
+  int64_t most = 1;
+  UOp total = UOp::Int(1);
+  for (const UOp& r : loops) {
+    most *= std::max<int64_t>(1, VMax(r.src(0)));
+    if (most > (int64_t{1} << 31) - 1) return kernel;  // (i32 indices)
+    total = total * r.src(0);
+  }
+  if (most <= 1) return kernel;
+  const int64_t local = std::min<int64_t>(limits.max_local, most);
+  const int64_t global = (most + local - 1) / local;
+  if (static_cast<uint64_t>(global) > limits.max_global || global > UINT32_MAX) return kernel;
+  total = Simplify(total);
+  UOp g = UOp::Range(global, next, RangeKind::kGlobal);
+  UOp left = Simplify(total - g * local);  // elements from this block on (<= 0: none)
+  UOp l = UOp::Range(Simplify(left.Lt(local).Where(left, UOp::Int(local))), next + 1,
+                     RangeKind::kLocal);
+  UOp flat = g * local + l;
+  absl::flat_hash_map<const UOp::Node*, UOp> index;
+  UOp stride = total;
+  for (const UOp& r : loops) {
+    stride = Simplify(stride.FloorDiv(r.src(0)));
+    UOp q = flat.FloorDiv(stride);
+    index[r.get()] = r == loops.front() ? q : q.Mod(r.src(0));
+  }
+  UOp body = RewriteNodes(end.src(0), [&](const UOp& orig, const UOp& rebuilt) {
+    auto it = index.find(orig.get());
+    return it == index.end() ? rebuilt : it->second;
+  });
+  dims->global = {static_cast<uint32_t>(global), 1, 1};
+  dims->local = {static_cast<uint32_t>(local), 1, 1};
+  return UOp::Sink({UOp::Derived(Ops::END, {Simplify(body), g, l})});
+}
+
+}  // namespace
+
 absl::StatusOr<UOp> MapToLaunchDims(const UOp& kernel, const LaunchLimits& limits,
                                     LaunchDims* dims) {
   *dims = LaunchDims{};
-  // one store group: SINK(END(statement, r0, r1, ...)) with loops of constant length
+  // one store group: SINK(END(statement, r0, r1, ...)) of output loops
   if (!kernel.is(Ops::SINK) || kernel.src().size() != 1 || !kernel.src(0).is(Ops::END))
     return kernel;
   const UOp& end = kernel.src(0);
   std::vector<UOp> loops(end.src().begin() + 1, end.src().end());
-  int64_t total = 1;
-  for (const UOp& r : loops) {
-    std::optional<int64_t> n = r.src(0).ConstIntValue();
-    if (!r.is(Ops::RANGE) || r.arg().Get<RangeArg>().kind != RangeKind::kLoop || !n || *n < 1)
-      return kernel;
-    total *= *n;
-    if (total > (int64_t{1} << 40)) return kernel;
-  }
-  if (total <= 1) return kernel;
-  const int64_t local = LargestDivisor(total, limits.max_local), global = total / local;
-  if (static_cast<uint64_t>(global) > limits.max_global || global > UINT32_MAX) return kernel;
   int next = 0;
   for (const UOp& u : kernel.Toposort())
     if (u.is(Ops::RANGE)) next = std::max(next, u.arg().Get<RangeArg>().idx + 1);
+  int64_t total = 1;
+  bool run_time = false;
+  for (const UOp& r : loops) {
+    if (!r.is(Ops::RANGE) || r.arg().Get<RangeArg>().kind != RangeKind::kLoop) return kernel;
+    std::optional<int64_t> n = r.src(0).ConstIntValue();
+    if (!n) {
+      run_time = true;
+      continue;
+    }
+    if (*n < 1) return kernel;
+    total *= *n;
+    if (total > (int64_t{1} << 40)) return kernel;
+  }
+  if (run_time) return MapRunTimeLengths(kernel, loops, limits, dims, next);
+  if (total <= 1) return kernel;
+  const int64_t local = LargestDivisor(total, limits.max_local), global = total / local;
+  if (static_cast<uint64_t>(global) > limits.max_global || global > UINT32_MAX) return kernel;
   UOp g = UOp::Range(global, next, RangeKind::kGlobal),
       l = UOp::Range(local, next + 1, RangeKind::kLocal);
   UOp flat = local == 1 ? g : g * local + l;

@@ -3,9 +3,11 @@
 // elements, split into global ranges (blocks) of local ranges (threads in a block); each
 // thread computes one output element, reductions staying inside it (one thread per
 // output). The block size is the largest divisor of the element count within the limit,
-// so no thread falls past the end and none needs a guard. A kernel it cannot map (output
-// loops of run-time length, more than one store group, nothing to split) comes back as it
-// was, launched once. Backend-neutral: a GPU backend runs it before rendering; the same
+// so no thread falls past the end and none needs a guard. Output loops of run-time length
+// (a VAR's) get a grid for their largest lengths (blocks of the largest block size), each
+// thread stepping through the elements by the grid's size: those past the run-time end do
+// nothing, and one kernel serves every length. A kernel it cannot map (more than one store
+// group, nothing to split) comes back as it was, launched once. Backend-neutral: a GPU backend runs it before rendering; the same
 // mapping can split a CPU kernel over cores.
 #pragma once
 

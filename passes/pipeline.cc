@@ -5,6 +5,7 @@
 #include "passes/kernelize.h"
 #include "passes/layout_copies.h"
 #include "passes/rangeify.h"
+#include "passes/split_reduces.h"
 
 namespace uopc {
 namespace {
@@ -18,6 +19,7 @@ const struct {
 } kPasses[] = {
     {"copy_rules", CopyRules},
     {"layout_copies", LayoutCopies},
+    {"split_reduces", SplitReduces},
     {"kernelize", Kernelize},
     {"rangeify", Rangeify},
     {"simplify", SimplifyPass},

@@ -301,6 +301,8 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
         if (n > 2)
           return absl::InvalidArgumentError("render CUDA: more than 3 global or local ranges");
         Line(absl::StrCat("int ", r, " = ", global ? "blockIdx." : "threadIdx.", std::string(1, "xyz"[n++]), ";"));
+        // an end that is not the launch's (a run-time length): the threads past it return
+        if (!u.src(0).ConstIntValue()) Line(absl::StrCat("if (", r, " >= ", R(u.src(0)), ") return;"));
         return absl::OkStatus();
       }
       if (u.arg().Get<RangeArg>().kind == RangeKind::kGlobal) {  // C: this chunk's part

@@ -5,8 +5,10 @@
 
 #include <dlfcn.h>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace uopc {
 namespace {
@@ -109,6 +111,7 @@ absl::StatusOr<Nvrtc::Binary> Nvrtc::Compile(const std::string& source, int arch
   }
   Binary b;
   b.ptx = !cubin;
+  b.log = std::move(log);
   size_t size = 0;
   if ((cubin ? cubin_size_(p, &size) : ptx_size_(p, &size)) == 0) {
     b.bytes.resize(size);
@@ -117,6 +120,43 @@ absl::StatusOr<Nvrtc::Binary> Nvrtc::Compile(const std::string& source, int arch
   destroy_(&p);
   if (b.bytes.empty()) return absl::InternalError("NVRTC produced no binary");
   return b;
+}
+
+namespace {
+
+// The number in `line` just before `what` ("0" in "0 bytes spill stores"), else -1.
+int64_t NumberBefore(absl::string_view line, absl::string_view what) {
+  const size_t at = line.find(what);
+  if (at == absl::string_view::npos || at == 0) return -1;
+  size_t begin = line.find_last_not_of("0123456789", at - 1);
+  begin = begin == absl::string_view::npos ? 0 : begin + 1;
+  int64_t v = -1;
+  return absl::SimpleAtoi(line.substr(begin, at - begin), &v) ? v : -1;
+}
+
+}  // namespace
+
+std::vector<PtxasInfo> ParsePtxasInfo(absl::string_view log) {
+  constexpr absl::string_view kEntry = "Compiling entry function '";
+  std::vector<PtxasInfo> out;
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    if (size_t at = line.find(kEntry); at != absl::string_view::npos) {
+      absl::string_view name = line.substr(at + kEntry.size());
+      out.push_back({std::string(name.substr(0, name.find('\'')))});
+      continue;
+    }
+    if (out.empty()) continue;
+    // "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"; "Used 32 registers"
+    PtxasInfo& k = out.back();
+    auto take = [&](absl::string_view what, int64_t* v) {
+      if (int64_t n = NumberBefore(line, what); n >= 0) *v = n;
+    };
+    take(" bytes stack frame", &k.stack_bytes);
+    take(" bytes spill stores", &k.spill_store_bytes);
+    take(" bytes spill loads", &k.spill_load_bytes);
+    if (int64_t n = NumberBefore(line, " registers"); n >= 0) k.registers = static_cast<int>(n);
+  }
+  return out;
 }
 
 }  // namespace uopc

@@ -11,6 +11,15 @@
 
 namespace uopc {
 
+/// What ptxas reports of one kernel (NVRTC with --ptxas-options=-v).
+struct PtxasInfo {
+  std::string function;
+  int registers = 0;
+  int64_t stack_bytes = 0, spill_store_bytes = 0, spill_load_bytes = 0;
+};
+/// Each entry function's resources in an NVRTC log, in the log's order.
+std::vector<PtxasInfo> ParsePtxasInfo(absl::string_view log);
+
 class Nvrtc {
  public:
   /// The library, loaded once per process; an error says where it looked.
@@ -24,6 +33,7 @@ class Nvrtc {
   struct Binary {
     bool ptx = false;  // PTX for the driver to compile (an arch newer than this NVRTC)
     std::string bytes;
+    std::string log;  // NVRTC's log (with --ptxas-options=-v, each kernel's resources)
   };
   /// `source` compiled for compute capability `arch` (90: sm_90) with `options`: a cubin,
   /// or, for an arch newer than this NVRTC, PTX of the newest arch it knows below it (the

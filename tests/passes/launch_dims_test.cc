@@ -40,13 +40,42 @@ TEST(LaunchDims, BlocksDivideTheElementsAndRespectTheLimits) {
   EXPECT_EQ(dims_of(kCases[0].uir, {8, 2}), std::make_pair(1u, 1u));  // too many blocks: unmapped
 }
 
-TEST(LaunchDims, AKernelOfRunTimeLengthIsLeftAsItWas) {
-  UOp n = UOp::Var("n", 1, 8), out = UOp::Buffer(DType::kI32, 0, 8);
+// out[i] = 2 * i for i < n, n a VAR in [1, 600]: a grid for 600 (3 blocks of 256 threads),
+// whose threads past n do nothing; at every length the mapped kernel writes what the kernel
+// does, and nothing past n.
+TEST(LaunchDims, AKernelOfRunTimeLengthGetsAGridForItsLargestLength) {
+  UOp n = UOp::Var("n", 1, 600), out = UOp::Buffer(DType::kI32, 0, 600);
   UOp i = UOp::Range(n, 0);
   UOp k = UOp::Sink({out.Index(i).Store(i * 2).End({i})});
   LaunchDims d;
-  EXPECT_EQ(*MapToLaunchDims(k, {}, &d), k);
-  EXPECT_EQ(d, LaunchDims{});
+  absl::StatusOr<UOp> mapped = MapToLaunchDims(k, {}, &d);
+  ASSERT_TRUE(mapped.ok()) << mapped.status();
+  EXPECT_EQ(d.global[0], 3u);
+  EXPECT_EQ(d.local[0], 256u);
+  for (int64_t len : {1, 255, 256, 257, 599, 600}) {
+    std::vector<int32_t> want(600, -1), got(600, -1);
+    for (auto [kernel, data] : {std::pair{k, &want}, std::pair{*mapped, &got}}) {
+      absl::StatusOr<std::vector<UOp>> program = Linearize(kernel);
+      ASSERT_TRUE(program.ok()) << program.status();
+      absl::Status s = Interpret(*program, {{data->data(), DType::kI32, 600}}, {{"n", len}});
+      ASSERT_TRUE(s.ok()) << s << "\n" << ToUir(kernel);
+    }
+    EXPECT_EQ(got, want) << len;
+    EXPECT_EQ(got[len - 1], 2 * (len - 1));
+    if (len < 600) EXPECT_EQ(got[len], -1);
+  }
+  // and two loops, one of run-time length: (n, 3)
+  UOp j = UOp::Range(3, 1), i2 = UOp::Range(n, 0);
+  UOp k2 = UOp::Sink({UOp::Buffer(DType::kI32, 0, 1800).Index(i2 * 3 + j).Store(i2 + j * 1000).End({i2, j})});
+  absl::StatusOr<UOp> mapped2 = MapToLaunchDims(k2, {}, &d);
+  ASSERT_TRUE(mapped2.ok());
+  EXPECT_EQ(d.global[0], 8u);  // 1800 / 256, up
+  for (int64_t len : {1, 100, 600}) {
+    std::vector<int32_t> want(1800, -1), got(1800, -1);
+    for (auto [kernel, data] : {std::pair{k2, &want}, std::pair{*mapped2, &got}})
+      ASSERT_TRUE(Interpret(*Linearize(kernel), {{data->data(), DType::kI32, 1800}}, {{"n", len}}).ok());
+    EXPECT_EQ(got, want) << len;
+  }
 }
 
 }  // namespace

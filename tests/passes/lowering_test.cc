@@ -304,6 +304,31 @@ TEST(LayoutCopies, OnlyForCpuTargets) {
   }
 }
 
+// On a GPU target a sum of 66,560 elements to a scalar is two kernels: 260 partial sums of
+// 256 elements, each a thread's, then their sum; on a CPU target, one kernel.
+TEST(SplitReduces, ALongSumIsSplitForAGpu) {
+  UOp x = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, 66560), {1024, 65});
+  UOp sum = UOp::Derived(Ops::REDUCE, {x}, ReduceArg{Ops::ADD, {0, 1}});
+  PassContext gpu;
+  gpu.default_target = Target::ReferenceGpu();
+  EXPECT_EQ(LowerPlan({sum}).kernels().size(), 1u);
+  Plan p = LowerPlan({sum}, gpu);
+  ASSERT_EQ(p.kernels().size(), 2u);
+  std::vector<float> in(66560), parts(260, 0), out(1, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 7) - 3;  // sums to -3
+  std::vector<BufferRef> bufs = {{in.data(), DType::kF32, 66560},
+                                 {parts.data(), DType::kF32, 260},
+                                 {out.data(), DType::kF32, 1}};
+  for (const Plan::Kernel* k : p.kernels()) {
+    std::vector<BufferRef> at;
+    for (int b : k->buffers) at.push_back(bufs[b < 1 ? 0 : p.buffers[b].count == 260 ? 1 : 2]);
+    ASSERT_TRUE(Interpret(*Linearize(k->ast), at).ok());
+  }
+  double want = 0;
+  for (float v : in) want += v;
+  EXPECT_EQ(out[0], static_cast<float>(want));  // (small integers: exact in any order)
+}
+
 TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
   std::vector<UOp> prog = MatmulKernel(4, 8, 3, false);
   // for each row: reset a row of accumulators; for k: for each column: accumulate; store the row
