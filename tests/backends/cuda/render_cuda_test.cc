@@ -74,14 +74,42 @@ void CompilesForArch(int arch) {
     tu += k->source;
   }
   EXPECT_GT(n, 300);
-  absl::StatusOr<Nvrtc::Binary> b = (*nvrtc)->Compile(tu, arch, {"-fmad=false", "-w"});
+  absl::StatusOr<Nvrtc::Binary> b =
+      (*nvrtc)->Compile(tu, arch, {"-fmad=false", "-w", "--ptxas-options=-v"});
   ASSERT_TRUE(b.ok()) << b.status().message().substr(0, 3000);
   EXPECT_FALSE(b->ptx) << "NVRTC " << (*nvrtc)->version() << " made no cubin for sm_" << arch;
   EXPECT_EQ(b->bytes.substr(0, 4), "\x7f" "ELF");  // a cubin is an ELF file
+  // and each fits a GPU thread: no spills, at most 128 registers
+  const std::vector<PtxasInfo> info = ParsePtxasInfo(b->log);
+  EXPECT_EQ(static_cast<int>(info.size()), n);
+  for (const PtxasInfo& k : info) {
+    EXPECT_LE(k.registers, 128) << k.function;
+    EXPECT_EQ(k.spill_store_bytes + k.spill_load_bytes, 0) << k.function;
+  }
 }
 
 TEST(RenderCuda, EveryConformanceKernelCompilesForSm90) { CompilesForArch(90); }
 TEST(RenderCuda, EveryConformanceKernelCompilesForSm80) { CompilesForArch(80); }
+
+TEST(RenderCuda, PtxasInfoIsReadFromTheLog) {
+  const std::vector<PtxasInfo> info = ParsePtxasInfo(
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'k1' for 'sm_90'\n"
+      "ptxas info    : Function properties for k1\n"
+      "ptxas         .     8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 32 registers, used 0 barriers\n"
+      "ptxas info    : Compiling entry function 'k2' for 'sm_90'\n"
+      "ptxas info    : Used 255 registers, used 1 barriers, 16 bytes smem\n");
+  ASSERT_EQ(info.size(), 2u);
+  EXPECT_EQ(info[0].function, "k1");
+  EXPECT_EQ(info[0].registers, 32);
+  EXPECT_EQ(info[0].stack_bytes, 8);
+  EXPECT_EQ(info[0].spill_store_bytes, 4);
+  EXPECT_EQ(info[0].spill_load_bytes, 12);
+  EXPECT_EQ(info[1].function, "k2");
+  EXPECT_EQ(info[1].registers, 255);
+  EXPECT_EQ(info[1].spill_store_bytes, 0);
+}
 
 TEST(RenderCuda, ACompileErrorCarriesNvrtcsLog) {
   absl::StatusOr<const Nvrtc*> nvrtc = Nvrtc::Load();
