@@ -145,6 +145,7 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::FindPlan(const Graph& g,
   size_t before = plans_.size();
   auto start = std::chrono::steady_clock::now();
   const KernelSearch::Stats searched = search_ ? search_->stats() : KernelSearch::Stats{};
+  std::string pass_times;  // what each pass took, for UOPC_DEBUG=1
   ASSIGN_OR_RETURN(
       std::shared_ptr<const uopc::Plan> plan, plans_.Get(*canonical, [&](const UOp& sink, int n) {
         PassManager pm = LoweringPipeline();
@@ -161,7 +162,11 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::FindPlan(const Graph& g,
           ctx.choose_opts = [&, kernel = uint64_t{0}](const OptSpace& space) mutable {
             return RandomOpts(space, random_opts_ * 1000003 + kernel++);
           };
-        return Lower(sink, n, pm, ctx);
+        absl::StatusOr<Plan> lowered = Lower(sink, n, pm, ctx);
+        for (const PassManager::Timing& t : pm.timings())
+          absl::StrAppendFormat(&pass_times, "%s%s %.2f ms", pass_times.empty() ? "" : ", ",
+                                t.pass, std::chrono::duration<double, std::milli>(t.total).count());
+        return lowered;
       }));
   if (search_ && search_->stats().searched != searched.searched) {
     const KernelSearch::Stats now = search_->stats();
@@ -177,7 +182,7 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::FindPlan(const Graph& g,
     std::cerr << "uopc: " << text.substr(0, first) << ", built in "
               << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                      .count()
-              << " ms\n"
+              << " ms (" << pass_times << ")\n"
               << text.substr(first + 1);
   }
   return plan;
