@@ -1,6 +1,7 @@
 // `uopc`: the command-line tool. One binary, one subcommand per job:
 //   uopc simplify [FILE]     simplify a UIR graph (stdin by default), print it and its bounds
 //   uopc devices             list plugins, backends and devices, with a smoke test each
+//   uopc render --target T   the kernels a target gets for a UIR graph (tools/render_command.h)
 // Every subcommand answers --help.
 #include <cstdio>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "core/verify.h"
 #include "devices/kernel_cache.h"
 #include "devices/registry.h"
+#include "tools/render_command.h"
 
 namespace uopc {
 namespace {
@@ -170,6 +172,8 @@ const Command kCommands[] = {
      "device and prints PASS or FAIL, and says why each plugin that did not load failed.\n"
      "Exits 1 if a smoke kernel fails or a device named in UOPC_DEVICES is missing.\n",
      Devices},
+    {"render", "print the kernels a target (host, sm_90, ...) gets for a UIR graph", kRenderUsage,
+     RenderCommand},
 };
 
 // This build's version, the plugin ABI and uop format it speaks, and every plugin it

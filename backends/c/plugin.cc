@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
+#include "backends/c/c_kernel.h"
 #include "backends/c/compiler.h"
 #include "backends/c/cpu_target.h"
 #include "backends/c/cpu_device.h"
@@ -24,8 +25,6 @@
 #include "core/ops.h"
 #include "core/serialize.h"
 #include "core/verify.h"
-#include "passes/linearize.h"
-#include "passes/thread_outer_loop.h"
 
 #ifndef UOPC_C_PLUGIN_NAME
 #define UOPC_C_PLUGIN_NAME "c"
@@ -136,14 +135,7 @@ uopc_error* RenderWithDims(const uopc_render_args* a, uopc_blob** out, LaunchDim
         DeserializeGraph(absl::string_view(static_cast<const char*>(a->kernel), a->kernel_size));
     if (!sink.ok()) return FromStatus(sink.status());
     if (absl::Status s = Verify(*sink); !s.ok()) return FromStatus(s);
-    if (dims) {
-      constexpr int64_t kMinThreadedWork = 1 << 18;  // below it, waking threads costs more
-      sink = ThreadOuterLoop(*sink, dims, kMinThreadedWork);
-      if (!sink.ok()) return FromStatus(sink.status());
-    }
-    absl::StatusOr<std::vector<UOp>> program = Linearize(*sink);
-    if (!program.ok()) return FromStatus(program.status());
-    absl::StatusOr<std::string> src = RenderC(*program, a->name);
+    absl::StatusOr<std::string> src = RenderCKernel(*sink, a->name, dims);
     if (!src.ok()) return FromStatus(src.status());
     *out = uopc_sdk_blob(src->data(), src->size());
     return *out ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory");

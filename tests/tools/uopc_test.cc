@@ -1,6 +1,7 @@
 // The `uopc` command-line tool, run as a real process.
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -130,6 +131,40 @@ TEST(UopcTool, HelpEverywhere) {
   EXPECT_EQ(bad.out.rfind("uopc: unknown command 'frobnicate'", 0), 0u);
   EXPECT_EQ(Uopc("simplify /no/such/file").status, 1);
   EXPECT_EQ(Uopc("devices --help").status, 0);
+}
+
+// `uopc render`: a matmul lowered for this CPU (C, a register tile) and for sm_90 (CUDA, a
+// thread an output, with ptxas's figures where NVRTC is installed); bad targets refused.
+TEST(UopcTool, RenderShowsWhatATargetGets) {
+  const std::string matmul = Runfile("examples/seed/matmul.uir");
+  Result host = Uopc("render " + matmul);
+  EXPECT_EQ(host.status, 0) << host.out;
+  EXPECT_EQ(host.out.rfind("// target class=cpu arch=", 0), 0u) << host.out;
+  EXPECT_NE(host.out.find("// kernel k0: global ("), std::string::npos) << host.out;
+  EXPECT_NE(host.out.find("void k0("), std::string::npos) << host.out;
+  Result gpu = Uopc("render --target sm_90 " + matmul);
+  EXPECT_EQ(gpu.status, 0) << gpu.out;
+  EXPECT_NE(gpu.out.find("// target class=gpu arch=sm_90 "), std::string::npos) << gpu.out;
+  EXPECT_NE(gpu.out.find("// kernel k0: global (12, 1, 1), local (256, 1, 1)"), std::string::npos)
+      << gpu.out;
+  EXPECT_NE(gpu.out.find("extern \"C\" __global__ void k0("), std::string::npos) << gpu.out;
+  EXPECT_TRUE(gpu.out.find(" registers, ") != std::string::npos ||
+              gpu.out.find("no NVRTC here") != std::string::npos)
+      << gpu.out;
+  // the same graph on stdin, for a target given as text: AVX2's 16 registers of 8 floats
+  std::ifstream in(matmul);
+  std::stringstream text;
+  text << in.rdbuf();
+  Result avx2 = Uopc("render --target 'class=cpu vector_bits=256 registers=16'", text.str());
+  EXPECT_EQ(avx2.status, 0) << avx2.out;
+  EXPECT_NE(avx2.out.find("vector_bits=256 registers=16"), std::string::npos) << avx2.out;
+  EXPECT_EQ(Uopc("render --target sm_99 " + matmul).out,
+            "uopc render: --target sm_99: cuda: no target named \"sm_99\" (known: sm_70, "
+            "sm_75, sm_80, sm_86, sm_89, sm_90)\n");
+  EXPECT_EQ(Uopc("render --target tpu " + matmul).status, 2);
+  Result missing = Uopc("render /no/such.uir");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.out.find("cannot read /no/such.uir"), std::string::npos) << missing.out;
 }
 
 }  // namespace
