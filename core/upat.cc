@@ -15,6 +15,12 @@ const UOp& Match::operator[](absl::string_view name) const {
   __builtin_unreachable();
 }
 
+void Match::CheckContext(const std::type_info& asked) const {
+  UOPC_CHECK(!ctx_type_ || *ctx_type_ == asked)
+      << "a rule asked for its context as " << asked.name() << ", but graph_rewrite was given "
+      << ctx_type_->name();
+}
+
 bool Match::Has(absl::string_view name) const {
   for (const auto& [n, u] : captures_)
     if (n == name) return true;

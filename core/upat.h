@@ -10,14 +10,18 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 #include "core/uop.h"
 
 namespace uopc {
+
+class PatternMatcher;
 
 /// The nodes a successful match captured, by name, and the rewrite's context.
 class Match {
@@ -26,17 +30,23 @@ class Match {
   const UOp& operator[](absl::string_view name) const;
   /// Whether `name` was captured.
   bool Has(absl::string_view name) const;
-  /// The context pointer given to graph_rewrite.
+  /// The context given to graph_rewrite, of the type it was given as (a rule asking for
+  /// another type is a bug: a CHECK failure naming both).
   template <typename T>
   T* ctx() const {
+    CheckContext(typeid(T));
     return static_cast<T*>(ctx_);
   }
 
  private:
   friend class UPat;
   friend class PatternMatcher;
+  friend absl::StatusOr<UOp> GraphRewriteTyped(const UOp& root, const PatternMatcher& pm,
+                                               void* ctx, const std::type_info* type);
+  void CheckContext(const std::type_info& asked) const;
   absl::InlinedVector<std::pair<absl::string_view, UOp>, 4> captures_;
   void* ctx_ = nullptr;
+  const std::type_info* ctx_type_ = nullptr;  // null: untyped (any type may be asked for)
 };
 
 class UPat {

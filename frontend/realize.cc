@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
+#include "core/pattern_matcher.h"
 #include "core/status_macros.h"
 #include "core/substitute.h"
 #include "devices/registry.h"
@@ -184,6 +185,12 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::FindPlan(const Graph& g,
                      .count()
               << " ms (" << pass_times << ")\n"
               << text.substr(first + 1);
+    if (debug_ >= 3) {  // the rewrite rules that fired while lowering it, most first
+      std::string fired;
+      for (const auto& [rule, n] : TakeRuleCounts())
+        absl::StrAppend(&fired, fired.empty() ? "" : ", ", rule, " x", n);
+      std::cerr << "uopc: rules fired: " << (fired.empty() ? "none" : fired) << "\n";
+    }
   }
   return plan;
 }

@@ -16,7 +16,7 @@ bool ReshapeOfBuffer(const UOp& u) {
 }
 
 // ctx: Placement
-const PatternMatcher kCopyRules({
+const PatternMatcher kCopyRules("copy_rules", {
     // COLLECTIVE(x) -> x, where the ranks do nothing to x: the identity (f's forward, g's
     // gradient), or a group of one rank
     {UPat::Op({Ops::COLLECTIVE}, {{UPat::Var("x")}}, "c"),

@@ -113,7 +113,7 @@ SumMemo::SumMemo() : state_(std::make_unique<State>()), outer_(memo) { memo = st
 SumMemo::~SumMemo() { memo = outer_; }
 
 const PatternMatcher& AddRules() {
-  static const PatternMatcher* pm = new PatternMatcher({
+  static const PatternMatcher* pm = new PatternMatcher("add", {
       // x + 0 -> x
       {(UPat::Var("x") + UPat::Val(0)).Ints(), [](const Match& m) { return m["x"]; }},
       // a*c0 + ... + a*c1 + ... -> a*(c0+c1) + ...

@@ -54,7 +54,7 @@ UOp ThroughNegation(const Match& m) {
 }  // namespace
 
 const PatternMatcher& CompareRules() {
-  static const PatternMatcher* pm = new PatternMatcher({
+  static const PatternMatcher* pm = new PatternMatcher("compare", {
       // RANGE r < r.src[0] -> true
       {Lt(UPat::Op({Ops::RANGE}, std::nullopt, "r"), UPat::Var("e")),
        [](const Match& m) {

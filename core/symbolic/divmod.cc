@@ -228,7 +228,7 @@ UPat Mod(UPat a, UPat b) { return UPat::Op({Ops::MOD}, {{std::move(a), std::move
 }  // namespace
 
 const PatternMatcher& DivModRules() {
-  static const PatternMatcher* pm = new PatternMatcher({
+  static const PatternMatcher* pm = new PatternMatcher("divmod", {
       // x // 1 -> x
       {Div(UPat::Var("x"), UPat::Val(1)).Ints(), [](const Match& m) { return m["x"]; }},
       // x % 1 -> 0

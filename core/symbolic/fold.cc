@@ -36,7 +36,7 @@ UOp ConstRight(const Match& m) {
 }  // namespace
 
 const PatternMatcher& FoldRules() {
-  static const PatternMatcher* pm = new PatternMatcher({
+  static const PatternMatcher* pm = new PatternMatcher("fold", {
       {UPat::Op(OpsInGroup(kGroupAlu), std::nullopt, "n"), FoldConstants},
       {UPat::Op(OpsInGroup(kGroupAlu), std::nullopt, "n"), FoldBounds},
       {UPat::Op(OpsInGroup(kGroupCommutative), std::nullopt, "n"), ConstRight},

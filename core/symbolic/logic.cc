@@ -29,7 +29,7 @@ UOp NestedMaxConst(const Match& m) {
 
 const PatternMatcher& LogicRules() {
   const UPat x = UPat::Var("x");
-  static const PatternMatcher* pm = new PatternMatcher({
+  static const PatternMatcher* pm = new PatternMatcher("logic", {
       // where(c, a, b) with a constant c -> a or b
       {UPat::Op({Ops::WHERE}, {{UPat::Cst("c"), UPat::Var("a"), UPat::Var("b")}}),
        [](const Match& m) { return m["c"].ConstIntValue().value_or(1) ? m["a"] : m["b"]; }},

@@ -10,7 +10,7 @@ UOp Times(const UOp& x, __int128 c) { return x * UOp::ConstInt(x.dtype(), WrapTo
 }  // namespace
 
 const PatternMatcher& MulRules() {
-  static const PatternMatcher* pm = new PatternMatcher({
+  static const PatternMatcher* pm = new PatternMatcher("mul", {
       // x * 1 -> x
       {UPat::Var("x") * UPat::Val(1), [](const Match& m) { return m["x"]; }},
       // x * 0 -> 0

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "core/bounds.h"
+#include "core/check.h"
 #include "core/graph_rewrite.h"
 #include "core/substitute.h"
 #include "core/symbolic/add.h"
@@ -100,14 +101,16 @@ UOp SimplifyUnderGate(const Match& m) {
 const PatternMatcher& SimplifyRules() {
   static const PatternMatcher* pm = new PatternMatcher(
       FoldRules() + AddRules() + MulRules() + DivModRules() + CompareRules() + LogicRules() +
-      PatternMatcher({{UPat::Op({Ops::WHERE}, {{UPat::Var("c"), UPat::Var("a"), UPat::Var("b")}}),
+      PatternMatcher("where", {{UPat::Op({Ops::WHERE}, {{UPat::Var("c"), UPat::Var("a"), UPat::Var("b")}}),
                        SimplifyUnderGate}}));
   return *pm;
 }
 
 UOp Simplify(const UOp& u) {  // (re-entered by SimplifyUnderGate; the memo nests)
   SumMemo sums;
-  UOp out = GraphRewrite(u, SimplifyRules());
+  absl::StatusOr<UOp> rewritten = GraphRewrite(u, SimplifyRules());
+  UOPC_CHECK(rewritten.ok()) << rewritten.status().message();  // (a rule table's bug)
+  const UOp out = *std::move(rewritten);
   // a divisor that folds to the constant 0 makes a graph no verifier accepts: the graph
   // divides by zero wherever it runs, and is left as it was (for its user to find)
   for (const UOp& n : out.Toposort())

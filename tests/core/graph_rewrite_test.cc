@@ -21,7 +21,7 @@ const PatternMatcher& CountDown() {
 
 TEST(GraphRewrite, RewritesToAFixedPoint) {
   UOp x = UOp::Var("x", 0, 9);
-  EXPECT_EQ(GraphRewrite(x + 5, CountDown()), x + 0);
+  EXPECT_EQ(*GraphRewrite(x + 5, CountDown()), x + 0);
 }
 
 TEST(GraphRewrite, WhatARuleBuildsIsRewrittenToo) {
@@ -34,7 +34,7 @@ TEST(GraphRewrite, WhatARuleBuildsIsRewrittenToo) {
        }},
   });
   UOp x = UOp::Var("x", 0, 9);
-  EXPECT_EQ(GraphRewrite(x * 3, pm), x + (x + x * 1));
+  EXPECT_EQ(*GraphRewrite(x * 3, pm), x + (x + x * 1));
 }
 
 TEST(GraphRewrite, SharedSubgraphsAreRewrittenOnce) {
@@ -57,17 +57,41 @@ TEST(GraphRewrite, SourcesAreRewrittenBeforeTheirUsers) {
        [](const Match& m) { return UOp::Int(*m["a"].ConstIntValue() + *m["b"].ConstIntValue()); }},
   });
   UOp x = UOp::Var("x", 0, 9);
-  EXPECT_EQ(GraphRewrite(x + (UOp::Int(1) + UOp::Int(-1)), pm), x);
+  EXPECT_EQ(*GraphRewrite(x + (UOp::Int(1) + UOp::Int(-1)), pm), x);
 }
 
 TEST(GraphRewrite, DeepGraphsDoNotRecurse) {
   UOp x = UOp::Var("x", 0, 9);
   UOp e = x;
   for (int i = 0; i < 300000; ++i) e = e + 1;
-  UOp out = GraphRewrite(e, CountDown());
+  UOp out = *GraphRewrite(e, CountDown());
   UOp want = x;
   for (int i = 0; i < 300000; ++i) want = want + 0;
   EXPECT_EQ(out, want);
+}
+
+// x + 1 -> x - 1 and x - 1 -> x + 1 undo each other: the rewrite stops and names both.
+TEST(GraphRewrite, RulesThatUndoEachOtherAreNamedNotLoopedOn) {
+  PatternMatcher pm("flip", {
+      {UPat::Var("x") + UPat::Val(1), [](const Match& m) { return m["x"] + -1; }},
+      {UPat::Var("x") + UPat::Val(-1), [](const Match& m) { return m["x"] + 1; }},
+  });
+  absl::StatusOr<UOp> r = GraphRewrite(UOp::Var("x", 0, 9) + 1, pm);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "graph_rewrite: a node was rewritten 10000 times in a row; these rules keep undoing "
+            "each other: flip[0], flip[1] (at add)");
+}
+
+TEST(GraphRewrite, RulesAreNamedByTheirTableAndPlace) {
+  PatternMatcher a("a", {{UPat::Cst("c"), [](const Match&) { return UOp(); }}});
+  PatternMatcher b("b", {{UPat::Cst("c"), [](const Match&) { return UOp(); }},
+                         {UPat::Cst("c"), [](const Match&) { return UOp(); }}});
+  PatternMatcher ab = a + b;
+  EXPECT_EQ(ab.RuleName(0), "a[0]");
+  EXPECT_EQ(ab.RuleName(2), "b[1]");
+  EXPECT_EQ(PatternMatcher({{UPat::Cst("c"), [](const Match&) { return UOp(); }}}).RuleName(0),
+            "rules[0]");
 }
 
 }  // namespace
