@@ -174,7 +174,7 @@ absl::Status NodeCheck::CheckDTypes() const {
     case Ops::SQRT:
     case Ops::RECIP:
     case Ops::TRUNC:
-      if (!IsFloat(T(0))) return Fail("a non-float operand", "a float operand");
+      if (IsFloatOnly(op) && !IsFloat(T(0))) return Fail("a non-float operand", "a float operand");
       return absl::OkStatus();
     case Ops::WHERE:
       if (!IsBool(T(0))) return Fail("a non-bool condition", "a bool condition");
@@ -197,10 +197,11 @@ absl::Status NodeCheck::CheckDTypes() const {
       if (!all_same(0)) return Fail("operands of different dtypes", "one dtype");
       DType x = T(0);
       bool ok = x != DType::kVoid;
-      if (op == Ops::ADD || op == Ops::MUL) ok &= !IsBool(x);
-      if (op == Ops::FDIV) ok &= IsFloat(x);
-      if (op == Ops::FLOORDIV || op == Ops::MOD || op == Ops::SHL || op == Ops::SHR) ok &= IsInt(x);
-      if (op == Ops::AND || op == Ops::OR || op == Ops::XOR) ok &= !IsFloat(x);
+      const uint32_t g = OpGroups(op);  // (core/ops.h: the dtypes it is defined for)
+      if (g & kGroupNoBool) ok &= !IsBool(x);
+      if (g & kGroupFloatOnly) ok &= IsFloat(x);
+      if (g & kGroupIntOnly) ok &= IsInt(x);
+      if (g & kGroupNoFloat) ok &= !IsFloat(x);
       if (!ok) return Fail(absl::StrCat("dtype ", DTypeName(x)), "a dtype this op is defined for");
       if ((op == Ops::FLOORDIV || op == Ops::MOD) && u_.src(1).ConstIntValue() == 0)
         return Fail("division by the constant 0", "a nonzero divisor");

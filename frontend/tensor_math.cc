@@ -52,9 +52,7 @@ Tensor Elementwise(Ops op, std::vector<Tensor> in, const char* name) {
   DType t = in[first].dtype();
   for (size_t i = first + 1; i < in.size(); ++i)
     t = PromoteTypes(t, in[i].dtype()).value_or(DType::kF32);
-  bool needs_float = op == Ops::FDIV || op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN ||
-                     op == Ops::SQRT || op == Ops::RECIP || op == Ops::TRUNC;
-  if (needs_float && !IsFloat(t)) t = DType::kF32;
+  if (IsFloatOnly(op) && !IsFloat(t)) t = DType::kF32;  // (core/ops.h: its operands are floats)
   if ((op == Ops::ADD || op == Ops::MUL) && IsBool(t)) t = DType::kI32;
   TensorShape shape = Broadcast(in, name);
   std::vector<UOp> src;

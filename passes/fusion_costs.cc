@@ -37,7 +37,7 @@ bool ReadsManyBuffers(const UOp& u, const absl::flat_hash_set<const UOp::Node*>&
 // sum and output) stays three kernels. Anything else: any number.
 size_t KernelsThatMayRepeat(const UOp& u, const absl::flat_hash_set<const UOp::Node*>& staged) {
   if (u.is(Ops::REDUCE)) return 1;
-  if (u.is(Ops::EXP2) || u.is(Ops::LOG2) || u.is(Ops::SIN)) return 2;
+  if (IsTranscendental(u.op())) return 2;
   if (IsAlu(u.op()) && ReadsManyBuffers(u, staged)) return 1;
   return SIZE_MAX;
 }

@@ -116,8 +116,7 @@ absl::StatusOr<UOp> SplitReduces(const UOp& g, const PassContext& ctx) {
     const std::optional<std::string> device = gpu(orig);
     if (!device) return rebuilt;
     UOp out = rebuilt;
-    const Ops op = orig.arg().Get<ReduceArg>().op;
-    if (op == Ops::ADD || op == Ops::MAX)
+    if (IsAssociative(orig.arg().Get<ReduceArg>().op))
       if (UOp split = Split(orig, rebuilt.src(0), shapes.at(orig.src(0).get()), *device)) out = split;
     if (staged.contains(orig.get())) out = UOp::Derived(Ops::STAGE, {out}, DeviceArg{*device});
     return out;

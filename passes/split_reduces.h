@@ -7,7 +7,7 @@
 // is a kernel of its own. The chunk is the largest divisor of the
 // reduction's length up to its square root (at least 256 where one divides it), so both
 // reductions are short and the first has many threads; a length with no such divisor stays
-// as it is. ADD and MAX reductions only (associative); the order of a float sum changes,
+// as it is. Associative reductions only (core/ops.h: ADD, MAX, ...); the order of a float sum changes,
 // so a GPU's result may differ from a CPU's in its last bits. Input and output: a SINK of
 // tensor-level roots (before kernelize).
 #pragma once
