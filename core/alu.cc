@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/check.h"
 #include "core/float16.h"
 
 namespace uopc {
@@ -103,8 +104,12 @@ std::optional<Arg> EvalInt(Ops op, DType t, absl::Span<const Arg> x) {
     case Ops::SHR:
       if (b < 0 || b >= bits) return Arg(int64_t{a < 0 ? -1 : 0});
       return wrap(a >> static_cast<int>(b));  // arithmetic for signed, a >= 0 for unsigned
-    default: return std::nullopt;
+    UOPC_FOR_EACH_NON_ALU_OP(UOPC_OP_CASE) case Ops::EXP2: case Ops::LOG2: case Ops::SIN:
+    case Ops::SQRT: case Ops::RECIP: case Ops::TRUNC: case Ops::CAST: case Ops::BITCAST:
+    case Ops::FDIV: case Ops::WHERE:
+      return std::nullopt;
   }
+  UOPC_UNREACHABLE("an op");
 }
 
 std::optional<Arg> EvalFloat(Ops op, DType t, absl::Span<const Arg> x) {
@@ -126,8 +131,12 @@ std::optional<Arg> EvalFloat(Ops op, DType t, absl::Span<const Arg> x) {
     case Ops::CMPLT: return Arg(a < b);
     case Ops::CMPNE: return Arg(a != b);
     case Ops::CMPEQ: return Arg(a == b);
-    default: return std::nullopt;
+    UOPC_FOR_EACH_NON_ALU_OP(UOPC_OP_CASE) case Ops::CAST: case Ops::BITCAST:
+    case Ops::FLOORDIV: case Ops::MOD: case Ops::AND: case Ops::OR: case Ops::XOR:
+    case Ops::SHL: case Ops::SHR: case Ops::WHERE:
+      return std::nullopt;
   }
+  UOPC_UNREACHABLE("an op");
 }
 
 std::optional<Arg> EvalBool(Ops op, absl::Span<const Arg> x) {
@@ -140,8 +149,13 @@ std::optional<Arg> EvalBool(Ops op, absl::Span<const Arg> x) {
     case Ops::CMPNE: return Arg(a != b);
     case Ops::CMPEQ: return Arg(a == b);
     case Ops::CMPLT: return Arg(!a && b);
-    default: return std::nullopt;
+    UOPC_FOR_EACH_NON_ALU_OP(UOPC_OP_CASE) case Ops::EXP2: case Ops::LOG2: case Ops::SIN:
+    case Ops::SQRT: case Ops::RECIP: case Ops::TRUNC: case Ops::CAST: case Ops::BITCAST:
+    case Ops::ADD: case Ops::MUL: case Ops::FDIV: case Ops::FLOORDIV: case Ops::MOD:
+    case Ops::SHL: case Ops::SHR: case Ops::WHERE:
+      return std::nullopt;
   }
+  UOPC_UNREACHABLE("an op");
 }
 
 }  // namespace
@@ -205,7 +219,12 @@ std::optional<Arg> EvalAlu(Ops op, DType in, DType out, absl::Span<const Arg> x)
     case Ops::BITCAST:
       if (DTypeSize(in) != DTypeSize(out)) return std::nullopt;
       return BitcastValue(x[0], in, out);
-    default: break;
+    UOPC_FOR_EACH_NON_ALU_OP(UOPC_OP_CASE) case Ops::EXP2: case Ops::LOG2: case Ops::SIN:
+    case Ops::SQRT: case Ops::RECIP: case Ops::TRUNC: case Ops::ADD: case Ops::MUL:
+    case Ops::FDIV: case Ops::FLOORDIV: case Ops::MOD: case Ops::MAX: case Ops::CMPLT:
+    case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND: case Ops::OR: case Ops::XOR:
+    case Ops::SHL: case Ops::SHR:
+      break;
   }
   if (IsBool(in)) return EvalBool(op, x);
   if (IsFloat(in)) return EvalFloat(op, in, x);

@@ -30,9 +30,19 @@ class CheckFailure {
   std::ostringstream msg_;
 };
 
+/// After a switch with a case for every enumerator: a value that is none of them.
+[[noreturn]] inline void Unreachable(const char* what, const char* file, int line) {
+  std::cerr << file << ":" << line << ": internal error: " << what << " is no value of its enum"
+            << std::endl;
+  std::abort();
+}
+
 }  // namespace uopc::internal
 
 #define UOPC_CHECK(cond) \
   if (cond) {            \
   } else                 \
     ::uopc::internal::CheckFailure(#cond, __FILE__, __LINE__)
+
+// After a switch that has a case for every enumerator (no `default:`, -Werror=switch).
+#define UOPC_UNREACHABLE(what) ::uopc::internal::Unreachable(what, __FILE__, __LINE__)

@@ -32,7 +32,9 @@ inline constexpr uint32_t kGroupAssociative = 1u << 9;    // f(f(a, b), c) == f(
                                                           // reduction may be split)
 
 // X(enum, text name, number of sources (-1: variable), groups, kind of argument)
-#define UOPC_FOR_EACH_OP(X)                                                             \
+#define UOPC_FOR_EACH_OP(X) UOPC_FOR_EACH_NON_ALU_OP(X) UOPC_FOR_EACH_ALU_OP(X)
+
+#define UOPC_FOR_EACH_NON_ALU_OP(X)                                                     \
   /* graph structure and leaves */                                                      \
   X(SINK, "sink", -1, 0, None)     /* roots of a graph */                              \
   X(CONST, "const", 0, 0, Const)   /* arg: ConstValue */                               \
@@ -57,7 +59,9 @@ inline constexpr uint32_t kGroupAssociative = 1u << 9;    // f(f(a, b), c) == f(
   X(STAGE, "stage", 1, 0, Device)                 /* materialize on arg's device */    \
   X(COPY, "copy", 1, 0, Device)                   /* arg: DeviceArg (target) */        \
   X(ASSIGN, "assign", 2, 0, None)                 /* src: target buffer, value */      \
-  X(COLLECTIVE, "collective", 1, 0, Collective)   /* across the ranks of a group */    \
+  X(COLLECTIVE, "collective", 1, 0, Collective)   /* across the ranks of a group */
+
+#define UOPC_FOR_EACH_ALU_OP(X)                                                         \
   /* unary ALU */                                                                       \
   X(EXP2, "exp2", 1, kGroupAlu | kGroupFloatOnly | kGroupTranscendental, None)         \
   X(LOG2, "log2", 1, kGroupAlu | kGroupFloatOnly | kGroupTranscendental, None)         \
@@ -84,6 +88,11 @@ inline constexpr uint32_t kGroupAssociative = 1u << 9;    // f(f(a, b), c) == f(
   X(SHR, "shr", 2, kGroupAlu | kGroupIntOnly, None)                                    \
   /* ternary ALU */                                                                     \
   X(WHERE, "where", 3, kGroupAlu, None) /* src: bool cond, a, b */
+
+// `case Ops::E:` for each op of a table: a switch over ops names the ops it does nothing
+// with instead of a `default:`, so that the compiler (-Werror=switch) names every op a new
+// case forgets: UOPC_FOR_EACH_NON_ALU_OP(UOPC_OP_CASE) return x;
+#define UOPC_OP_CASE(e, n, a, g, k) case Ops::e:
 
 enum class Ops : uint8_t {
 #define UOPC_OP_ENUM(e, n, a, g, k) e,

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
+#include "core/check.h"
 #include "core/float_format.h"
 #include "core/uir.h"
 
@@ -56,8 +57,17 @@ bool PrintsDType(const UOp& u) {
     case Ops::ALLOC:
     case Ops::CAST:
     case Ops::BITCAST: return true;
-    default: return DerivedDType(u.op(), u.src()) != u.dtype();
+    case Ops::SINK: case Ops::RANGE: case Ops::INDEX: case Ops::LOAD: case Ops::STORE:
+    case Ops::END: case Ops::AFTER: case Ops::RESHAPE: case Ops::EXPAND: case Ops::PERMUTE:
+    case Ops::PAD: case Ops::SHRINK: case Ops::FLIP: case Ops::REDUCE: case Ops::STAGE:
+    case Ops::COPY: case Ops::ASSIGN: case Ops::COLLECTIVE: case Ops::EXP2: case Ops::LOG2:
+    case Ops::SIN: case Ops::SQRT: case Ops::RECIP: case Ops::TRUNC: case Ops::ADD:
+    case Ops::MUL: case Ops::FDIV: case Ops::FLOORDIV: case Ops::MOD: case Ops::MAX:
+    case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND: case Ops::OR:
+    case Ops::XOR: case Ops::SHL: case Ops::SHR: case Ops::WHERE:
+      return DerivedDType(u.op(), u.src()) != u.dtype();
   }
+  UOPC_UNREACHABLE("an op");
 }
 
 }  // namespace

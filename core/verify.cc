@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
+#include "core/check.h"
 #include "core/status_macros.h"
 #include "core/symbolic/simplify.h"
 
@@ -315,8 +316,13 @@ absl::StatusOr<Shape> NodeCheck::MovementShape() const {
       return out;
     }
     case Ops::FLIP: RETURN_IF_ERROR(CheckAxes(u_.arg().Get<Axes>().v, in.size(), false)); return in;
-    default: return in;
+    case Ops::SINK: case Ops::CONST: case Ops::VAR: case Ops::BUFFER: case Ops::ALLOC:
+    case Ops::RANGE: case Ops::INDEX: case Ops::LOAD: case Ops::STORE: case Ops::END:
+    case Ops::AFTER: case Ops::REDUCE: case Ops::STAGE: case Ops::COPY: case Ops::ASSIGN:
+    case Ops::COLLECTIVE: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE)
+      return in;
   }
+  UOPC_UNREACHABLE("an op");
 }
 
 absl::StatusOr<Shape> NodeCheck::Run() {
@@ -357,7 +363,14 @@ absl::StatusOr<Shape> NodeCheck::Run() {
     case Ops::CAST:
     case Ops::BITCAST: return S(0);
     case Ops::ASSIGN:
-    default: break;
+    case Ops::SINK: case Ops::CONST: case Ops::VAR: case Ops::RANGE: case Ops::INDEX:
+    case Ops::LOAD: case Ops::STORE: case Ops::END: case Ops::RESHAPE: case Ops::EXPAND:
+    case Ops::PERMUTE: case Ops::PAD: case Ops::SHRINK: case Ops::FLIP: case Ops::EXP2:
+    case Ops::LOG2: case Ops::SIN: case Ops::SQRT: case Ops::RECIP: case Ops::TRUNC:
+    case Ops::ADD: case Ops::MUL: case Ops::FDIV: case Ops::FLOORDIV: case Ops::MOD:
+    case Ops::MAX: case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND:
+    case Ops::OR: case Ops::XOR: case Ops::SHL: case Ops::SHR: case Ops::WHERE:
+      break;
   }
   if (IsMovement(u_.op())) return MovementShape();
   if (IsAlu(u_.op()) || u_.is(Ops::ASSIGN)) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 
+#include "core/check.h"
 #include "core/bounds.h"
 #include "core/substitute.h"
 #include "core/symbolic/simplify.h"
@@ -95,8 +96,13 @@ std::string Infix(const UOp& u) {
     case Ops::FLOORDIV: return absl::StrCat(operand(u.src(0)), "//", operand(u.src(1)));
     case Ops::MOD: return absl::StrCat(operand(u.src(0)), "%", operand(u.src(1)));
     case Ops::MAX: return absl::StrCat("max(", Infix(u.src(0)), ", ", Infix(u.src(1)), ")");
-    default: return absl::StrCat(OpName(u.op()), "(...)");
+    UOPC_FOR_EACH_NON_ALU_OP(UOPC_OP_CASE) case Ops::EXP2: case Ops::LOG2: case Ops::SIN:
+    case Ops::SQRT: case Ops::RECIP: case Ops::TRUNC: case Ops::CAST: case Ops::BITCAST:
+    case Ops::FDIV: case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND:
+    case Ops::OR: case Ops::XOR: case Ops::SHL: case Ops::SHR: case Ops::WHERE:
+      return absl::StrCat(OpName(u.op()), "(...)");
   }
+  UOPC_UNREACHABLE("an op");
 }
 
 }  // namespace

@@ -289,7 +289,10 @@ absl::StatusOr<UOp> KernelBuilder::Compute(const UOp& u, const Index& idx) {
       return valid.Where(v, UOp::ConstInt(u.dtype(), 0));
     }
     case Ops::REDUCE: return Reduce(u, idx);
-    default: break;
+    case Ops::SINK: case Ops::ALLOC: case Ops::RANGE: case Ops::INDEX: case Ops::LOAD:
+    case Ops::STORE: case Ops::END: case Ops::COPY: case Ops::ASSIGN: case Ops::COLLECTIVE:
+    UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE)
+      break;
   }
   if (!IsAlu(u.op()))
     return absl::UnimplementedError(

@@ -361,7 +361,10 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
       Line(absl::StrCat(R(u.src(0)), " = ", v, ";"));
       return absl::OkStatus();
     }
-    default: break;
+    case Ops::RESHAPE: case Ops::EXPAND: case Ops::PERMUTE: case Ops::PAD: case Ops::SHRINK:
+    case Ops::FLIP: case Ops::REDUCE: case Ops::STAGE: case Ops::COPY: case Ops::ASSIGN:
+    case Ops::COLLECTIVE: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE)
+      break;
   }
   if (!IsAlu(u.op()))
     return absl::InvalidArgumentError(
