@@ -122,9 +122,11 @@ Runtime::Runtime()
   }
   int beam = 0;
   const char* b = std::getenv("UOPC_BEAM");
-  if (b && (!absl::SimpleAtoi(b, &beam) || beam < 0))
+  if (b && (!absl::SimpleAtoi(b, &beam) || beam < 0)) {
     std::cerr << "uopc: UOPC_BEAM=" << b
               << " is not a beam width (a count of action lists); no search\n";
+    beam = 0;  // (a failed parse leaves what it read: "2x" was a width of 2)
+  }
   if (beam < 1) return;
   KernelSearch::Options o{.beam = beam, .verbose = debug_ >= 1};
   const char* s = std::getenv("UOPC_BEAM_SECONDS");
