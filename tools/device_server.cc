@@ -1,5 +1,7 @@
 #include "tools/device_server.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <random>
 #include <thread>
@@ -32,10 +34,14 @@ grpc::Status DeviceServer::Admit(const grpc::ServerContext* ctx) const {
   return grpc::Status::OK;
 }
 
+double DeviceServer::ThrottleSeconds(uint64_t bytes, double gbps) {
+  if (!(gbps > 0)) return 0;
+  return std::min(1e9, static_cast<double>(bytes) * 8 / (gbps * 1e9));
+}
+
 void DeviceServer::Throttle(uint64_t bytes) const {
-  if (options_.bandwidth_gbps <= 0) return;
-  std::this_thread::sleep_for(std::chrono::duration<double>(
-      static_cast<double>(bytes) * 8 / (options_.bandwidth_gbps * 1e9)));
+  if (const double s = ThrottleSeconds(bytes, options_.bandwidth_gbps); s > 0)
+    std::this_thread::sleep_for(std::chrono::duration<double>(s));
 }
 
 grpc::Status DeviceServer::Open(grpc::ServerContext* ctx, const remote::OpenRequest*,

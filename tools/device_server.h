@@ -45,6 +45,10 @@ class DeviceServer final : public remote::DeviceService::Service {
   grpc::Status Run(grpc::ServerContext* ctx,
                    grpc::ServerReaderWriter<remote::Reply, remote::Batch>* stream) override;
 
+  /// How long copying `bytes` takes at `gbps` Gbit/s (0 for no limit): at most 1e9 s, so
+  /// that a tiny bandwidth stalls instead of overflowing the clock into no wait at all.
+  static double ThrottleSeconds(uint64_t bytes, double gbps);
+
  private:
   struct Loaded {
     std::shared_ptr<Program> program;

@@ -123,6 +123,19 @@ remote::Batch CopyOut(uint64_t session, uint64_t buffer, uint64_t offset, uint64
   return b;
 }
 
+// --bandwidth-gbps 1e-200 is in the flag's range and stalls a copy, as 1e-18 does (it
+// overflowed the clock's duration into no wait at all).
+TEST(DeviceServer, ATinyBandwidthStallsInsteadOfLimitingNothing) {
+  EXPECT_EQ(DeviceServer::ThrottleSeconds(1 << 20, 0), 0);
+  EXPECT_DOUBLE_EQ(DeviceServer::ThrottleSeconds(125000000, 1), 1.0);  // 1 Gbit at 1 Gbit/s
+  EXPECT_EQ(DeviceServer::ThrottleSeconds(1, 1e-200), 1e9);
+  EXPECT_EQ(DeviceServer::ThrottleSeconds(1, 1e-18), 1e9);
+  // and the longest wait fits the clock that sleeps it
+  const auto wait = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(DeviceServer::ThrottleSeconds(1, 1e-200)));
+  EXPECT_GT(wait.count(), 0);
+}
+
 TEST(DeviceServer, CallsWithoutTheTokenAreRefusedAndChangeNothing) {
   Fixture f;
   uint64_t session = f.Open(), buffer = 0;
