@@ -45,6 +45,13 @@ using namespace uopc;
 
 namespace {
 
+// "4.0 KiB" ... "1.5 GiB"; a count past 2^64 bytes (a size estimate of absurd flags) in GiB,
+// where ByteString's integer would wrap to "0 B".
+std::string ApproxBytes(double bytes) {
+  if (bytes < 1.8e19) return ByteString(static_cast<uint64_t>(bytes));
+  return absl::StrFormat("%.3g GiB", bytes / 1073741824.0);
+}
+
 std::string Eta(double seconds) {
   int s = static_cast<int>(seconds + 0.5);
   return s >= 60 ? absl::StrCat(s / 60, "m", s % 60 < 10 ? "0" : "", s % 60, "s")
@@ -238,8 +245,7 @@ int main(int argc, char** argv) {
       return Fail(absl::StrFormat(
           "a model of %d layers x %d dims with batches of %d x %d needs about %s to train; %s "
           "has %s: choose a smaller --layers, --dim, --batch or --context",
-          layers, dim, local, context, ByteString(static_cast<uint64_t>(need)), device,
-          ByteString(static_cast<uint64_t>(have))));
+          layers, dim, local, context, ApproxBytes(need), device, ApproxBytes(have)));
     Tensor::ManualSeed(static_cast<uint64_t>(seed));
     Gpt model(config);
     model.Split(devices);  // before the optimizer: its state lives where the parameters do

@@ -483,6 +483,14 @@ TEST(GptTrain, BadFlagsAreOneLineErrorsNeverCrashes) {
   CommandResult big = RunCommand(Bin("gpt_train") + " --layers 1024 --dim 65536", 30);
   EXPECT_EQ(big.status, 1);
   EXPECT_NE(big.out.find("GiB to train; CPU has "), std::string::npos) << big.out;
+  // an estimate past 2^64 bytes is not "about 0 B" (issue 33's probe)
+  const std::string long_text = Tmp("long.txt");
+  std::ofstream(long_text) << std::string(1100000, 'a') + "bc";
+  CommandResult huge = RunCommand(
+      Bin("gpt_train") + " --data " + long_text + " --context 1048576 --batch 1048576", 30);
+  EXPECT_EQ(huge.status, 1) << huge.out;
+  EXPECT_EQ(huge.out.find("about 0 B"), std::string::npos) << huge.out;
+  EXPECT_NE(huge.out.find("GiB to train; CPU has "), std::string::npos) << huge.out;
   for (const char* file : {"--data /dev/zero", "--resume --checkpoint /dev/zero"}) {
     CommandResult z = RunCommand(Bin("gpt_train") + " " + file, 30);
     EXPECT_EQ(z.status, 1) << file;
