@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 
 #include "frontend/nn.h"
@@ -16,15 +17,20 @@ inline constexpr char kDeviceHelp[] =
     "the device to run on (CPU, CPU:1, ...), or several, comma-separated, to split the model's "
     "blocks over them as a pipeline (CPU:0,CPU:1; UOPC_CPU_DEVICES=2 makes two CPU devices)";
 
-/// The devices of a --device value; throws uopc::Error naming a device that does not exist.
+/// The devices of a --device value; throws uopc::Error naming a device that does not exist,
+/// or an empty name ("CPU:0," or "CPU:0,,CPU:1").
 inline std::vector<DeviceRef> DeviceList(const std::string& flag) {
+  if (absl::StripAsciiWhitespace(flag).empty())
+    ThrowInvalid("--device is empty; expected a device name such as CPU");
   std::vector<DeviceRef> out;
-  for (absl::string_view name : absl::StrSplit(flag, ',', absl::SkipWhitespace())) {
-    DeviceRef d{std::string(name)};
+  for (absl::string_view name : absl::StrSplit(flag, ',')) {
+    if (absl::StripAsciiWhitespace(name).empty())
+      ThrowInvalid("--device " + flag + ": an empty device name; expected names such as " +
+                   "CPU:0,CPU:1, comma-separated");
+    DeviceRef d{std::string(absl::StripAsciiWhitespace(name))};
     d.get();  // exists?
     out.push_back(std::move(d));
   }
-  if (out.empty()) ThrowInvalid("--device is empty; expected a device name such as CPU");
   return out;
 }
 

@@ -483,6 +483,15 @@ TEST(GptTrain, BadFlagsAreOneLineErrorsNeverCrashes) {
   CommandResult big = RunCommand(Bin("gpt_train") + " --layers 1024 --dim 65536", 30);
   EXPECT_EQ(big.status, 1);
   EXPECT_NE(big.out.find("GiB to train; CPU has "), std::string::npos) << big.out;
+  // a --device list with an empty name is refused (issue 33's probe: "CPU:0," was accepted)
+  for (const char* list : {"CPU:0,", "CPU:0,,CPU:0", ",CPU:0"}) {
+    CommandResult d = RunCommand(Bin("gpt_train") + " --steps 1 --device " + list, 30);
+    EXPECT_EQ(d.status, 1) << list << ": " << d.out;
+    EXPECT_EQ(d.out, absl::StrCat("gpt_train: --device ", list,
+                                  ": an empty device name; expected names such as CPU:0,CPU:1, "
+                                  "comma-separated\n"))
+        << list;
+  }
   // an estimate past 2^64 bytes is not "about 0 B" (issue 33's probe)
   const std::string long_text = Tmp("long.txt");
   std::ofstream(long_text) << std::string(1100000, 'a') + "bc";
