@@ -1,8 +1,11 @@
 #include "backends/c/thread_pool.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <system_error>
 
 #include <sched.h>
 
@@ -11,8 +14,13 @@ namespace uopc::cpu {
 int ThreadsFromEnvironment() {
   if (const char* v = std::getenv("UOPC_THREADS"); v && *v) {
     char* end = nullptr;
+    errno = 0;
     long n = std::strtol(v, &end, 10);
-    if (*end == 0 && n >= 1) return static_cast<int>(std::min(n, 1024L));
+    if (*end == 0 && errno == 0 && n >= 1 && n <= 1024) return static_cast<int>(n);
+    std::fprintf(stderr,
+                 "uopc: UOPC_THREADS=%s is not a count of threads from 1 to 1024; using %s\n", v,
+                 *end == 0 && n > 1024 ? "1024" : "every core");
+    if (*end == 0 && n > 1024) return 1024;
   }
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
@@ -24,8 +32,21 @@ ThreadPool& ThreadPool::Get() {
   return *pool;
 }
 
-ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
-  for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { Work(); });
+ThreadPool::ThreadPool(int threads) {
+  // the caller's thread is one; a worker the system cannot start (its limit on threads or
+  // address space) leaves the pool smaller, with one line on stderr, never an abort
+  for (int i = 1; i < threads; ++i) {
+    try {
+      workers_.emplace_back([this] { Work(); });
+    } catch (const std::system_error& e) {
+      std::fprintf(stderr,
+                   "uopc: c plugin: %d of the %d threads asked for could be started (%s); "
+                   "kernels run on %d (UOPC_THREADS sets how many)\n",
+                   i, threads, e.what(), i);
+      break;
+    }
+  }
+  threads_ = static_cast<int>(workers_.size()) + 1;
   for (std::thread& t : workers_) t.detach();  // they sleep until the process ends
 }
 

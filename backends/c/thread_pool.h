@@ -41,7 +41,7 @@ class ThreadPool {
   };
   void Work();
 
-  const int threads_;
+  int threads_ = 1;  // (set once, in the constructor)
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Job>> jobs_;

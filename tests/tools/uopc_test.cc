@@ -167,4 +167,31 @@ TEST(UopcTool, RenderShowsWhatATargetGets) {
   EXPECT_NE(missing.out.find("cannot read /no/such.uir"), std::string::npos) << missing.out;
 }
 
+// Workers the system cannot start (here: an address-space limit that 100,000 thread stacks
+// exceed) leave the C plugin with fewer threads and one line, not an abort (issue 33's
+// probe: exit 134 from an uncaught std::system_error); a bad count says what it accepts.
+TEST(UopcTool, ThreadsTheSystemCannotStartAreFewerThreadsNotACrash) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory does not fit the address-space limit";
+#endif
+  Result r = RunCommand("ulimit -v 6000000; UOPC_THREADS=100000 " + Runfile("tools/uopc") +
+                        " devices");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("smoke kernel: PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("UOPC_THREADS=100000 is not a count of threads from 1 to 1024; using 1024"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" of the 1024 threads asked for could be started ("), std::string::npos)
+      << r.out;
+}
+
+TEST(UopcTool, ABadThreadCountSaysWhatItAccepts) {
+  Result bad = RunCommand("UOPC_THREADS=2x " + Runfile("tools/uopc") + " devices");
+  EXPECT_EQ(bad.status, 0) << bad.out;
+  EXPECT_NE(bad.out.find("UOPC_THREADS=2x is not a count of threads from 1 to 1024; using every "
+                         "core"),
+            std::string::npos)
+      << bad.out;
+}
+
 }  // namespace
