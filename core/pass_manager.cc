@@ -1,5 +1,6 @@
 #include "core/pass_manager.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -7,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
+#include "core/env.h"
 #include "core/status_macros.h"
 #include "core/uir.h"
 #include "core/verify.h"
@@ -28,10 +30,15 @@ class FnPass : public Pass {
   std::function<absl::StatusOr<UOp>(const UOp&, const PassContext&)> fn_;
 };
 
-bool PrintAfter(absl::string_view pass) {
-  const char* env = std::getenv("UOPC_PRINT_AFTER");
-  if (!env) return false;
-  for (absl::string_view p : absl::StrSplit(env, ','))
+// Whether UOPC_PRINT_AFTER names `pass` (or is "all"); a name of no pass of `pm` and none
+// registered is said once, with the names there are.
+bool PrintAfter(absl::string_view pass, const std::vector<std::string>& pipeline) {
+  if (!std::getenv("UOPC_PRINT_AFTER")) return false;
+  std::vector<std::string> known = pipeline;
+  for (const std::string& n : PassRegistry::Get().Names())
+    if (std::find(known.begin(), known.end(), n) == known.end()) known.push_back(n);
+  known.push_back("all");
+  for (const std::string& p : EnvNames("UOPC_PRINT_AFTER", known))
     if (p == pass || p == "all") return true;
   return false;
 }
@@ -57,6 +64,12 @@ void PassRegistry::Register(const std::string& name, Factory factory) {
   factories_.emplace_back(name, std::move(factory));
 }
 
+std::vector<std::string> PassRegistry::Names() const {
+  std::vector<std::string> out;
+  for (const auto& [n, f] : factories_) out.push_back(n);
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<Pass>> PassRegistry::Create(const std::string& name) const {
   std::vector<std::string> names;
   for (const auto& [n, f] : factories_) {
@@ -68,11 +81,10 @@ absl::StatusOr<std::unique_ptr<Pass>> PassRegistry::Create(const std::string& na
 }
 
 bool PassManager::DefaultVerify() {
-  if (const char* v = std::getenv("UOPC_VERIFY")) return std::string(v) != "0";
 #ifdef NDEBUG
-  return false;
+  return EnvBool("UOPC_VERIFY", false);
 #else
-  return true;
+  return EnvBool("UOPC_VERIFY", true);
 #endif
 }
 
@@ -122,7 +134,7 @@ absl::StatusOr<UOp> PassManager::Run(const UOp& graph, const PassContext& ctx) {
       return absl::Status(out.status().code(),
                           absl::StrCat("pass ", pass->name(), ": ", out.status().message()));
     g = *std::move(out);
-    if (PrintAfter(pass->name())) std::cerr << "== after " << pass->name() << "\n" << ToUir(g);
+    if (PrintAfter(pass->name(), names())) std::cerr << "== after " << pass->name() << "\n" << ToUir(g);
     if (verify_) {
       if (absl::Status s = Verify(g); !s.ok())
         return absl::InternalError(

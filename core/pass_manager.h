@@ -63,6 +63,8 @@ class PassRegistry {
   static PassRegistry& Get();
   /// Registers `factory` under `name` (replacing an earlier one of that name).
   void Register(const std::string& name, Factory factory);
+  /// The registered names, in order of registration.
+  std::vector<std::string> Names() const;
   /// A new instance of the pass `name`; NotFound lists the registered names.
   absl::StatusOr<std::unique_ptr<Pass>> Create(const std::string& name) const;
 

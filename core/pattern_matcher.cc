@@ -7,14 +7,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
+#include "core/env.h"
+
 namespace uopc {
 namespace {
 
 bool Counting() {
-  static const bool on = [] {
-    const char* d = std::getenv("UOPC_DEBUG");
-    return d && std::atoi(d) >= 3;
-  }();
+  static const bool on = EnvInt("UOPC_DEBUG", 0, 9, 0) >= 3;
   return on;
 }
 

@@ -10,11 +10,13 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "core/env.h"
+
 namespace uopc {
 namespace {
 
 void HostLog(void*, uopc_log_level level, const char* msg, uint64_t len) {
-  if (level < UOPC_LOG_WARNING && !std::getenv("UOPC_DEBUG")) return;
+  if (level < UOPC_LOG_WARNING && EnvInt("UOPC_DEBUG", 0, 9, 0) < 1) return;
   std::cerr << std::string(msg, len) << "\n";
 }
 

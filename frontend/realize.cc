@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
+#include "core/env.h"
 #include "core/pattern_matcher.h"
 #include "core/status_macros.h"
 #include "core/substitute.h"
@@ -101,10 +102,7 @@ Runtime& Runtime::Get() {
 }
 
 namespace {
-int DebugLevel() {
-  const char* d = std::getenv("UOPC_DEBUG");
-  return d ? std::atoi(d) : 0;
-}
+int DebugLevel() { return static_cast<int>(EnvInt("UOPC_DEBUG", 0, 9, 0)); }
 }  // namespace
 
 Runtime::Runtime()
