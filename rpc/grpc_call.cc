@@ -93,9 +93,10 @@ void ConfigureServer(grpc::ServerBuilder& b) {
 
 grpc::Status CheckToken(const grpc::ServerContext* ctx, const std::string& token) {
   auto it = ctx->client_metadata().find(kTokenKey);
-  if (it == ctx->client_metadata().end())
+  if (it == ctx->client_metadata().end() || it->second.empty())  // (an unset token: empty)
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                        "no uopc-token: this server serves one uopc job only");
+                        "no uopc-token: this server serves one uopc job only (the client sets "
+                        "UOPC_DEVICE_TOKEN, or UOPC_JOB_TOKEN under uopc_launch)");
   if (std::string(it->second.data(), it->second.size()) != token)
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                         "wrong uopc-token: this server serves another uopc job");

@@ -145,6 +145,9 @@ TEST(DeviceServer, CallsWithoutTheTokenAreRefusedAndChangeNothing) {
     uint64_t other = 0;
     grpc::Status s = f.Allocate(session, 8, &other, token);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << s.error_message();
+    // a client without a token is told so, not that its token is wrong (issue 33's probe)
+    EXPECT_EQ(s.error_message().rfind(token.empty() ? "no uopc-token" : "wrong uopc-token", 0), 0u)
+        << s.error_message();
     Fixture::Outcome o = f.Run(CopyIn(session, buffer, 0, "XXXXXXXX"), token);
     EXPECT_EQ(o.stream.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   }
