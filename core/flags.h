@@ -37,6 +37,12 @@ class Flags {
     flags_.push_back({name, help, *value ? "true" : "false", "", nullptr, nullptr, nullptr, value});
   }
 
+  /// Whether --`name` was on the command line (else it holds its default).
+  bool Given(const std::string& name) const {
+    for (const Flag& f : flags_)
+      if (f.name == name) return f.given;
+    return false;
+  }
   /// Parses argv; returns -1 to go on, else the exit status (0 after --help, 2 on error).
   int Parse(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
@@ -60,6 +66,7 @@ class Flags {
       for (Flag& x : flags_)
         if (x.name == name) f = &x;
       if (!f) return Fail("unknown flag --" + name);
+      f->given = true;
       if (f->b && !has_value) {
         *f->b = true;
         continue;
@@ -98,6 +105,7 @@ class Flags {
     bool* b = nullptr;
     int64_t ilo = 0, ihi = 0;
     double dlo = 0, dhi = 0;
+    bool given = false;  // on the command line
   };
   int Fail(const std::string& what) {
     std::cerr << what << " (see --help)\n";

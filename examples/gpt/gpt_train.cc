@@ -208,6 +208,15 @@ int main(int argc, char** argv) {
         return Fail(std::string(m.message()));
       absl::StatusOr<int64_t> step = StepFromMetadata(ckpt.metadata, checkpoint);
       if (!step.ok()) return Fail(std::string(step.status().message()));
+      // the checkpoint's shape wins; a flag given for it must agree (it was ignored silently)
+      for (const auto& [name, given, saved_value] :
+           {std::tuple{"layers", layers, saved->layers}, std::tuple{"dim", dim, saved->dim},
+            std::tuple{"heads", heads, saved->heads}, std::tuple{"context", context, saved->context},
+            std::tuple{"tie-embeddings", int64_t{tie}, int64_t{saved->tie_embeddings}}})
+        if (flags.Given(name) && given != saved_value)
+          return Fail(absl::StrCat("--resume: --", name, " ", given, " differs from ", checkpoint,
+                                   "'s ", saved_value, " (a resumed run has its checkpoint's "
+                                   "shape: leave --", name, " out)"));
       layers = saved->layers, dim = saved->dim, heads = saved->heads, context = saved->context;
       tie = saved->tie_embeddings;
       start = *step;

@@ -558,6 +558,15 @@ TEST(GptTrain, ResumeChecksWhatItLoadsAndNeverSavesNonFiniteWeights) {
     CommandResult g = RunCommand(Bin("gpt_generate") + " --checkpoint " + file + " --tokens 20", 60);
     EXPECT_EQ(g.status, key == "step" ? 0 : 1) << g.out;  // sampling needs no step
   }
+  // a shape flag given with --resume must agree with the checkpoint (it was ignored silently)
+  CommandResult dim = RunCommand(Bin("gpt_train") + args + " --dim 48 --resume --checkpoint " + ck, 60);
+  EXPECT_EQ(dim.status, 1) << dim.out;
+  EXPECT_NE(dim.out.find("--resume: --dim 48 differs from " + ck +
+                         "'s 32 (a resumed run has its checkpoint's shape: leave --dim out)"),
+            std::string::npos)
+      << dim.out;
+  CommandResult tie = RunCommand(Bin("gpt_train") + args + " --tie-embeddings --resume --checkpoint " + ck, 60);
+  EXPECT_NE(tie.out.find("--resume: --tie-embeddings 1 differs from"), std::string::npos) << tie.out;
   // --resume=yes resumes; a checkpoint at or past --steps trains nothing and writes nothing
   CommandResult again = RunCommand(Bin("gpt_train") + args + " --resume=yes --checkpoint " + ck);
   EXPECT_NE(again.out.find("nothing to train, and nothing written"), std::string::npos) << again.out;
