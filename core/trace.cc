@@ -1,12 +1,15 @@
 #include "core/trace.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <sstream>
 
 #include <time.h>
+#include <unistd.h>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
@@ -73,6 +76,16 @@ class Recorder {
   Recorder() {
     const char* p = std::getenv("UOPC_TRACE");
     path_ = p ? p : "";
+    // a trace that could not be written is said now, not lost at exit after the run
+    if (!path_.empty()) {
+      const size_t slash = path_.rfind('/');
+      const std::string dir = slash == std::string::npos ? "." : path_.substr(0, slash + 1);
+      if (access(dir.c_str(), W_OK) != 0) {
+        std::fprintf(stderr, "uopc: UOPC_TRACE=%s: its folder %s cannot be written (%s); no trace\n",
+                     path_.c_str(), dir.c_str(), std::strerror(errno));
+        path_.clear();
+      }
+    }
     if (!path_.empty())
       std::atexit([] {
         absl::Status s = Get().Flush();
