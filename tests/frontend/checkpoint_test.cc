@@ -119,6 +119,9 @@ TEST(Checkpoint, BrokenFilesAreClearErrors) {
       {"duplicate", File("{" + ok_entry + "," + ok_entry + "}", std::string(8, 0)),
        "the header is not valid JSON: JSON at byte 106: key \"w\" twice"},
       {"bad metadata", File(R"({"__metadata__":{"k":1}})", ""), "metadata 'k' is not a string"},
+      // padding is spaces (as every writer pads); NUL bytes are not JSON (issue 33's probe)
+      {"nul padding", File(std::string(R"({"__metadata__":{"k":"v"}})") + std::string(6, '\0'), ""),
+       "the header is not valid JSON: JSON at byte 26: text after the JSON value"},
   };
   for (const Broken& b : cases) {
     std::string path = Tmp(std::string("broken_") + std::to_string(&b - &cases[0]));
