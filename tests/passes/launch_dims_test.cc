@@ -64,6 +64,14 @@ TEST(LaunchDims, AKernelOfRunTimeLengthGetsAGridForItsLargestLength) {
     EXPECT_EQ(got[len - 1], 2 * (len - 1));
     if (len < 600) EXPECT_EQ(got[len], -1);
   }
+  // a prefill's length up to 4,096: 16 blocks of 256 threads
+  UOp k4096 = UOp::Sink({UOp::Buffer(DType::kI32, 0, 4096)
+                             .Index(UOp::Range(UOp::Var("T", 1, 4096), 0))
+                             .Store(UOp::Int(1))
+                             .End({UOp::Range(UOp::Var("T", 1, 4096), 0)})});
+  ASSERT_TRUE(MapToLaunchDims(k4096, {}, &d).ok());
+  EXPECT_EQ(d.global[0], 16u);
+  EXPECT_EQ(d.local[0], 256u);
   // and two loops, one of run-time length: (n, 3)
   UOp j = UOp::Range(3, 1), i2 = UOp::Range(n, 0);
   UOp k2 = UOp::Sink({UOp::Buffer(DType::kI32, 0, 1800).Index(i2 * 3 + j).Store(i2 + j * 1000).End({i2, j})});
