@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 
 #include "frontend/nn.h"
@@ -27,7 +28,13 @@ inline std::vector<DeviceRef> DeviceList(const std::string& flag) {
     if (absl::StripAsciiWhitespace(name).empty())
       ThrowInvalid("--device " + flag + ": an empty device name; expected names such as " +
                    "CPU:0,CPU:1, comma-separated");
-    DeviceRef d{std::string(absl::StripAsciiWhitespace(name))};
+    const absl::string_view n = absl::StripAsciiWhitespace(name);
+    // another rank's device ("rank1/CPU:0") is a pipeline stage: --pp places the stages
+    if (absl::StartsWithIgnoreCase(n, "rank") && n.find('/') != absl::string_view::npos)
+      ThrowInvalid("--device " + flag + ": " + std::string(n) +
+                   " names a rank's device; a pipeline over ranks is --pp P (under "
+                   "uopc_launch), and --device names this process's own devices (CPU:0)");
+    DeviceRef d{std::string(n)};
     d.get();  // exists?
     out.push_back(std::move(d));
   }

@@ -492,6 +492,14 @@ TEST(GptTrain, BadFlagsAreOneLineErrorsNeverCrashes) {
                                   "comma-separated\n"))
         << list;
   }
+  // another rank's device is not for --device: --pp makes a pipeline over ranks (issue 33's
+  // probe: "this process is in no job", under uopc_launch)
+  CommandResult ranks =
+      RunCommand(Bin("gpt_train") + " --steps 1 --device rank0/CPU:0,rank1/CPU:0", 30);
+  EXPECT_EQ(ranks.status, 1) << ranks.out;
+  EXPECT_NE(ranks.out.find("rank0/CPU:0 names a rank's device; a pipeline over ranks is --pp P"),
+            std::string::npos)
+      << ranks.out;
   // an estimate past 2^64 bytes is not "about 0 B" (issue 33's probe)
   const std::string long_text = Tmp("long.txt");
   std::ofstream(long_text) << std::string(1100000, 'a') + "bc";
