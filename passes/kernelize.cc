@@ -1,7 +1,6 @@
 #include "passes/kernelize.h"
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"

@@ -1,5 +1,6 @@
 #include "tools/render_command.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -7,9 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 
 #include "backends/c/c_kernel.h"
 #include "backends/c/cpu_target.h"
