@@ -53,7 +53,8 @@ B Compute(const UOp& u) {
       const VarArg& v = u.arg().Get<VarArg>();
       return {std::max<i128>(v.lo, DTypeMin(t)), std::min<i128>(v.hi, DTypeMax(t))};
     }
-    case Ops::RANGE: return {0, std::max<i128>(s(0).hi - 1, 0)};
+    case Ops::RANGE:
+    case Ops::IOTA: return {0, std::max<i128>(s(0).hi - 1, 0)};
     case Ops::AFTER: return s(0);
     case Ops::ADD: return Fit({s(0).lo + s(1).lo, s(0).hi + s(1).hi}, t);
     case Ops::MUL: {

@@ -127,7 +127,7 @@ absl::Status Machine::Step(size_t pc) {
     case Ops::RANGE:
     case Ops::END: return absl::OkStatus();  // loops are run by Run
     case Ops::RESHAPE: case Ops::EXPAND: case Ops::PERMUTE: case Ops::PAD: case Ops::SHRINK:
-    case Ops::FLIP: case Ops::REDUCE: case Ops::STAGE: case Ops::COPY: case Ops::ASSIGN:
+    case Ops::FLIP: case Ops::IOTA: case Ops::REDUCE: case Ops::STAGE: case Ops::COPY: case Ops::ASSIGN:
     case Ops::COLLECTIVE: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE)
       break;
   }

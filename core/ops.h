@@ -55,6 +55,7 @@ inline constexpr uint32_t kGroupAssociative = 1u << 9;    // f(f(a, b), c) == f(
   X(PAD, "pad", -1, kGroupMovement, None)         /* src: x, (before, after)... */     \
   X(SHRINK, "shrink", -1, kGroupMovement, None)   /* src: x, (begin, end)... */        \
   X(FLIP, "flip", 1, kGroupMovement, Axes)        /* arg: Axes */                      \
+  X(IOTA, "iota", 1, 0, None)                     /* src: n; 0, 1, ..., n-1 */        \
   X(REDUCE, "reduce", 1, 0, Reduce)               /* arg: ReduceArg; keeps dims as 1 */ \
   X(STAGE, "stage", 1, 0, Device)                 /* materialize on arg's device */    \
   X(COPY, "copy", 1, 0, Device)                   /* arg: DeviceArg (target) */        \

@@ -55,6 +55,7 @@ bool PrintsDType(const UOp& u) {
     case Ops::VAR: return u.dtype() != DType::kI32;
     case Ops::BUFFER:
     case Ops::ALLOC:
+    case Ops::IOTA:
     case Ops::CAST:
     case Ops::BITCAST: return true;
     case Ops::SINK: case Ops::RANGE: case Ops::INDEX: case Ops::LOAD: case Ops::STORE:

@@ -201,6 +201,7 @@ std::optional<DType> DerivedDType(Ops op, absl::Span<const UOp> src) {
     case Ops::VAR:
     case Ops::BUFFER:
     case Ops::ALLOC:
+    case Ops::IOTA:
     case Ops::CAST:
     case Ops::BITCAST: return std::nullopt;
     case Ops::SINK:

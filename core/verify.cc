@@ -116,6 +116,10 @@ absl::Status NodeCheck::CheckDTypes() const {
     case Ops::RANGE:
       if (!IsInt(T(0))) return Fail("a non-integer end", "an integer end");
       return absl::OkStatus();
+    case Ops::IOTA:
+      if (IsBool(t) || t == DType::kVoid)
+        return Fail(absl::StrCat("dtype ", DTypeName(t)), "a number dtype");
+      return absl::OkStatus();
     case Ops::INDEX:
       if (!IsIndexable(u_.src(0)))
         return Fail(absl::StrCat("indexing a ", OpName(u_.src(0).op())),
@@ -317,7 +321,7 @@ absl::StatusOr<Shape> NodeCheck::MovementShape() const {
     }
     case Ops::FLIP: RETURN_IF_ERROR(CheckAxes(u_.arg().Get<Axes>().v, in.size(), false)); return in;
     case Ops::SINK: case Ops::CONST: case Ops::VAR: case Ops::BUFFER: case Ops::ALLOC:
-    case Ops::RANGE: case Ops::INDEX: case Ops::LOAD: case Ops::STORE: case Ops::END:
+    case Ops::IOTA: case Ops::RANGE: case Ops::INDEX: case Ops::LOAD: case Ops::STORE: case Ops::END:
     case Ops::AFTER: case Ops::REDUCE: case Ops::STAGE: case Ops::COPY: case Ops::ASSIGN:
     case Ops::COLLECTIVE: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE)
       return in;
@@ -331,6 +335,7 @@ absl::StatusOr<Shape> NodeCheck::Run() {
   switch (u_.op()) {
     case Ops::BUFFER:
     case Ops::ALLOC: return Shape{u_.arg().Get<ParamArg>().size};
+    case Ops::IOTA: return DimSources(0);
     case Ops::REDUCE: {
       Shape out = S(0);
       const std::vector<int>& axes = u_.arg().Get<ReduceArg>().axes;

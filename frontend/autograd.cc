@@ -195,6 +195,7 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
     case Ops::TRUNC: return;  // piecewise constant: its derivative is 0 almost everywhere
     case Ops::CONST:
     case Ops::VAR:
+    case Ops::IOTA:
     case Ops::BUFFER: return;  // leaves: their gradients are read from grads_
     // results that are never float (comparisons, integer and bitwise ops) get no gradient
     // to pass on: Add() drops it before a rule would be asked

@@ -1,9 +1,7 @@
 #include "frontend/nn.h"
 
 #include <cmath>
-#include <mutex>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -13,16 +11,6 @@ namespace {
 Tensor Param(Tensor t) {
   t.Realize();
   t.RequiresGrad();
-  return t;
-}
-
-// 0, 1, ..., n-1 (i32) on `device`, realized once for each (n, device).
-Tensor Positions(int64_t n, Device* device) {
-  static std::mutex mu;
-  static auto* cache = new absl::flat_hash_map<std::pair<int64_t, Device*>, Tensor>();
-  std::lock_guard<std::mutex> lock(mu);
-  Tensor& t = (*cache)[{n, device}];
-  if (!t) t = Tensor::Arange(0, static_cast<double>(n), 1, device).Realize();
   return t;
 }
 
@@ -187,7 +175,7 @@ Tensor CausalSelfAttention::Forward(const Tensor& x, Tensor* k_cache, Tensor* v_
   }
   // query i is at position pos + i; key j at j: it is in the future when pos + i < j
   SymInt S = k.shape(2);
-  Tensor at = Positions(S.max(), x.device());
+  Tensor at = Tensor::Arange(0, static_cast<double>(S.max()), 1, x.device());
   Tensor future = at.Slice(0, pos, pos + T).Unsqueeze(1).Lt(at.Slice(0, 0, S));
   Tensor att = q.Matmul(k.Transpose()) * (1.0 / std::sqrt(static_cast<double>(D)));
   att = future.Where(-INFINITY, att).Softmax(-1);

@@ -307,6 +307,14 @@ Tensor Tensor::Arange(double start, double stop, double step, DeviceRef device) 
   int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
   bool integral =
       start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
+  if (integral && n <= INT32_MAX &&
+      std::abs(start) + std::abs(step) * static_cast<double>(n) <= INT32_MAX) {
+    // an expression, not data: an index into it is its value, so a rule can see through it
+    Tensor i(UOp::Make(Ops::IOTA, DType::kI32, {UOp::Int(n)}, {}), {n}, DType::kI32,
+             device.get(), {});
+    if (step != 1) i = i * step;
+    return start == 0 ? i : i + start;
+  }
   std::vector<double> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = start + static_cast<double>(i) * step;
   return FromVector(v, {n}, integral ? DType::kI32 : DType::kF32, std::move(device));

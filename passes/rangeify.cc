@@ -18,6 +18,7 @@
 #include "core/symbolic/simplify.h"
 #include "core/verify.h"
 #include "passes/opts.h"
+#include "passes/reduce_collapse.h"
 #include "passes/scope.h"
 
 namespace uopc {
@@ -164,6 +165,20 @@ std::optional<bool> MovesEvenlyAlong(const UOp& v, const UOp& r) {
   return strided;
 }
 
+// Whether the kernel's graph of `u` (up to the buffers it reads) has an IOTA.
+bool ReadsIota(const UOp& u) {
+  std::vector<UOp> todo{u};
+  absl::flat_hash_set<const UOp::Node*> seen;
+  while (!todo.empty()) {
+    UOp x = todo.back();
+    todo.pop_back();
+    if (x.is(Ops::IOTA)) return true;
+    if (x.is(Ops::STAGE) || x.is(Ops::BUFFER) || !seen.insert(x.get()).second) continue;
+    for (const UOp& s : x.src()) todo.push_back(s);
+  }
+  return false;
+}
+
 bool HasAlloc(const UOp& u) {
   for (const UOp& x : u.Toposort())
     if (x.is(Ops::ALLOC)) return true;
@@ -198,6 +213,9 @@ class KernelBuilder {
   absl::StatusOr<UOp> Reduce(const UOp& u, const Index& idx);
   UOp ReduceAcross(const UOp& u, const UOp& v, const std::vector<UOp>& loops,
                    const std::vector<UOp>& outer, bool strided, bool rows);
+  /// On a CPU, a kernel that sums into rows picked by an index (ScatterOf) as rows of
+  /// zeros and then each value added into its row; a null UOp where it is no such sum.
+  absl::StatusOr<UOp> BuildScatter();
   /// The outermost REDUCEs the kernel computes (not those it reads from buffers).
   std::vector<UOp> Reductions() const;
   /// Whether there are some, each a sum of products of two values read from buffers
@@ -288,6 +306,7 @@ absl::StatusOr<UOp> KernelBuilder::Compute(const UOp& u, const Index& idx) {
       ASSIGN_OR_RETURN(UOp v, Value(u.src(0), x));
       return valid.Where(v, UOp::ConstInt(u.dtype(), 0));
     }
+    case Ops::IOTA: return u.dtype() == DType::kI32 ? idx[0] : idx[0].Cast(u.dtype());
     case Ops::REDUCE: return Reduce(u, idx);
     case Ops::SINK: case Ops::ALLOC: case Ops::RANGE: case Ops::INDEX: case Ops::LOAD:
     case Ops::STORE: case Ops::END: case Ops::COPY: case Ops::ASSIGN: case Ops::COLLECTIVE:
@@ -311,6 +330,8 @@ absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
   const Shape& in = S(u.src(0));
   Index x = idx;
   std::vector<UOp> loops;
+  // (a reduction that may collapse into a load has plain loops, which the rules see)
+  const bool gather = ReadsIota(u.src(0));
   int axis = 0;  // (counts the reduction's loops, as an unroll's axis does)
   for (int d : ra.axes) {
     if (in[d].IsStatic() && in[d].value() == 1) {
@@ -321,7 +342,7 @@ absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
                                      [&](const Opt& o) { return o.axis == axis; });
     ++axis;
     const int64_t n = in[d].IsStatic() ? in[d].value() : 0;
-    if (unroll == unrolls_.end() || n == 0 || n % unroll->amount != 0) {
+    if (gather || unroll == unrolls_.end() || n == 0 || n % unroll->amount != 0) {
       loops.push_back(NewRange(in[d], RangeKind::kReduce));
       x[d] = loops.back();
       continue;
@@ -340,6 +361,8 @@ absl::StatusOr<UOp> KernelBuilder::Reduce(const UOp& u, const Index& idx) {
   ASSIGN_OR_RETURN(UOp v, Value(u.src(0), x));
   if (loops.empty()) return v;
   v = Simplify(v);  // so that the accumulator does not depend on loops it does not use
+  if (gather) v = CollapseReduce(ra.op, v, loops);
+  if (loops.empty()) return v;
   std::vector<UOp> outer;
   for (const UOp& r : OpenRanges(v))
     if (std::find(loops.begin(), loops.end(), r) == loops.end()) outer.push_back(r);
@@ -415,6 +438,60 @@ UOp KernelBuilder::ReduceAcross(const UOp& u, const UOp& v, const std::vector<UO
   UOp done = UOp::Derived(Ops::END, end);
   if (blocked) done = done.End({jo});
   return acc.After({done}).Index(rows ? row_ * n + inner_ : inner_).Load();
+}
+
+absl::StatusOr<UOp> KernelBuilder::BuildScatter() {
+  UOp r = root_.src(0);
+  while (r.is(Ops::RESHAPE)) r = r.src(0);
+  if (!target_.IsCpu() || !root_.is(Ops::STAGE) || !r.is(Ops::REDUCE) ||
+      r.arg().Get<ReduceArg>().op != Ops::ADD || !ReadsIota(r.src(0)))
+    return UOp();
+  const Shape& shape = S(root_);
+  Index idx;
+  std::vector<UOp> outputs;
+  for (const Dim& d : shape) {
+    const bool one = d.IsStatic() && d.value() == 1;
+    if (!one) outputs.push_back(NewRange(d, RangeKind::kLoop));
+    idx.push_back(one ? UOp::Int(0) : outputs.back());
+  }
+  Index x = idx;  // (the REDUCE's index, through the reshapes)
+  for (UOp v = root_.src(0); v.is(Ops::RESHAPE); v = v.src(0))
+    x = Unravel(Ravel(x, S(v)), S(v.src(0)));
+  const Shape& in = S(r.src(0));
+  std::vector<UOp> loops;
+  for (int d : r.arg().Get<ReduceArg>().axes) {
+    if (in[d].IsStatic() && in[d].value() == 1) {
+      x[d] = UOp::Int(0);
+      continue;
+    }
+    loops.push_back(NewRange(in[d], RangeKind::kReduce));
+    x[d] = loops.back();
+  }
+  ASSIGN_OR_RETURN(UOp v, Value(r.src(0), x));
+  const std::optional<ScatterRow> row = ScatterOf(Simplify(v), outputs);
+  if (!row) return UOp();
+  // zeros; then, in the reduction's order (its loops outermost, which no thread splits:
+  // two steps may add into one row), each value into its row
+  const UOp& out = buffers_.at(root_.get());
+  const UOp at = Ravel(idx, MaxShape(shape));
+  std::vector<UOp> zeros{out.Index(at).Store(UOp::ConstInt(root_.dtype(), 0))};
+  zeros.insert(zeros.end(), outputs.begin(), outputs.end());
+  const UOp written = UOp::Derived(Ops::AFTER, {out, UOp::Derived(Ops::END, zeros)});
+  absl::flat_hash_map<UOp, UOp> again;  // the other output loops, once more (a loop has one END)
+  std::vector<UOp> adds{UOp()};
+  adds.insert(adds.end(), loops.begin(), loops.end());
+  for (const UOp& o : outputs)
+    if (!(o == row->loop)) adds.push_back(again[o] = UOp::Range(o.src(0), next_range_++));
+  auto scattered = [&](const UOp& u) {
+    return RewriteNodes(u, [&](const UOp& o, const UOp& b) {
+      if (o == row->loop) return row->index;
+      auto it = again.find(o);
+      return it == again.end() ? b : it->second;
+    });
+  };
+  const UOp into = written.Index(Simplify(scattered(at)));
+  adds[0] = into.Store(into.Load() + scattered(row->value));
+  return UOp::Sink({UOp::Derived(Ops::END, adds)});
 }
 
 std::vector<UOp> KernelBuilder::Reductions() const {
@@ -534,6 +611,10 @@ absl::StatusOr<UOp> KernelBuilder::Build(const std::vector<Opt>& opts) {
   next_range_ = next_alloc_ = 0;
   inner_ = row_ = UOp();
   registers_ = false;
+  ASSIGN_OR_RETURN(UOp scatter, BuildScatter());
+  if (scatter) return scatter;
+  memo_.clear();
+  next_range_ = 0;
   const Shape& shape = S(root_);
   Index idx;
   std::vector<UOp> loops;

@@ -265,6 +265,7 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
     case Ops::PAD:
     case Ops::SHRINK:
     case Ops::FLIP:
+    case Ops::IOTA:
     case Ops::REDUCE:
     case Ops::STAGE:
     case Ops::COPY:
@@ -362,7 +363,7 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
       return absl::OkStatus();
     }
     case Ops::RESHAPE: case Ops::EXPAND: case Ops::PERMUTE: case Ops::PAD: case Ops::SHRINK:
-    case Ops::FLIP: case Ops::REDUCE: case Ops::STAGE: case Ops::COPY: case Ops::ASSIGN:
+    case Ops::FLIP: case Ops::IOTA: case Ops::REDUCE: case Ops::STAGE: case Ops::COPY: case Ops::ASSIGN:
     case Ops::COLLECTIVE: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE)
       break;
   }

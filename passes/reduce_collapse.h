@@ -1,0 +1,40 @@
+// Reduce collapse: a sum over a loop r of a value that is 0 except where r equals an
+// expression e that does not move with r is that value at r = e, or 0 when e lies outside
+// the loop:   sum_{r < n} (e == r ? f(r) : 0)  =  (0 <= e < n) ? f(e) : 0.
+// A one-hot times a table (Embedding, CrossEntropy's pick of the target) becomes one load
+// at the index instead of a loop over the vocabulary (tinygrad's reduce-load collapse). A
+// rule table first brings the comparison out to a WHERE around the whole value; the load
+// at e is clamped into the loop's range, so that it stays in bounds when e does not.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/pattern_matcher.h"
+#include "core/uop.h"
+
+namespace uopc {
+
+/// The rules that move a one-hot's comparison out to a WHERE whose other value is 0:
+/// cast(b) of a bool -> where(b, 1, 0); a cast, or a product, of where(c, x, 0) -> the
+/// WHERE of the cast, or of the product.
+const PatternMatcher& OneHotRules();
+
+/// A reduction by `op` of `v` over `loops`, with the loops it collapses taken out of
+/// `loops`: the value to reduce over the loops left (`v` itself, and `loops` unchanged,
+/// where no loop collapses).
+UOp CollapseReduce(Ops op, const UOp& v, std::vector<UOp>& loops);
+
+/// A sum that lands in rows picked by an index (the gradient of an embedding: row k of
+/// the table gets the sum of the gradients of the tokens whose index is k): a value
+/// where(e == k, f, 0) for an output loop k and an index e that moves with no output loop.
+struct ScatterRow {
+  UOp loop;   // k
+  UOp index;  // e, clamped into k's range
+  UOp value;  // what is added at row e: f at k = e, 0 where e lies outside k's range
+};
+/// The scatter that a sum of `v` over its reduction loops is, where it is one; `outputs`
+/// are the kernel's output loops.
+std::optional<ScatterRow> ScatterOf(const UOp& v, const std::vector<UOp>& outputs);
+
+}  // namespace uopc
