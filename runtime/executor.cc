@@ -311,6 +311,27 @@ Device* PlanRun::StepDevice(const Plan::Step& s) const {
   return devices_[std::get<Plan::Collective>(s.op).dst];
 }
 
+namespace {
+
+// ", loops 97 3 r4 3": a kernel's loops by their lengths, in the order they open (a
+// reduction's marked r; n: a length known at run time), so that the steps can be told
+// apart in UOPC_DEBUG=2's lines
+std::string LoopsOf(const Plan::Step& s) {
+  const auto* k = std::get_if<Plan::Kernel>(&s.op);
+  if (!k) return "";
+  std::string out;
+  for (const UOp& u : k->ast.Toposort()) {
+    if (!u.is(Ops::RANGE)) continue;
+    const std::optional<int64_t> n = u.src(0).ConstIntValue();
+    absl::StrAppend(&out, out.empty() ? ", loops " : " ",
+                    u.arg().Get<RangeArg>().kind == RangeKind::kReduce ? "r" : "",
+                    n ? std::to_string(*n) : "n");
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string PlanRun::Where(size_t i) const {
   const Plan::Step& s = plan_.steps[i];
   if (const auto* c = std::get_if<Plan::Copy>(&s.op))
@@ -425,7 +446,8 @@ absl::StatusOr<std::vector<Buffer>> Executor::Run(const Plan& plan,
       failed = run.Finish();
       const int64_t end = trace::NowMicros();
       if (options_.debug >= 2)
-        *options_.log << run.Where(i).substr(10) << ": " << end - start << " us\n";
+        *options_.log << run.Where(i).substr(10) << LoopsOf(plan.steps[i]) << ": " << end - start
+                      << " us\n";
       run.Trace(i, start, end);
     }
   }
