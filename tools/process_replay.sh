@@ -16,7 +16,7 @@ bazel build -c opt //bench:gpt_bench >&2
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
 UOPC_DEBUG=2 UOPC_CACHE_DIR=$cache bazel-bin/bench/gpt_bench --benchmark_min_time=0 \
-  --benchmark_filter='^BM_GptTrainStep$' \
+  --benchmark_filter='^BM_GptTrainStep/' \
   2>"$cache/log" >/dev/null
 python3 - "$cache/log" "$out" <<'PY'
 import re, sys

@@ -26,12 +26,17 @@ TEST(Opts, DefaultsAreTheFirstRegisterTileThatFits) {
 }
 
 // Other reductions: the whole row (up to 512) or its largest power-of-two block of 16 or
-// more, and groups of 4 rows where 4 divides more than 4 rows.
+// more (else its largest divisor of 16 to 512), and groups of 4 rows where 4 divides more
+// than 4 rows.
 TEST(Opts, DefaultsForOtherReductionsAreRowsOfSums) {
   EXPECT_EQ(OptsToString(DefaultOpts(Sums({64, 3}, 8), kCpu)), "group 0 4, group 1 3");
   EXPECT_EQ(OptsToString(DefaultOpts(Sums({4, 100}, 8), kCpu)), "group 1 100");
   EXPECT_EQ(OptsToString(DefaultOpts(Sums({8, 1536}, 8), kCpu)), "group 0 4, group 1 512");
-  EXPECT_EQ(OptsToString(DefaultOpts(Sums({8, 1000}, 8), kCpu)), "");  // (8 is the largest block)
+  EXPECT_EQ(OptsToString(DefaultOpts(Sums({8, 1000}, 8), kCpu)), "group 0 4, group 1 500");
+  // GPT-2's vocabulary, 29 x 1,733: blocks of 29 (not a sum per column, each read from
+  // its own cache line); a prime has no block
+  EXPECT_EQ(OptsToString(DefaultOpts(Sums({128, 50257}, 8), kCpu)), "group 0 4, group 1 29");
+  EXPECT_EQ(OptsToString(DefaultOpts(Sums({8, 1009}, 8), kCpu)), "");
   EXPECT_EQ(OptsToString(DefaultOpts(Sums({8, std::nullopt}, 8), kCpu)), "");
   EXPECT_EQ(OptsToString(DefaultOpts({.outputs = {8, 8}, .shape = "(8, 8)"}, kCpu)), "");
 }
