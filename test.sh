@@ -6,7 +6,9 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 third_party/install_deps.sh || exit 1
-bazel test --keep_going //... "$@"
+# the independent reference some tests check against (ml_dtypes' bfloat16), in a venv of its own
+pyref="$(third_party/install_pyref.sh)" || exit 1
+bazel test --keep_going --test_env=UOPC_PYREF_PYTHON="$pyref" //... "$@"
 status=$?
 # uopc as another workspace's @uopc: examples/integrator builds and runs a Tensor program
 # (not under a sanitizer config: it checks the build an integrator writes)

@@ -175,6 +175,9 @@ class Tensor {
   Tensor Square() const { return *this * *this; }
   Tensor Cast(DType dtype) const;
   Tensor Float() const { return Cast(DType::kF32); }
+  /// The same bits read as `dtype`, of the same size (PyTorch's view(dtype)): f32 <-> u32,
+  /// bf16 <-> u16, ...
+  Tensor Bitcast(DType dtype) const;
 
   // ---- reductions (axes may be negative; empty axes: all) ----
   Tensor Sum(std::vector<int> axes = {}, bool keepdim = false) const;

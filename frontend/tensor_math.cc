@@ -109,6 +109,16 @@ Tensor Tensor::Cast(DType t) const {
   return Tensor(UOp::Make(Ops::CAST, t, {uop()}), shape(), t, device(), {data_});
 }
 
+Tensor Tensor::Bitcast(DType t) const {
+  if (t == dtype()) return *this;
+  if (DTypeSize(t) != DTypeSize(dtype()) || IsBool(t) || IsBool(dtype()))
+    ThrowInvalid(absl::StrCat("bitcast: a tensor of ", DTypeName(dtype()), " ",
+                              ShapeString(shape()), " to ", DTypeName(t),
+                              "; expected a non-bool dtype of the same size (",
+                              DTypeSize(dtype()), " bytes)"));
+  return Tensor(UOp::Make(Ops::BITCAST, t, {uop()}), shape(), t, device(), {data_});
+}
+
 Tensor Tensor::Exp2() const { return Elementwise(Ops::EXP2, {*this}, "exp2"); }
 Tensor Tensor::Log2() const { return Elementwise(Ops::LOG2, {*this}, "log2"); }
 Tensor Tensor::Exp() const { return (*this * (1.0 / std::log(2.0))).Exp2(); }
