@@ -5,6 +5,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
+#include "frontend/autocast.h"
+
 namespace uopc {
 namespace {
 
@@ -21,13 +23,19 @@ Tensor EnterTensorParallel(const TensorParallel& tp, const Tensor& x) {
       {CollectiveKind::kIdentity, CollectiveKind::kAllReduce, Ops::ADD, tp.group, tp.size});
 }
 
+// y + bias in y's dtype (a half under an Autocast: the bias rounded to it, as PyTorch's)
+Tensor AddBias(const Tensor& y, const Tensor& bias) {
+  if (!bias) return y;
+  return y + (IsHalf(y.dtype()) && !IsHalf(bias.dtype()) ? bias.Cast(y.dtype()) : bias);
+}
+
 // A row-parallel Linear: this rank's rows of the weight times its part of x, summed over the
 // ranks (g), then the bias, once.
 Tensor RowParallel(const TensorParallel& tp, const Linear& l, const Tensor& x) {
   if (tp.size == 1) return l.Forward(x);
   Tensor y = x.Matmul(l.weight).Collective(
       {CollectiveKind::kAllReduce, CollectiveKind::kIdentity, Ops::ADD, tp.group, tp.size});
-  return l.bias ? y + l.bias : y;
+  return AddBias(y, l.bias);
 }
 
 }  // namespace
@@ -107,10 +115,7 @@ Linear::Linear(int64_t in, int64_t out, bool has_bias, double init_std)
   if (has_bias) bias = Param(Tensor::Zeros({out}));
 }
 
-Tensor Linear::Forward(const Tensor& x) const {
-  Tensor y = x.Matmul(weight);
-  return bias ? y + bias : y;
-}
+Tensor Linear::Forward(const Tensor& x) const { return AddBias(x.Matmul(weight), bias); }
 
 void Linear::Params(const std::string& prefix, NamedParams& out) {
   out.push_back({prefix + "weight", &weight});
@@ -131,10 +136,13 @@ void Embedding::Params(const std::string& prefix, NamedParams& out) {
 LayerNorm::LayerNorm(int64_t dim, double eps)
     : weight(Param(Tensor::Ones({dim}))), bias(Param(Tensor::Zeros({dim}))), eps(eps) {}
 
+// (halves compute in f32, statistics and all, and give their dtype back)
 Tensor LayerNorm::Forward(const Tensor& x) const {
-  Tensor centered = x - x.Mean({-1}, true);
+  const Tensor xf = IsHalf(x.dtype()) ? x.Float() : x;
+  Tensor centered = xf - xf.Mean({-1}, true);
   Tensor var = centered.Square().Mean({-1}, true);
-  return centered * (var + eps).Rsqrt() * weight + bias;
+  Tensor y = centered * (var + eps).Rsqrt() * weight + bias;
+  return IsHalf(x.dtype()) ? y.Cast(x.dtype()) : y;
 }
 
 void LayerNorm::Params(const std::string& prefix, NamedParams& out) {
@@ -318,9 +326,11 @@ KvCache::KvCache(const Gpt& model, int64_t batch)
   for (const auto& b : model.h) {
     Device* d = b->ln_1.weight.device();
     const int64_t heads = b->attn.heads, n = batch * heads * c.context * (c.dim / c.heads);
+    // (in the dtype of the keys and values: bf16 or f16 under an Autocast)
+    const DType t = Autocast::Current().value_or(DType::kF32);
     for (auto* cache : {&k_, &v_})  // (uploaded: no plan to build)
-      cache->push_back(Tensor::FromVector(
-          std::vector<float>(n, 0.0f), {batch, heads, c.context, c.dim / c.heads}, DType::kF32, d));
+      cache->push_back(Tensor::FromVector(std::vector<float>(n, 0.0f),
+                                          {batch, heads, c.context, c.dim / c.heads}, t, d));
   }
 }
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
+#include "frontend/autocast.h"
 #include "frontend/tensor.h"
 
 namespace uopc {
@@ -169,6 +170,9 @@ Tensor Tensor::Reduce(Ops op, std::vector<int> axes, bool keepdim, const char* n
   }
   Tensor x = *this;
   if (op == Ops::ADD && IsBool(dtype())) x = Cast(DType::kI32);
+  // halves sum in f32, rounded once (4,096 ones summed in bf16 would stop at 256)
+  const bool half = (op == Ops::ADD || op == Ops::MUL) && IsHalf(dtype());
+  if (half) x = Float();
   TensorShape kept = shape(), dropped;
   for (int d = 0; d < ndim(); ++d) {
     if (seen[d])
@@ -179,6 +183,7 @@ Tensor Tensor::Reduce(Ops op, std::vector<int> axes, bool keepdim, const char* n
   std::sort(axes.begin(), axes.end());
   Tensor r(UOp::Derived(Ops::REDUCE, {x.uop()}, ReduceArg{op, axes}), kept, x.dtype(), device(),
            {x.data_});
+  if (half) r = r.Cast(dtype());
   return keepdim ? r : r.Reshape(dropped);
 }
 
@@ -251,23 +256,35 @@ Tensor Tensor::Matmul(const Tensor& o) const {
                               ShapeString(o.shape()), "; expected the last dim of the first (",
                               k.ToString(), ") to equal the second-to-last of the second (",
                               b.shape()[b.ndim() - 2].ToString(), ")"));
+  // halves (both, or f32 operands rounded under an Autocast): exact products summed in f32
+  // (8 or 11 bits of mantissa each), rounded to the half once
+  std::optional<DType> low;
+  if (a.dtype() == b.dtype() && IsHalf(a.dtype())) low = a.dtype();
+  if (std::optional<DType> policy = Autocast::Current();
+      policy && IsFloat(a.dtype()) && IsFloat(b.dtype()))
+    low = policy, a = a.Cast(*low), b = b.Cast(*low);
+  if (low) a = a.Float(), b = b.Float();
   // (..., M, K, 1) * (..., 1, K, N) summed over K
   Tensor r = (a.Unsqueeze(-1) * b.Unsqueeze(-3)).Sum({-2});
+  if (low) r = r.Cast(*low);
   if (ndim() == 1) r = r.Squeeze(-2);
   if (o.ndim() == 1) r = r.Squeeze(-1);
   return r;
 }
 
+// (halves compute in f32 and give their dtype back)
 Tensor Tensor::Softmax(int axis) const {
-  Tensor x = IsFloat(dtype()) ? *this : Float();
+  Tensor x = IsFloat(dtype()) && !IsHalf(dtype()) ? *this : Float();
   Tensor e = (x - x.Max({axis}, true)).Exp();
-  return e / e.Sum({axis}, true);
+  Tensor p = e / e.Sum({axis}, true);
+  return IsHalf(dtype()) ? p.Cast(dtype()) : p;
 }
 
 Tensor Tensor::LogSoftmax(int axis) const {
-  Tensor x = IsFloat(dtype()) ? *this : Float();
+  Tensor x = IsFloat(dtype()) && !IsHalf(dtype()) ? *this : Float();
   Tensor shifted = x - x.Max({axis}, true);
-  return shifted - shifted.Exp().Sum({axis}, true).Log();
+  Tensor l = shifted - shifted.Exp().Sum({axis}, true).Log();
+  return IsHalf(dtype()) ? l.Cast(dtype()) : l;
 }
 
 Tensor Tensor::OneHot(int64_t num_classes) const {
@@ -286,7 +303,9 @@ Tensor Tensor::CrossEntropy(const Tensor& targets) const {
   if (shape()[1].is_symbolic())
     ThrowInvalid("cross_entropy: logits " + ShapeString(shape()) +
                  " with a symbolic number of classes; expected a number");
-  Tensor picked = (LogSoftmax(-1) * targets.OneHot(shape()[1].value()).Float()).Sum({-1});
+  // (in f32 whatever the logits' dtype: the loss, its softmax and their gradients)
+  const Tensor x = IsHalf(dtype()) ? Float() : *this;
+  Tensor picked = (x.LogSoftmax(-1) * targets.OneHot(shape()[1].value()).Float()).Sum({-1});
   return -picked.Mean();
 }
 

@@ -512,8 +512,10 @@ std::vector<UOp> KernelBuilder::Reductions() const {
 }
 
 bool KernelBuilder::OnlyMatmuls() const {
-  auto read = [&](UOp x) {
-    while (IsMovement(x.op()) || x.is(Ops::AFTER)) x = x.src(0);
+  auto read = [&](UOp x) {  // (a half read as f32 is still a read)
+    while (IsMovement(x.op()) || x.is(Ops::AFTER) ||
+           (x.is(Ops::CAST) && (x.src(0).dtype() == DType::kBF16 || x.src(0).dtype() == DType::kF16)))
+      x = x.src(0);
     return buffers_.contains(x.get()) && !(x == root_);
   };
   const std::vector<UOp> sums = Reductions();

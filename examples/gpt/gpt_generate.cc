@@ -14,6 +14,7 @@
 #include "examples/gpt/device_flag.h"
 #include "core/flags.h"
 #include "examples/gpt/model_config.h"
+#include "frontend/autocast.h"
 #include "frontend/generate.h"
 #include "frontend/gpt2_checkpoint.h"
 #include "frontend/safetensors.h"
@@ -36,7 +37,8 @@ absl::StatusOr<std::vector<int64_t>> ParseIds(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string checkpoint = "gpt.safetensors", prompt = "\n", prompt_ids, device = "CPU";
+  std::string checkpoint = "gpt.safetensors", prompt = "\n", prompt_ids, device = "CPU",
+              precision = "f32";
   int64_t tokens = 300, top_k = 0, seed = 0, heads = 0, stop_id = -1;
   double temperature = 0.8;
   bool no_cache = false;
@@ -59,11 +61,16 @@ int main(int argc, char** argv) {
             kHeads.hi);
   flags.Add("no-cache", &no_cache, "recompute the whole context for every token (no KV cache)");
   flags.Add("device", &device, kDeviceHelp);
+  flags.Add("precision", &precision,
+            "f32, or bf16: the matmuls, the activations after them and the KV cache in "
+            "bfloat16, summing in f32 (the checkpoint's f32 weights rounded as they are read)");
   if (int rc = flags.Parse(argc, argv); rc >= 0) return rc;
   auto fail = [](const std::string& what) {
     std::cerr << "gpt_generate: " << what << "\n";
     return 1;
   };
+  if (precision != "f32" && precision != "bf16")
+    return fail("--precision " + precision + "; expected f32 or bf16");
   absl::StatusOr<Checkpoint> ckpt = LoadSafetensors(checkpoint);
   if (!ckpt.ok()) return fail(std::string(ckpt.status().message()));
   try {
@@ -117,6 +124,7 @@ int main(int argc, char** argv) {
       return true;
     };
     auto start = std::chrono::steady_clock::now();
+    const Autocast policy(precision == "bf16" ? DType::kBF16 : DType::kF32);
     Generation g = Generate(model, ids, o);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << "\n" << std::flush;

@@ -35,6 +35,7 @@
 #include "examples/gpt/char_corpus.h"
 #include "examples/gpt/device_flag.h"
 #include "examples/gpt/model_config.h"
+#include "frontend/autocast.h"
 #include "frontend/nn.h"
 #include "frontend/optim.h"
 #include "frontend/realize.h"
@@ -67,7 +68,7 @@ int Fail(const std::string& what) {
 
 int main(int argc, char** argv) {
   std::string data = "/usr/share/common-licenses/GPL-3", checkpoint = "gpt.safetensors",
-              device = "CPU", schedule_name = "1f1b";
+              device = "CPU", schedule_name = "1f1b", precision = "f32";
   int64_t layers = 2, dim = 64, heads = 4, context = 64, batch = 16, steps = 300, warmup = 30,
           save_every = 100, seed = 0, log_every = 10, stop_at = 0, tp = 1, dp = 0, pp = 1,
           micro_batches = 0;
@@ -92,6 +93,10 @@ int main(int argc, char** argv) {
   flags.Add("weight-decay", &weight_decay, "AdamW's decoupled weight decay", 0, 10);
   flags.Add("clip", &clip, "gradient clipping: largest global norm (0: off)", 0, 1e9);
   flags.Add("dropout", &dropout, "dropout probability", 0, 0.99);
+  flags.Add("precision", &precision,
+            "f32, or bf16: the matmuls and the activations after them in bfloat16, summing in "
+            "f32, with layer norm, softmax and the loss in f32 and f32 master weights and "
+            "optimizer state (as PyTorch's autocast); a checkpoint resumes in either");
   flags.Add("tie-embeddings", &tie,
             "the output projection is the token embedding (GPT-2's convention: one tensor)");
   flags.Add("seed", &seed, "random seed (weights and batches)", 0, INT64_MAX);
@@ -127,6 +132,11 @@ int main(int argc, char** argv) {
             "soon as the backward pass has made it",
             0.001, 1024);
   if (int rc = flags.Parse(argc, argv); rc >= 0) return rc;
+  if (precision == "f16")
+    return Fail("--precision f16 needs dynamic loss scaling, which is not built yet; bf16 "
+                "needs none (it has f32's range)");
+  if (precision != "f32" && precision != "bf16")
+    return Fail("--precision " + precision + "; expected f32 or bf16");
 
   // several ranks: a job of dp x tp, tensor-parallel groups of consecutive ranks
   std::unique_ptr<ProcessGroup> group, tp_group, dp_group;
@@ -288,6 +298,7 @@ int main(int argc, char** argv) {
               << corpus->vocab.size() << ", " << layers << " layers x " << dim << " dims, " << heads
               << " heads, context " << context << ": " << params << " parameters"
               << (resume ? absl::StrCat(", resuming at step ", start) : "")
+              << (precision == "f32" ? "" : ", in " + precision)
               << (dp > 1 ? absl::StrCat(", data-parallel over ", dp, " groups") : "")
               << (pp > 1 ? absl::StrCat(", pipeline-parallel over ", pp, " stages (",
                                         micro_batches, " micro-batches, ", schedule_name, ")")
@@ -326,6 +337,8 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     double tokens = 0;
     const uint64_t sent_before = group ? group->bytes_sent() : 0;
+    // (the step's matmuls, as this thread builds them)
+    const Autocast policy(precision == "bf16" ? DType::kBF16 : DType::kF32);
     for (int64_t step = start; step < end; ++step) {
       Batch(corpus->tokens, batch, context, static_cast<uint64_t>(seed), step, &xs, &ys);
       const int64_t first = dp_rank * local * context;  // its group's rows of the step's batch

@@ -425,6 +425,36 @@ TEST(GptTrain, OnAnotherDeviceOrSplitOverTwoTheLossesAreTheSame) {
   EXPECT_EQ(bad.out.rfind("gpt_train: no device CPU:5 (devices: CPU:0", 0), 0u) << bad.out;
 }
 
+// --precision bf16 (matmuls and activations in bfloat16, f32 sums and master weights): the
+// loss curve of the f32 run within 2% at every logged step, and a checkpoint resumed in
+// the other precision.
+TEST(GptTrain, Bf16FollowsTheF32RunAndResumesInEither) {
+  const std::string args = kSmall + " --steps 40";
+  CommandResult f32 =
+      RunCommand(Bin("gpt_train") + args + " --checkpoint " + Tmp("f32.safetensors"));
+  CommandResult bf16 = RunCommand(Bin("gpt_train") + args + " --precision bf16 --checkpoint " +
+                                  Tmp("bf16.safetensors"));
+  ASSERT_EQ(f32.status, 0) << f32.out;
+  ASSERT_EQ(bf16.status, 0) << bf16.out;
+  EXPECT_NE(bf16.out.find(", in bf16"), std::string::npos) << bf16.out;
+  const std::vector<double> want = Losses(f32.out), got = Losses(bf16.out);
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_EQ(want.size(), 5u) << f32.out;  // step 1, then every 10
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 0.02 * want[i]) << i;
+  EXPECT_NE(got, want);  // (not the f32 run under another name)
+  CommandResult resumed = RunCommand(Bin("gpt_train") + kSmall +
+                                     " --steps 50 --resume --checkpoint " + Tmp("bf16.safetensors"));
+  ASSERT_EQ(resumed.status, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("resuming at step 40"), std::string::npos) << resumed.out;
+  CommandResult f16 = RunCommand(Bin("gpt_train") + args + " --precision f16");
+  EXPECT_EQ(f16.status, 1);
+  EXPECT_NE(f16.out.find("--precision f16 needs dynamic loss scaling"), std::string::npos)
+      << f16.out;
+  CommandResult bad = RunCommand(Bin("gpt_train") + args + " --precision f8");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.out.find("--precision f8; expected f32 or bf16"), std::string::npos) << bad.out;
+}
+
 // On a device of another process (uopc_device_server, 200 µs a call): the same losses for
 // 20 steps, and the same sampled text, as on the CPU of this one.
 TEST(GptTrain, OnARemoteDeviceTheLossesAndTheTextAreTheSame) {

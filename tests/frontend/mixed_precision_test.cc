@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "backends/c/c_kernel.h"
+#include "frontend/autocast.h"
+#include "frontend/error.h"
 #include "frontend/realize.h"
 #include "frontend/tensor.h"
 
@@ -54,11 +56,15 @@ TEST(MixedPrecision, F16StorageWithF32AccumulationAsTheSeedMeasuresIt) {
   Tensor mixed = a16.Float().Matmul(b16.Float());
   const double accumulate_f32 = MaxError(mixed, ref);      // the seed: 8.2e-6
   const double round_inputs = MaxError(a.Matmul(b), ref);  // 9.5e-3
-  const double all_f16 = MaxError(a16.Matmul(b16), ref);   // 6.9e-2
+  // every product and every partial sum rounded to f16, in the order of k (a Sum of halves
+  // adds in f32)
+  Tensor acc = a16.Slice(1, 0, 1) * b16.Slice(0, 0, 1);
+  for (int64_t k = 1; k < N; ++k) acc = acc + a16.Slice(1, k, k + 1) * b16.Slice(0, k, k + 1);
+  const double all_f16 = MaxError(acc, ref);  // 6.9e-2
   std::cout << "max |err| vs f64 on the same f16 inputs: " << accumulate_f32
             << "\nmax |err| of f16 rounding of the inputs: " << round_inputs
             << "\nall-f16 GEMM max |err|: " << all_f16 << "\n";
-  EXPECT_EQ(a16.Matmul(b16).dtype(), DType::kF16);
+  EXPECT_EQ(acc.dtype(), DType::kF16);
   EXPECT_GT(accumulate_f32, 0);
   EXPECT_LT(accumulate_f32, 1e-4);
   EXPECT_GT(round_inputs, 1e-3);
@@ -69,7 +75,42 @@ TEST(MixedPrecision, F16StorageWithF32AccumulationAsTheSeedMeasuresIt) {
   EXPECT_NE(src.find("_Float16 val"), std::string::npos) << src;      // f16 loads
   EXPECT_NE(src.find("float acc"), std::string::npos) << src;         // an f32 accumulator
   EXPECT_EQ(src.find("_Float16 acc"), std::string::npos) << src;
-  EXPECT_NE(SourceOf(a16.Matmul(b16)).find("_Float16 acc"), std::string::npos);
+  // a matmul of halves is that kernel: f16 loads, an f32 sum, one rounding at the end
+  Tensor half_matmul = a16.Matmul(b16);
+  EXPECT_EQ(half_matmul.dtype(), DType::kF16);
+  const std::string half_src = SourceOf(half_matmul);
+  EXPECT_NE(half_src.find("float acc"), std::string::npos) << half_src;
+  EXPECT_LE(MaxError(half_matmul, ref), 1.6e-2);  // (the result's own f16 rounding: |c| < 32)
+}
+
+TEST(MixedPrecision, ReductionsOfHalvesSumInF32) {
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    // one at a time in bf16, 256 + 1 rounds back to 256: the sum would stop there
+    EXPECT_EQ(Tensor::Ones({4096}, t).Sum().Item<float>(), 4096.0f) << DTypeName(t);
+    EXPECT_EQ(Tensor::Ones({4096}, t).Sum().dtype(), t);
+    EXPECT_EQ(Tensor::Ones({8, 512}, t).Mean({1}).ToVector<float>(), std::vector<float>(8, 1.0f));
+  }
+}
+
+TEST(MixedPrecision, AutocastRoundsAMatmulsOperandsAndSumsInF32) {
+  Tensor::ManualSeed(1);
+  Tensor a = Tensor::Randn({N, N}).Realize(), b = Tensor::Randn({N, N}).Realize();
+  Tensor y;
+  {
+    Autocast bf16(DType::kBF16);
+    y = a.Matmul(b);
+    EXPECT_EQ(y.dtype(), DType::kBF16);
+    EXPECT_EQ((a + b).dtype(), DType::kF32);  // (elementwise ops keep their operands' dtype)
+    {
+      Autocast none(DType::kF32);
+      EXPECT_EQ(a.Matmul(b).dtype(), DType::kF32);
+    }
+    EXPECT_EQ(a.Matmul(b).dtype(), DType::kBF16);
+  }
+  EXPECT_EQ(a.Matmul(b).dtype(), DType::kF32);  // (the scope ended)
+  Tensor a16 = a.Cast(DType::kBF16), b16 = b.Cast(DType::kBF16);
+  EXPECT_EQ(y.Float().ToVector<float>(), a16.Matmul(b16).Float().ToVector<float>());
+  EXPECT_THROW(Autocast(DType::kI32), Error);
 }
 
 }  // namespace
