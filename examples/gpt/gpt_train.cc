@@ -36,6 +36,7 @@
 #include "examples/gpt/device_flag.h"
 #include "examples/gpt/model_config.h"
 #include "frontend/autocast.h"
+#include "frontend/loss_scaler.h"
 #include "frontend/nn.h"
 #include "frontend/optim.h"
 #include "frontend/realize.h"
@@ -94,9 +95,11 @@ int main(int argc, char** argv) {
   flags.Add("clip", &clip, "gradient clipping: largest global norm (0: off)", 0, 1e9);
   flags.Add("dropout", &dropout, "dropout probability", 0, 0.99);
   flags.Add("precision", &precision,
-            "f32, or bf16: the matmuls and the activations after them in bfloat16, summing in "
-            "f32, with layer norm, softmax and the loss in f32 and f32 master weights and "
-            "optimizer state (as PyTorch's autocast); a checkpoint resumes in either");
+            "f32, bf16 or f16: the matmuls and the activations after them in that dtype, "
+            "summing in f32, with layer norm, softmax and the loss in f32 and f32 master "
+            "weights and optimizer state (as PyTorch's autocast); f16 with dynamic loss "
+            "scaling (GradScaler's: from 2^16, halved on a non-finite gradient, which skips "
+            "the step, doubled after 2000 clean steps); a checkpoint resumes in any");
   flags.Add("tie-embeddings", &tie,
             "the output projection is the token embedding (GPT-2's convention: one tensor)");
   flags.Add("seed", &seed, "random seed (weights and batches)", 0, INT64_MAX);
@@ -132,11 +135,11 @@ int main(int argc, char** argv) {
             "soon as the backward pass has made it",
             0.001, 1024);
   if (int rc = flags.Parse(argc, argv); rc >= 0) return rc;
-  if (precision == "f16")
-    return Fail("--precision f16 needs dynamic loss scaling, which is not built yet; bf16 "
-                "needs none (it has f32's range)");
-  if (precision != "f32" && precision != "bf16")
-    return Fail("--precision " + precision + "; expected f32 or bf16");
+  if (precision != "f32" && precision != "bf16" && precision != "f16")
+    return Fail("--precision " + precision + "; expected f32, bf16 or f16");
+  if (precision == "f16" && pp > 1)
+    return Fail("--precision f16 with --pp: loss scaling over a pipeline is not supported yet "
+                "(bf16 needs no scaling)");
 
   // several ranks: a job of dp x tp, tensor-parallel groups of consecutive ranks
   std::unique_ptr<ProcessGroup> group, tp_group, dp_group;
@@ -305,6 +308,22 @@ int main(int argc, char** argv) {
                          : "")
               << (tp > 1 ? absl::StrCat(", tensor-parallel over ", tp, " ranks") : "")
               << (device == "CPU" ? "" : absl::StrCat(", on ", device)) << "\n";
+    // (the step's matmuls, as this thread builds them)
+    const DType low = precision == "bf16" ? DType::kBF16
+                      : precision == "f16" ? DType::kF16
+                                           : DType::kF32;
+    const Autocast policy(low);
+    std::optional<LossScaler> scaler;  // f16: the scale carries on from an f16 checkpoint
+    if (low == DType::kF16) {
+      LossScaler::Options o;
+      const bool was_f16 = resume && ckpt.metadata["precision"] == "f16";
+      if (was_f16) {
+        o.scale = std::atof(ckpt.metadata["loss_scale"].c_str());
+        o.clean_steps = std::atoll(ckpt.metadata["loss_scale_clean_steps"].c_str());
+      }
+      if (!(o.scale > 0)) o.scale = LossScaler::Options{}.scale;  // (absent, or unreadable)
+      scaler.emplace(o, devices.front());
+    }
     auto save = [&](int64_t step) {
       if (dp_rank != 0) return;  // (tensor parallelism: the first group gathers for rank 0)
       std::map<std::string, std::string> meta{{"vocab", corpus->vocab},
@@ -314,7 +333,12 @@ int main(int argc, char** argv) {
                                               {"context", std::to_string(context)},
                                               {"tie_embeddings", tie ? "1" : "0"},
                                               {"step", std::to_string(step)},
+                                              {"precision", precision},
                                               {"format", "uopc gpt 1"}};
+      if (scaler) {  // (a resumed f16 run continues from this scale)
+        meta["loss_scale"] = absl::StrCat(scaler->scale());
+        meta["loss_scale_clean_steps"] = absl::StrCat(scaler->clean_steps());
+      }
       std::vector<std::pair<std::string, Tensor*>> all = named;
       all.insert(all.end(), state.begin(), state.end());
       std::vector<std::pair<std::string, Tensor>> whole;
@@ -337,8 +361,6 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     double tokens = 0;
     const uint64_t sent_before = group ? group->bytes_sent() : 0;
-    // (the step's matmuls, as this thread builds them)
-    const Autocast policy(precision == "bf16" ? DType::kBF16 : DType::kF32);
     for (int64_t step = start; step < end; ++step) {
       Batch(corpus->tokens, batch, context, static_cast<uint64_t>(seed), step, &xs, &ys);
       const int64_t first = dp_rank * local * context;  // its group's rows of the step's batch
@@ -352,7 +374,7 @@ int main(int argc, char** argv) {
       std::vector<Tensor*> held = model.Parameters();  // (those of this rank's stage)
       if (pp == 1 && micro_batches == 1) {  // one plan a step
         loss = model.Forward(x).Reshape({local * context, config.vocab}).CrossEntropy(y);
-        loss.Backward();
+        (scaler ? scaler->Scale(loss) : loss).Backward();
       } else {
         const int64_t rows = local / micro_batches;
         loss = RunPipelineSchedule(
@@ -372,6 +394,7 @@ int main(int argc, char** argv) {
         // (in a plan of its own: the step's plan is then the same on every stage)
         if (pp > 1) RealizeGradients(held);
       }
+      if (scaler) scaler->Unscale(held);
       // a step with a non-finite loss or gradient changes nothing (inside the plan)
       Tensor norm = clip > 0 ? ClipGradNorm(model.Parameters(), clip, sharded)
                              : GradNorm(model.Parameters(), sharded);
@@ -383,10 +406,18 @@ int main(int argc, char** argv) {
       std::vector<Tensor*> also{&loss, &finite};
       if (pp > 1)
         for (int s = 0; s < pp; ++s) also.insert(also.end(), {&losses[s], &finites[s]});
+      if (scaler)
+        for (Tensor* t : scaler->Update(finite)) also.push_back(t);
       opt.set_lr(CosineLr(step, warmup, steps, lr, min_lr));
       opt.Step(also, finite);
+      if (scaler) scaler->Advance();
       if (pp > 1) loss = losses[stage], finite = finites[stage];
-      if (!finite.Item<bool>()) {
+      if (!finite.Item<bool>() && scaler) {  // (the scaler's way to find its scale)
+        opt.set_steps(opt.steps() - 1);
+        std::cerr << "gpt_train: step " << step + 1
+                  << ": a gradient is not finite in f16; skipped, the loss scale halved to "
+                  << scaler->scale() << "\n";
+      } else if (!finite.Item<bool>()) {
         opt.set_steps(opt.steps() - 1);  // the step did not happen
         std::string what = absl::StrCat("step ", step + 1, ": the loss (", loss.Item<float>(),
                                         ") or a gradient is not finite");
@@ -406,9 +437,10 @@ int main(int argc, char** argv) {
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         double rate = tokens / secs;
         if (rank == 0)
-          std::printf("step %5lld/%lld  loss %.4f  lr %.2e  %7.0f tok/s  eta %s\n",
+          std::printf("step %5lld/%lld  loss %.4f  lr %.2e  %7.0f tok/s  eta %s%s\n",
                       static_cast<long long>(step + 1), static_cast<long long>(steps), value,
-                      opt.lr(), rate, Eta((end - step - 1) * batch * context / rate).c_str());
+                      opt.lr(), rate, Eta((end - step - 1) * batch * context / rate).c_str(),
+                      scaler ? absl::StrCat("  scale ", scaler->scale()).c_str() : "");
         std::fflush(stdout);
       }
       if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < end) save(step + 1);

@@ -425,10 +425,10 @@ TEST(GptTrain, OnAnotherDeviceOrSplitOverTwoTheLossesAreTheSame) {
   EXPECT_EQ(bad.out.rfind("gpt_train: no device CPU:5 (devices: CPU:0", 0), 0u) << bad.out;
 }
 
-// --precision bf16 (matmuls and activations in bfloat16, f32 sums and master weights): the
-// loss curve of the f32 run within 2% at every logged step, and a checkpoint resumed in
-// the other precision.
-TEST(GptTrain, Bf16FollowsTheF32RunAndResumesInEither) {
+// --precision bf16 and f16 (matmuls and activations in the half, f32 sums and master
+// weights; f16 with loss scaling): the loss curve of the f32 run within 2% at every logged
+// step, and a checkpoint resumed in another precision.
+TEST(GptTrain, HalfPrecisionsFollowTheF32RunAndResumeInAny) {
   const std::string args = kSmall + " --steps 40";
   CommandResult f32 =
       RunCommand(Bin("gpt_train") + args + " --checkpoint " + Tmp("f32.safetensors"));
@@ -446,13 +446,24 @@ TEST(GptTrain, Bf16FollowsTheF32RunAndResumesInEither) {
                                      " --steps 50 --resume --checkpoint " + Tmp("bf16.safetensors"));
   ASSERT_EQ(resumed.status, 0) << resumed.out;
   EXPECT_NE(resumed.out.find("resuming at step 40"), std::string::npos) << resumed.out;
-  CommandResult f16 = RunCommand(Bin("gpt_train") + args + " --precision f16");
-  EXPECT_EQ(f16.status, 1);
-  EXPECT_NE(f16.out.find("--precision f16 needs dynamic loss scaling"), std::string::npos)
-      << f16.out;
+  CommandResult f16 = RunCommand(Bin("gpt_train") + args + " --precision f16 --checkpoint " +
+                                 Tmp("f16.safetensors"));
+  ASSERT_EQ(f16.status, 0) << f16.out;
+  EXPECT_NE(f16.out.find("  scale "), std::string::npos) << f16.out;  // (the loss scale)
+  const std::vector<double> half = Losses(f16.out);
+  ASSERT_EQ(half.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(half[i], want[i], 0.02 * want[i]) << i;
+  CommandResult more = RunCommand(Bin("gpt_train") + kSmall + " --steps 50 --precision f16" +
+                                  " --resume --checkpoint " + Tmp("f16.safetensors"));
+  ASSERT_EQ(more.status, 0) << more.out;
+  // the scale carries on from the checkpoint: the last one printed before is the first now
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(f16.out, m, std::regex("scale ([0-9]+)\n[^\n]*saved"))) << f16.out;
+  EXPECT_NE(more.out.find("scale " + m[1].str()), std::string::npos) << more.out;
   CommandResult bad = RunCommand(Bin("gpt_train") + args + " --precision f8");
   EXPECT_EQ(bad.status, 1);
-  EXPECT_NE(bad.out.find("--precision f8; expected f32 or bf16"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("--precision f8; expected f32, bf16 or f16"), std::string::npos)
+      << bad.out;
 }
 
 // On a device of another process (uopc_device_server, 200 µs a call): the same losses for
