@@ -512,9 +512,12 @@ std::vector<UOp> KernelBuilder::Reductions() const {
 }
 
 bool KernelBuilder::OnlyMatmuls() const {
-  auto read = [&](UOp x) {  // (a half read as f32 is still a read)
+  // (a half read as f32, or an f32 rounded to a half as it is read, is still a read)
+  auto half = [](DType t) { return t == DType::kBF16 || t == DType::kF16; };
+  auto read = [&](UOp x) {
     while (IsMovement(x.op()) || x.is(Ops::AFTER) ||
-           (x.is(Ops::CAST) && (x.src(0).dtype() == DType::kBF16 || x.src(0).dtype() == DType::kF16)))
+           (x.is(Ops::CAST) && (half(x.src(0).dtype()) || half(x.dtype())) &&
+            IsFloat(x.src(0).dtype()) && IsFloat(x.dtype())))
       x = x.src(0);
     return buffers_.contains(x.get()) && !(x == root_);
   };
