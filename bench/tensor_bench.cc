@@ -99,6 +99,19 @@ void BM_TensorMatmul(benchmark::State& state) {
 }
 BENCHMARK(BM_TensorMatmul)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The same in bf16: bf16 operands, f32 sums, a bf16 result (the kernel converts as it loads;
+// no matrix-unit instructions yet), against BM_TensorMatmul in the same run.
+void BM_TensorMatmulBf16(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor a = Tensor::Full({n, n}, 0.5, DType::kBF16).Realize(),
+         b = Tensor::Full({n, n}, 0.25, DType::kBF16).Realize();
+  a.Matmul(b).Realize();
+  for (auto _ : state) benchmark::DoNotOptimize(a.Matmul(b).Realize().data().get());
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_TensorMatmulBf16)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // A 2-layer GPT forward (vocab 65, context 64, dim 128, 4 heads, batch 16), built from
 // Tensor ops.
 Tensor GptForward() {
