@@ -126,7 +126,9 @@ Embedding::Embedding(int64_t num, int64_t dim, double init_std)
     : weight(Param(Tensor::Randn({num, dim}) * init_std)) {}
 
 Tensor Embedding::Forward(const Tensor& idx) const {
-  return idx.OneHot(weight.shape(0).value()).Cast(weight.dtype()).Matmul(weight);
+  TensorShape shape = idx.shape();
+  shape.push_back(weight.shape(1));
+  return weight.IndexSelect(0, idx.Flatten()).Reshape(shape);
 }
 
 void Embedding::Params(const std::string& prefix, NamedParams& out) {

@@ -228,6 +228,18 @@ class Tensor {
   /// (..., num_classes) with 1 at each index (i32).
   Tensor OneHot(int64_t num_classes) const;
 
+  // ---- indexing by data (PyTorch's meanings; an index outside the dim reads 0 and adds
+  // nowhere, as JAX's fill and drop modes; autograd: the gradient of a gather is a
+  // scatter-add, of a scatter-add a gather) ----
+  /// out[i][j] = self[index[i][j]][j] (dim 0; likewise for any dim): index has this
+  /// tensor's rank, an integer dtype and, on the other dims, at most its sizes.
+  Tensor Gather(int dim, const Tensor& index) const;
+  /// The slices at `index` (1-D, integer) along `dim`: out[..., i, ...] = self[..., index[i], ...].
+  Tensor IndexSelect(int dim, const Tensor& index) const;
+  /// This tensor with src[i][j] added at [index[i][j]][j] (dim 0; likewise for any dim):
+  /// index and src of one shape, this tensor's rank and, on the other dims, its sizes.
+  Tensor ScatterAdd(int dim, const Tensor& index, const Tensor& src) const;
+
   // ---- autograd ----
   /// Marks this tensor as a parameter (realizing it, and dropping its history): Backward
   /// computes its gradient.

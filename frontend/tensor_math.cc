@@ -296,6 +296,75 @@ Tensor Tensor::OneHot(int64_t num_classes) const {
       .Cast(DType::kI32);
 }
 
+// ---- indexing by data ----
+// Each is a one-hot sum over the indexed dim, which passes/reduce_collapse.h makes a load at
+// the index (and a sum into rows picked by an index, on a CPU, a scatter-add).
+
+namespace {
+
+// 0, 1, ..., n-1 along axis `at` of a rank-`rank` tensor (1 elsewhere), as `dtype`.
+Tensor IotaAlong(int64_t n, int at, int rank, DType dtype, Device* device) {
+  TensorShape s(rank, 1);
+  s[at] = n;
+  return Tensor::Arange(0, static_cast<double>(n), 1, device).Cast(dtype).Reshape(s);
+}
+
+}  // namespace
+
+Tensor Tensor::Gather(int dim, const Tensor& index) const {
+  const int d = Axis(dim, "gather");
+  const SymInt n = shape()[d];
+  bool fits = index.ndim() == ndim() && !n.is_symbolic();
+  for (int a = 0; fits && a < ndim(); ++a)
+    fits = a == d || index.shape()[a] == shape()[a] ||
+           (!index.shape()[a].is_symbolic() && !shape()[a].is_symbolic() &&
+            index.shape()[a].value() <= shape()[a].value());
+  if (!IsInt(index.dtype()) || !fits)
+    ThrowInvalid(absl::StrCat("gather: dim ", dim, " of ", DTypeName(dtype()), " ",
+                              ShapeString(shape()), " by an index of ", DTypeName(index.dtype()),
+                              " ", ShapeString(index.shape()),
+                              "; expected an integer index of the same rank, no larger on the "
+                              "other dims, and a dim of known size"));
+  std::vector<std::pair<SymInt, SymInt>> extent;
+  for (int a = 0; a < ndim(); ++a) extent.push_back({0, a == d ? n : index.shape()[a]});
+  const Tensor x = IsBool(dtype()) ? Cast(DType::kI32) : *this;
+  // (..., i, k, ...): index[..., i, ...] == k, times x[..., k, ...], summed over k
+  const Tensor picks =
+      index.Unsqueeze(d + 1).Eq(IotaAlong(n.value(), d + 1, ndim() + 1, index.dtype(), device()));
+  const Tensor out = (picks.Cast(x.dtype()) * x.Shrink(extent).Unsqueeze(d)).Sum({d + 1});
+  return IsBool(dtype()) ? out.Cast(DType::kBool) : out;
+}
+
+Tensor Tensor::IndexSelect(int dim, const Tensor& index) const {
+  const int d = Axis(dim, "index_select");
+  if (index.ndim() != 1 || !IsInt(index.dtype()))
+    ThrowInvalid(absl::StrCat("index_select: dim ", dim, " of ", ShapeString(shape()),
+                              " by an index of ", DTypeName(index.dtype()), " ",
+                              ShapeString(index.shape()), "; expected a 1-D integer index"));
+  TensorShape along(ndim(), 1), out = shape();
+  along[d] = out[d] = index.shape()[0];
+  return Gather(d, index.Reshape(along).Expand(out));
+}
+
+Tensor Tensor::ScatterAdd(int dim, const Tensor& index, const Tensor& src) const {
+  const int d = Axis(dim, "scatter_add");
+  const SymInt n = shape()[d];
+  bool fits = index.shape() == src.shape() && index.ndim() == ndim() && !n.is_symbolic() &&
+              src.dtype() == dtype();
+  for (int a = 0; fits && a < ndim(); ++a) fits = a == d || index.shape()[a] == shape()[a];
+  if (!IsInt(index.dtype()) || !fits)
+    ThrowInvalid(absl::StrCat("scatter_add: into dim ", dim, " of ", DTypeName(dtype()), " ",
+                              ShapeString(shape()), " at an index of ", DTypeName(index.dtype()),
+                              " ", ShapeString(index.shape()), ", values of ",
+                              DTypeName(src.dtype()), " ", ShapeString(src.shape()),
+                              "; expected an integer index and values of one shape, of this "
+                              "tensor's rank, dtype and sizes on the other dims"));
+  // (..., k, i, ...): index[..., i, ...] == k, times src[..., i, ...], summed over i
+  const Tensor picks =
+      index.Unsqueeze(d).Eq(IotaAlong(n.value(), d, ndim() + 1, index.dtype(), device()));
+  return *this + (picks.Cast(dtype()) * src.Unsqueeze(d)).Sum({d + 1});
+}
+
 Tensor Tensor::CrossEntropy(const Tensor& targets) const {
   if (ndim() != 2 || targets.ndim() != 1 || targets.shape()[0] != shape()[0])
     ThrowInvalid(absl::StrCat("cross_entropy: logits ", ShapeString(shape()), " and targets ",
@@ -305,7 +374,7 @@ Tensor Tensor::CrossEntropy(const Tensor& targets) const {
                  " with a symbolic number of classes; expected a number");
   // (in f32 whatever the logits' dtype: the loss, its softmax and their gradients)
   const Tensor x = IsHalf(dtype()) ? Float() : *this;
-  Tensor picked = (x.LogSoftmax(-1) * targets.OneHot(shape()[1].value()).Float()).Sum({-1});
+  Tensor picked = x.LogSoftmax(-1).Gather(1, targets.Unsqueeze(1));
   return -picked.Mean();
 }
 

@@ -441,11 +441,23 @@ UOp KernelBuilder::ReduceAcross(const UOp& u, const UOp& v, const std::vector<UO
 }
 
 absl::StatusOr<UOp> KernelBuilder::BuildScatter() {
-  UOp r = root_.src(0);
-  while (r.is(Ops::RESHAPE)) r = r.src(0);
-  if (!target_.IsCpu() || !root_.is(Ops::STAGE) || !r.is(Ops::REDUCE) ||
-      r.arg().Get<ReduceArg>().op != Ops::ADD || !ReadsIota(r.src(0)))
-    return UOp();
+  if (!target_.IsCpu() || !root_.is(Ops::STAGE)) return UOp();
+  // the sum (through reshapes), or base + the sum (a scatter-add into a tensor)
+  auto sum_of = [](UOp v) {
+    while (v.is(Ops::RESHAPE)) v = v.src(0);
+    return v.is(Ops::REDUCE) && v.arg().Get<ReduceArg>().op == Ops::ADD && ReadsIota(v.src(0))
+               ? v
+               : UOp();
+  };
+  UOp sum = root_.src(0), base;
+  if (UOp r = sum_of(sum); !r && sum.is(Ops::ADD))
+    for (int i : {1, 0})
+      if (sum_of(sum.src(i))) {
+        base = sum.src(1 - i), sum = sum.src(i);
+        break;
+      }
+  const UOp r = sum_of(sum);
+  if (!r) return UOp();
   const Shape& shape = S(root_);
   Index idx;
   std::vector<UOp> outputs;
@@ -455,7 +467,7 @@ absl::StatusOr<UOp> KernelBuilder::BuildScatter() {
     idx.push_back(one ? UOp::Int(0) : outputs.back());
   }
   Index x = idx;  // (the REDUCE's index, through the reshapes)
-  for (UOp v = root_.src(0); v.is(Ops::RESHAPE); v = v.src(0))
+  for (UOp v = sum; v.is(Ops::RESHAPE); v = v.src(0))
     x = Unravel(Ravel(x, S(v)), S(v.src(0)));
   const Shape& in = S(r.src(0));
   std::vector<UOp> loops;
@@ -470,11 +482,15 @@ absl::StatusOr<UOp> KernelBuilder::BuildScatter() {
   ASSIGN_OR_RETURN(UOp v, Value(r.src(0), x));
   const std::optional<ScatterRow> row = ScatterOf(Simplify(v), outputs);
   if (!row) return UOp();
-  // zeros; then, in the reduction's order (its loops outermost, which no thread splits:
-  // two steps may add into one row), each value into its row
+  // zeros (or the base); then, in the reduction's order (its loops outermost, which no
+  // thread splits: two steps may add into one row), each value into its row
   const UOp& out = buffers_.at(root_.get());
   const UOp at = Ravel(idx, MaxShape(shape));
-  std::vector<UOp> zeros{out.Index(at).Store(UOp::ConstInt(root_.dtype(), 0))};
+  UOp first = UOp::ConstInt(root_.dtype(), 0);
+  if (base) {
+    ASSIGN_OR_RETURN(first, Value(base, idx));
+  }
+  std::vector<UOp> zeros{out.Index(at).Store(first)};
   zeros.insert(zeros.end(), outputs.begin(), outputs.end());
   const UOp written = UOp::Derived(Ops::AFTER, {out, UOp::Derived(Ops::END, zeros)});
   absl::flat_hash_map<UOp, UOp> again;  // the other output loops, once more (a loop has one END)
@@ -482,12 +498,17 @@ absl::StatusOr<UOp> KernelBuilder::BuildScatter() {
   adds.insert(adds.end(), loops.begin(), loops.end());
   for (const UOp& o : outputs)
     if (!(o == row->loop)) adds.push_back(again[o] = UOp::Range(o.src(0), next_range_++));
-  auto scattered = [&](const UOp& u) {
+  auto renamed = [&](const UOp& u) {
     return RewriteNodes(u, [&](const UOp& o, const UOp& b) {
-      if (o == row->loop) return row->index;
       auto it = again.find(o);
       return it == again.end() ? b : it->second;
     });
+  };
+  const UOp index = renamed(row->index);  // (it may move with the other output loops)
+  auto scattered = [&](const UOp& u) {
+    return renamed(RewriteNodes(u, [&](const UOp& o, const UOp& b) {
+      return o == row->loop ? index : b;
+    }));
   };
   const UOp into = written.Index(Simplify(scattered(at)));
   adds[0] = into.Store(into.Load() + scattered(row->value));

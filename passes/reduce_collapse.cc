@@ -117,12 +117,9 @@ UOp CollapseReduce(Ops op, const UOp& v, std::vector<UOp>& loops) {
 
 std::optional<ScatterRow> ScatterOf(const UOp& v, const std::vector<UOp>& outputs) {
   const UOp form = OneHotForm(v);
-  for (const UOp& k : outputs) {
+  for (const UOp& k : outputs) {  // (the index may move with the other output loops)
     ScatterRow s{k};
-    if (!(s.value = AtIndex(form, k, &s.index))) continue;
-    if (std::none_of(outputs.begin(), outputs.end(),
-                     [&](const UOp& o) { return Reaches(s.index, o); }))
-      return s;
+    if ((s.value = AtIndex(form, k, &s.index))) return s;
   }
   return std::nullopt;
 }

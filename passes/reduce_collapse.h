@@ -27,7 +27,7 @@ UOp CollapseReduce(Ops op, const UOp& v, std::vector<UOp>& loops);
 
 /// A sum that lands in rows picked by an index (the gradient of an embedding: row k of
 /// the table gets the sum of the gradients of the tokens whose index is k): a value
-/// where(e == k, f, 0) for an output loop k and an index e that moves with no output loop.
+/// where(e == k, f, 0) for an output loop k and an index e that does not move with k.
 struct ScatterRow {
   UOp loop;   // k
   UOp index;  // e, clamped into k's range

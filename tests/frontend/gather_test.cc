@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "frontend/error.h"
 #include "frontend/nn.h"
 #include "frontend/realize.h"
 #include "frontend/tensor.h"
@@ -98,6 +99,78 @@ TEST(Gather, TheEmbeddingsGradientAddsEachTokensGradientIntoItsRow) {
     for (int d = 0; d < 3; ++d) want[rows[t] * 3 + d] += gv[t * 3 + d];
   std::vector<float> got = wte.weight.grad().ToVector<float>();
   for (size_t i = 0; i < want.size(); ++i) EXPECT_FLOAT_EQ(got[i], want[i]) << i;
+}
+
+// Gather, IndexSelect and ScatterAdd against plain loops, on dim 0 and dim 1.
+TEST(Gather, GatherIndexSelectAndScatterAddAsPlainLoops) {
+  Tensor x = Tensor::Randn({kVocab, 3});
+  const std::vector<float> xv = x.ToVector<float>();
+  // dim 0: out[i][j] = x[index[i][j]][j]
+  const std::vector<int32_t> rows = {5, 0, 96, 7, 7, 1, 40, 2};
+  Tensor g = x.Gather(0, Tensor::FromVector(rows, {4, 2}));  // (the first 2 of 3 columns)
+  EXPECT_EQ(VocabLoops(KernelsOf({g})), 0);
+  std::vector<float> gv = g.ToVector<float>();
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 2; ++j) EXPECT_EQ(gv[i * 2 + j], xv[rows[i * 2 + j] * 3 + j]) << i << j;
+  // dim 1 of the transpose: the same picks
+  Tensor gt = x.Transpose().Gather(1, Tensor::FromVector(rows, {4, 2}).Transpose());
+  EXPECT_EQ(gt.Transpose().ToVector<float>(), gv);
+  // index_select: whole rows
+  Tensor s = x.IndexSelect(0, Tensor::FromVector(std::vector<int32_t>{96, 3}, {2}));
+  EXPECT_EQ(s.ToVector<float>(), (std::vector<float>{xv[288], xv[289], xv[290], xv[9], xv[10],
+                                                     xv[11]}));
+  // scatter_add: into rows, repeats adding up
+  Tensor src = Tensor::Randn({4, 3});
+  const std::vector<int32_t> at = {2, 2, 0, 96, 2, 5, 1, 1, 1, 7, 7, 7};
+  Tensor into = x.ScatterAdd(0, Tensor::FromVector(at, {4, 3}), src);
+  std::vector<float> want = xv, sv = src.ToVector<float>();
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j) want[at[i * 3 + j] * 3 + j] += sv[i * 3 + j];
+  std::vector<float> got = into.ToVector<float>();
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_FLOAT_EQ(got[i], want[i]) << i;
+  EXPECT_EQ(VocabLoopsReadingIndices(KernelsOf({x.ScatterAdd(0, Tensor::FromVector(at, {4, 3}),
+                                                             src)})),
+            0);
+}
+
+// The gradient of a gather is a scatter-add of the output's gradient (against central
+// differences of a smooth function of it), and out-of-range indices read 0 and add nowhere.
+TEST(Gather, GradientsAndIndicesOutsideTheDim) {
+  Tensor x = Tensor::Randn({6, 2}).RequiresGrad();
+  Tensor index = Tensor::FromVector(std::vector<int32_t>{1, 4, 1, 0, 5, 4}, {3, 2});
+  auto f = [&](const Tensor& t) { return (t.Gather(0, index).Square() * 0.5).Sum(); };
+  f(x).Backward();
+  std::vector<float> grad = x.grad().ToVector<float>(), xv = x.ToVector<float>();
+  for (int i = 0; i < 12; ++i) {
+    std::vector<float> up = xv, down = xv;
+    up[i] += 1e-2f, down[i] -= 1e-2f;
+    const double numeric = (f(Tensor::FromVector(up, {6, 2})).Item<float>() -
+                            f(Tensor::FromVector(down, {6, 2})).Item<float>()) / 2e-2;
+    EXPECT_NEAR(grad[i], numeric, 2e-3) << i;
+  }
+  Tensor y = Tensor::FromVector(std::vector<float>{1, 2, 3}, {3});
+  EXPECT_EQ(y.Gather(0, Tensor::FromVector(std::vector<int32_t>{2, -1, 3}, {3})).ToVector<float>(),
+            (std::vector<float>{3, 0, 0}));
+  EXPECT_EQ(y.ScatterAdd(0, Tensor::FromVector(std::vector<int32_t>{9, 0, -4}, {3}), y)
+                .ToVector<float>(),
+            (std::vector<float>{3, 2, 3}));  // (2 added at 0; 9 and -4 nowhere)
+}
+
+TEST(Gather, MismatchedShapesAndFloatIndicesAreClearErrors) {
+  Tensor x = Tensor::Randn({4, 3});
+  EXPECT_THROW(x.Gather(0, Tensor::Randn({2, 3})), Error);  // (a float index)
+  EXPECT_THROW(x.Gather(0, Tensor::Zeros({2, 3, 1}, DType::kI32)), Error);
+  EXPECT_THROW(x.Gather(0, Tensor::Zeros({2, 5}, DType::kI32)), Error);
+  EXPECT_THROW(x.IndexSelect(0, Tensor::Zeros({2, 2}, DType::kI32)), Error);
+  EXPECT_THROW(x.ScatterAdd(0, Tensor::Zeros({2, 3}, DType::kI32), Tensor::Randn({2, 2})), Error);
+  try {
+    x.Gather(2, Tensor::Zeros({4, 3}, DType::kI32));
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gather: axis 2 of a tensor of shape (4, 3)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
