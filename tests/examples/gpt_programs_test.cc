@@ -442,6 +442,13 @@ TEST(GptTrain, HalfPrecisionsFollowTheF32RunAndResumeInAny) {
   ASSERT_EQ(want.size(), 5u) << f32.out;  // step 1, then every 10
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 0.02 * want[i]) << i;
   EXPECT_NE(got, want);  // (not the f32 run under another name)
+  // generation in bf16 (its KV cache too): greedily, the f32 text
+  const std::string greedy = " --checkpoint " + Tmp("f32.safetensors") +
+                             " --prompt 'The ' --tokens 50 --temperature 0";
+  CommandResult g32 = RunCommand(Bin("gpt_generate") + greedy);
+  CommandResult g16 = RunCommand(Bin("gpt_generate") + greedy + " --precision bf16");
+  ASSERT_EQ(g16.status, 0) << g16.out;
+  EXPECT_EQ(Text(g16.out), Text(g32.out));
   CommandResult resumed = RunCommand(Bin("gpt_train") + kSmall +
                                      " --steps 50 --resume --checkpoint " + Tmp("bf16.safetensors"));
   ASSERT_EQ(resumed.status, 0) << resumed.out;
