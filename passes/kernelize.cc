@@ -46,6 +46,31 @@ std::vector<const UOp::Node*> SharedWork(const std::vector<UOp>& order,
   return shared;
 }
 
+// A staged REDUCE whose one use is a narrowing cast (through reshapes), as a matmul of
+// halves sums in f32 and then rounds: the cast is staged instead, so that the buffer holds
+// the half (half the bytes) and the rounding is done once, where the sum is made.
+template <typename Placed>
+void StageNarrowedReduces(const std::vector<UOp>& order,
+                          absl::flat_hash_set<const UOp::Node*>& staged, const Placed& placed) {
+  absl::flat_hash_map<const UOp::Node*, std::vector<UOp>> users;
+  for (const UOp& u : order)
+    for (const UOp& s : u.src()) users[s.get()].push_back(u);
+  for (const UOp& r : order) {
+    if (!r.is(Ops::REDUCE) || !staged.contains(r.get())) continue;
+    UOp at = r;
+    while (users[at.get()].size() == 1 && users[at.get()][0].is(Ops::RESHAPE) &&
+           !staged.contains(users[at.get()][0].get()))
+      at = users[at.get()][0];
+    if (users[at.get()].size() != 1) continue;
+    const UOp& cast = users[at.get()][0];
+    if (!cast.is(Ops::CAST) || !IsFloat(cast.dtype()) || !IsFloat(r.dtype()) ||
+        DTypeSize(cast.dtype()) >= DTypeSize(r.dtype()) || !placed(cast.get()))
+      continue;
+    staged.erase(r.get());
+    staged.insert(cast.get());
+  }
+}
+
 // Computations broadcast into a REDUCE: under an EXPAND inside a reduction, an expression
 // would be recomputed for every element it is broadcast to (a matmul's operand, once per
 // column of the other). These are materialized instead.
@@ -171,6 +196,7 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
     if (shared.empty()) break;
     staged.insert(shared.front());
   }
+  StageNarrowedReduces(order, staged, placed);
   UOp out = RewriteNodes(g, [&](const UOp& orig, const UOp& rebuilt) {
     // a value the caller staged already, that this pass stages too: one STAGE (which both
     // the caller's root and the other users, a COPY say, then share)

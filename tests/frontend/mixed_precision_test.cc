@@ -83,6 +83,22 @@ TEST(MixedPrecision, F16StorageWithF32AccumulationAsTheSeedMeasuresIt) {
   EXPECT_LE(MaxError(half_matmul, ref), 1.6e-2);  // (the result's own f16 rounding: |c| < 32)
 }
 
+// A matmul of halves that another kernel reads is staged as the half it rounds to, not as
+// its f32 sums: half the bytes.
+TEST(MixedPrecision, AMatmulOfHalvesIsStoredAsTheHalf) {
+  Tensor a = Tensor::Randn({N, N}).Cast(DType::kBF16).Realize();
+  Tensor y = a.Matmul(a).Matmul(a);
+  absl::StatusOr<std::shared_ptr<const Plan>> p = Runtime::Get().PlanFor({y.data()});
+  ASSERT_TRUE(p.ok()) << p.status();
+  int f32 = 0, bf16 = 0;
+  for (const Plan::BufferSpec& b : (*p)->buffers) {
+    f32 += b.dtype == DType::kF32 && b.count == N * N;
+    bf16 += b.dtype == DType::kBF16 && b.count == N * N;
+  }
+  EXPECT_EQ(f32, 0);
+  EXPECT_GE(bf16, 3);  // a, a @ a, and the result
+}
+
 TEST(MixedPrecision, ReductionsOfHalvesSumInF32) {
   for (DType t : {DType::kBF16, DType::kF16}) {
     // one at a time in bf16, 256 + 1 rounds back to 256: the sum would stop there
