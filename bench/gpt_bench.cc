@@ -4,14 +4,17 @@
 //   bazel run -c opt //bench:gpt_bench
 #include <benchmark/benchmark.h>
 
+#include "frontend/autocast.h"
 #include "frontend/nn.h"
 #include "frontend/optim.h"
 
 namespace uopc {
 namespace {
 
-// Steps of the model with a vocabulary of `vocab` tokens.
-void TrainSteps(benchmark::State& state, int64_t vocab) {
+// Steps of the model with a vocabulary of `vocab` tokens, its matmuls in `precision`
+// (autocast: frontend/autocast.h).
+void TrainSteps(benchmark::State& state, int64_t vocab, DType precision = DType::kF32) {
+  const Autocast policy(precision);
   constexpr int64_t B = 16, T = 64;
   Tensor::ManualSeed(0);
   GptConfig c{vocab, T, 128, 4, 4, 0.0};
@@ -38,6 +41,9 @@ BENCHMARK(BM_GptTrainStep)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTim
 
 // The same model with GPT-2's vocabulary: the output projection and the loss dominate; the
 // embedding reads one row per token (UOPC_DEBUG=2 shows each kernel's time with its loops).
+void BM_GptTrainStepBf16(benchmark::State& state) { TrainSteps(state, 65, DType::kBF16); }
+BENCHMARK(BM_GptTrainStepBf16)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+
 void BM_GptTrainStepGpt2Vocabulary(benchmark::State& state) { TrainSteps(state, 50257); }
 BENCHMARK(BM_GptTrainStepGpt2Vocabulary)->Unit(benchmark::kMillisecond)->UseRealTime();
 
