@@ -89,27 +89,20 @@ void BM_PlainLoopMatmul512(benchmark::State& state) {
 }
 BENCHMARK(BM_PlainLoopMatmul512)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_TensorMatmul(benchmark::State& state) {
+// An n x n matmul in `dtype` (bf16: bf16 operands, f32 sums, a bf16 result; the kernel
+// converts as it loads, with no matrix-unit instructions yet), timed as GFLOP/s.
+void Matmul(benchmark::State& state, DType dtype) {
   const int64_t n = state.range(0);
-  Tensor a = Tensor::Full({n, n}, 0.5).Realize(), b = Tensor::Full({n, n}, 0.25).Realize();
+  Tensor a = Tensor::Full({n, n}, 0.5, dtype).Realize(),
+         b = Tensor::Full({n, n}, 0.25, dtype).Realize();
   a.Matmul(b).Realize();
   for (auto _ : state) benchmark::DoNotOptimize(a.Matmul(b).Realize().data().get());
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9,
                                                  benchmark::Counter::kIsRate);
 }
+void BM_TensorMatmul(benchmark::State& state) { Matmul(state, DType::kF32); }
 BENCHMARK(BM_TensorMatmul)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
-
-// The same in bf16: bf16 operands, f32 sums, a bf16 result (the kernel converts as it loads;
-// no matrix-unit instructions yet), against BM_TensorMatmul in the same run.
-void BM_TensorMatmulBf16(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  Tensor a = Tensor::Full({n, n}, 0.5, DType::kBF16).Realize(),
-         b = Tensor::Full({n, n}, 0.25, DType::kBF16).Realize();
-  a.Matmul(b).Realize();
-  for (auto _ : state) benchmark::DoNotOptimize(a.Matmul(b).Realize().data().get());
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9,
-                                                 benchmark::Counter::kIsRate);
-}
+void BM_TensorMatmulBf16(benchmark::State& state) { Matmul(state, DType::kBF16); }
 BENCHMARK(BM_TensorMatmulBf16)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // A 2-layer GPT forward (vocab 65, context 64, dim 128, 4 heads, batch 16), built from
