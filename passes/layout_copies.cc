@@ -30,12 +30,23 @@ std::vector<int64_t> Sizes(const Shape& s) {
   return out;
 }
 
-// The view chain of `v` (EXPANDs, and RESHAPEs that only add or drop dims of 1) down to a
-// view of a buffer as a (rows, columns) matrix: that view (RESHAPE(BUFFER)), or null.
+// A cast between float dtypes (an operand rounded to a half as it is read, and back): it
+// commutes with the views below it, so a copy of what it reads is read through it.
+bool IsFloatCast(const UOp& x) {
+  return x.is(Ops::CAST) && IsFloat(x.dtype()) && IsFloat(x.src(0).dtype());
+}
+
+// The view chain of `v` (EXPANDs, and RESHAPEs that only add or drop dims of 1; float
+// casts) down to a view of a buffer as a (rows, columns) matrix: that view
+// (RESHAPE(BUFFER)), or null.
 UOp MatrixView(const UOp& v, const ShapeMap& shapes) {
   UOp x = v;
-  while (x.is(Ops::EXPAND) || x.is(Ops::RESHAPE)) {
+  while (x.is(Ops::EXPAND) || x.is(Ops::RESHAPE) || IsFloatCast(x)) {
     const UOp& in = x.src(0);
+    if (IsFloatCast(x)) {
+      x = in;
+      continue;
+    }
     if (x.is(Ops::RESHAPE) && in.is(Ops::BUFFER))
       return Sizes(shapes.at(x.get())).size() == 2 ? x : UOp();
     if (x.is(Ops::RESHAPE) && Sizes(shapes.at(x.get())) != Sizes(shapes.at(in.get()))) return UOp();
@@ -97,7 +108,7 @@ UOp ReadTransposesCopied(const UOp& sum, const ShapeMap& shapes) {
   return ReadCopies(sum, [&](const UOp& x) {
     if (!shapes.contains(x.get())) return x;
     UOp t = x;  // down the view chain to a PERMUTE of a (rows, columns) view of a buffer
-    while (t.is(Ops::EXPAND) ||
+    while (t.is(Ops::EXPAND) || IsFloatCast(t) ||
            (t.is(Ops::RESHAPE) && Sizes(shapes.at(t.get())) == Sizes(shapes.at(t.src(0).get()))))
       t = t.src(0);
     if (!t.is(Ops::PERMUTE) || t.arg().Get<Axes>().v != std::vector<int>{1, 0}) return x;
@@ -122,7 +133,7 @@ UOp ReadRowsPadded(const UOp& sum, const ShapeMap& shapes, int64_t stride) {
   return ReadCopies(sum, [&](const UOp& x) {
     if (!shapes.contains(x.get())) return x;
     UOp view = x;  // down the view chain to a (k, n) view of a buffer
-    while (view.is(Ops::EXPAND) ||
+    while (view.is(Ops::EXPAND) || IsFloatCast(view) ||
            (view.is(Ops::RESHAPE) && !view.src(0).is(Ops::BUFFER) &&
             Sizes(shapes.at(view.get())) == Sizes(shapes.at(view.src(0).get()))))
       view = view.src(0);

@@ -458,6 +458,21 @@ TEST(Kernelize, MatmulByATransposedMatrixReadsATransposedCopy) {
   ExpectTransposedCopyAndMatmul(LowerPlan(Dims(Ops::RESHAPE, sum, {m, n})), m, k, n);
 }
 
+// The same with W rounded to bf16 as it is read (autocast's f32 weights): the casts commute
+// with the views, so the matmul still reads a transposed copy, through the casts.
+TEST(Kernelize, MatmulByATransposeRoundedAsItIsReadReadsATransposedCopy) {
+  const int m = 4, k = 8, n = 65;
+  UOp wt = UOp::Derived(Ops::PERMUTE, {Matrix(1, n, k)}, Axes{{1, 0}});
+  UOp rounded = wt.Cast(DType::kBF16).Cast(DType::kF32);
+  UOp prod = UOp::Derived(
+      Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, Matrix(0, m, k), {m, k, 1}), {m, k, n}),
+                 Dims(Ops::EXPAND, Dims(Ops::RESHAPE, rounded, {1, k, n}), {m, k, n})});
+  UOp sum = UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {1}});
+  const Plan p = LowerPlan(Dims(Ops::RESHAPE, sum, {m, n}));
+  ASSERT_EQ(p.kernels().size(), 2u) << PlanString(p);  // the copy, then the matmul
+  EXPECT_EQ(LoopShape(*Linearize(p.kernels()[1]->ast)), LoopShape(MatmulKernel(m, k, n, false)));
+}
+
 // With more rows than a tile (4), the rows come in tiles whose rows of sums are computed
 // together: each value of b read once per tile. The same sums, in the same order.
 TEST(Rangeify, MatmulRowsComeInTilesOfFour) {
