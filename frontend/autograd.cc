@@ -272,6 +272,7 @@ std::vector<Tensor> Gradients(const Tensor& loss, const std::vector<Tensor>& wrt
 }
 
 void Tensor::Backward() const {
+  Data();  // (not a null one)
   // the parameters: realized tensors that require grad and have no history
   std::vector<Tensor> params;
   std::vector<std::shared_ptr<LazyData>> stack{data_};

@@ -116,12 +116,18 @@ Tensor::Tensor(UOp uop, TensorShape shape, DType dtype, Device* device,
   d.srcs = std::move(srcs);
 }
 
-SymInt Tensor::shape(int axis) const { return data_->shape[Axis(axis, "shape")]; }
+SymInt Tensor::shape(int axis) const { return Data().shape[Axis(axis, "shape")]; }
 
 SymInt Tensor::numel() const {
   SymInt n = 1;
-  for (const SymInt& d : data_->shape) n *= d;
+  for (const SymInt& d : Data().shape) n *= d;
   return n;
+}
+
+void Tensor::ThrowNull() {
+  ThrowInvalid(
+      "tensor: a null Tensor, which holds nothing (default-constructed, or the grad() of a "
+      "tensor that has no gradient); expected a tensor with a value");
 }
 
 int Tensor::Axis(int axis, const char* op) const {
@@ -206,7 +212,7 @@ Tensor& Tensor::RequiresGrad(bool on) {
 
 Tensor Tensor::grad() const {
   Tensor g;
-  g.data_ = data_->grad;
+  g.data_ = Data().grad;
   return g;
 }
 
@@ -615,13 +621,17 @@ Tensor Tensor::Stack(const std::vector<Tensor>& ts, int axis) {
 // ---- running and printing ----
 
 Tensor& Tensor::Realize() {
+  Data();  // (not a null one)
   ThrowIfError(Runtime::Get().Realize({data_}));
   return *this;
 }
 
 void Tensor::RealizeAll(const std::vector<Tensor*>& tensors) {
   std::vector<std::shared_ptr<LazyData>> d;
-  for (Tensor* t : tensors) d.push_back(t->data_);
+  for (Tensor* t : tensors) {
+    t->Data();  // (not a null one)
+    d.push_back(t->data_);
+  }
   ThrowIfError(Runtime::Get().Realize(d));
 }
 

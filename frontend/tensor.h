@@ -119,15 +119,15 @@ class Tensor {
   static void ManualSeed(uint64_t seed);
 
   // ---- what it is ----
-  const TensorShape& shape() const { return data_->shape; }
+  const TensorShape& shape() const { return Data().shape; }
   SymInt shape(int axis) const;
-  int ndim() const { return static_cast<int>(data_->shape.size()); }
+  int ndim() const { return static_cast<int>(Data().shape.size()); }
   SymInt numel() const;
-  DType dtype() const { return data_->dtype; }
-  Device* device() const { return data_->device; }
+  DType dtype() const { return Data().dtype; }
+  Device* device() const { return Data().device; }
   /// The lazy graph of this tensor (a BUFFER view once realized).
-  const UOp& uop() const { return data_->uop; }
-  bool realized() const { return static_cast<bool>(data_->buffer); }
+  const UOp& uop() const { return Data().uop; }
+  bool realized() const { return static_cast<bool>(Data().buffer); }
   explicit operator bool() const { return data_ != nullptr; }
   const std::shared_ptr<LazyData>& data() const { return data_; }
 
@@ -244,12 +244,12 @@ class Tensor {
   /// Marks this tensor as a parameter (realizing it, and dropping its history): Backward
   /// computes its gradient.
   Tensor& RequiresGrad(bool on = true);
-  bool requires_grad() const { return data_->requires_grad; }
+  bool requires_grad() const { return Data().requires_grad; }
   /// The accumulated gradient (a null Tensor if there is none).
   Tensor grad() const;
-  void ZeroGrad() { data_->grad.reset(); }
+  void ZeroGrad() { Data().grad.reset(); }
   /// Replaces the gradient (what gradient clipping does).
-  void SetGrad(const Tensor& g) { data_->grad = g.data_; }
+  void SetGrad(const Tensor& g) { Data().grad = g.data_; }
   /// From a scalar loss: accumulates d(loss)/d(t) into t.grad() for every tensor t that
   /// requires grad and that the loss depends on. Lazy: nothing runs until the gradients
   /// (or what is computed from them) are realized.
@@ -314,6 +314,12 @@ class Tensor {
   Tensor View(Ops op, std::vector<SymInt> dims, Arg arg, TensorShape shape) const;
 
   friend Tensor Elementwise(Ops op, std::vector<Tensor> in, const char* name);
+  /// The lazy state; a clear error for a null Tensor (default-made, or a grad() that is none).
+  LazyData& Data() const {
+    if (!data_) ThrowNull();
+    return *data_;
+  }
+  [[noreturn]] static void ThrowNull();
   std::shared_ptr<LazyData> data_;
 };
 

@@ -40,7 +40,7 @@ Tensor Elementwise(Ops op, std::vector<Tensor> in, const char* name) {
   // one device; a tensor of constants alone, not realized, joins any
   Device* device = nullptr;
   for (const Tensor& t : in) {
-    if ((t.data()->constant && !t.realized()) || t.device() == device) continue;
+    if ((!t.realized() && t.data()->constant) || t.device() == device) continue;
     if (device)
       ThrowInvalid(absl::StrCat(name, ": tensors on ", device->name(), " and ", t.device()->name(),
                                 "; expected one device: move one with To(\"", device->name(),

@@ -497,3 +497,33 @@ TEST(Tensor, Printing) {
 
 }  // namespace
 }  // namespace uopc
+
+namespace uopc {
+namespace {
+
+// A null Tensor (default-made, or the grad() of a tensor without one) is a clear error in
+// every use, never a crash.
+TEST(Tensor, ANullTensorIsAClearErrorNeverACrash) {
+  Tensor null, x = Tensor::FromVector(std::vector<float>{1, 2}, {2});
+  EXPECT_FALSE(static_cast<bool>(null));
+  EXPECT_FALSE(static_cast<bool>(x.grad()));
+  auto fails = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what()).find("a null Tensor") != std::string::npos;
+    }
+    return false;
+  };
+  EXPECT_TRUE(fails([&] { (void)null.dtype(); }));
+  EXPECT_TRUE(fails([&] { (void)x.grad().shape(); }));
+  EXPECT_TRUE(fails([&] { (void)x.grad().ToVector<float>(); }));
+  EXPECT_TRUE(fails([&] { (void)(x + null); }));
+  EXPECT_TRUE(fails([&] { (void)(null * 2.0); }));
+  EXPECT_TRUE(fails([&] { null.Realize(); }));
+  EXPECT_TRUE(fails([&] { null.Backward(); }));
+  EXPECT_TRUE(fails([&] { null.ZeroGrad(); }));
+}
+
+}  // namespace
+}  // namespace uopc
