@@ -221,7 +221,9 @@ void ExpectLayoutsFollowOneProcess(const std::string& tag, const std::string& ar
                                   std::regex("sent ([0-9.]+) KiB a step to the other "
                                              "ranks \\(in theory ([0-9.]+) KiB")))
         << r.out;
-    if (l.theory) EXPECT_NEAR(std::stod(m[1]), std::stod(m[2]), 0.02 * std::stod(m[2])) << m[0];
+    if (l.theory) {
+      EXPECT_NEAR(std::stod(m[1]), std::stod(m[2]), 0.02 * std::stod(m[2])) << m[0];
+    }
   }
   // stopped under a layout after 10 steps, resumed in one process: the one-process checkpoint
   const std::string stopped = Tmp(tag + "r.safetensors"), back = Tmp(tag + "s.safetensors");
