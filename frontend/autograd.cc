@@ -213,7 +213,7 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
     case Ops::LOAD:
       ThrowInvalid(
           "backward: the value depends on a data-dependent index (a gather); autodiff cannot "
-          "differentiate through it (use a one-hot matmul)");
+          "differentiate through it (use Gather, IndexSelect or ScatterAdd)");
     case Ops::BITCAST:
     case Ops::ASSIGN:
     case Ops::SINK:

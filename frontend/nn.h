@@ -47,8 +47,8 @@ class Linear : public Module {
   Tensor weight, bias;
 };
 
-/// Rows of `weight` (num, dim) picked by integer indices (a one-hot matmul, so that the
-/// gradient reaches the weight).
+/// Rows of `weight` (num, dim) picked by integer indices (IndexSelect: one row read per
+/// index; the gradient, a scatter-add into the rows).
 class Embedding : public Module {
  public:
   Embedding(int64_t num, int64_t dim, double init_std = 0.02);

@@ -379,7 +379,7 @@ TEST(Autograd, ADataDependentIndexIsRefused) {
     EXPECT_STREQ(e.what(),
                  "backward: the value depends on a data-dependent index (a gather); autodiff "
                  "cannot differentiate "
-                 "through it (use a one-hot matmul)");
+                 "through it (use Gather, IndexSelect or ScatterAdd)");
   }
 }
 
