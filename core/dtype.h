@@ -52,6 +52,8 @@ bool IsFloat(DType t);
 bool IsInt(DType t);
 bool IsUnsigned(DType t);
 inline bool IsBool(DType t) { return t == DType::kBool; }
+/// Whether `t` is a 16-bit float (f16 or bf16).
+inline bool IsHalf(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 
 /// Smallest and largest value of an integer or bool type, as int64 (u64's maximum does
 /// not fit: it reports INT64_MAX, and bounds analysis does not use u64).

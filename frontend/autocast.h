@@ -13,9 +13,6 @@
 
 namespace uopc {
 
-/// Whether `t` is a 16-bit float (f16 or bf16).
-inline bool IsHalf(DType t) { return t == DType::kF16 || t == DType::kBF16; }
-
 class Autocast {
  public:
   /// kBF16 or kF16; kF32 ends an enclosing policy for the scope (an invalid argument

@@ -229,6 +229,16 @@ class KernelBuilder {
   UOp NewRange(const Dim& size, RangeKind kind) {
     return UOp::Range(size.AsUOp(), next_range_++, kind);
   }
+  /// A loop for each dim of the output longer than 1 (into `loops`); the output's index.
+  Index OutputLoops(std::vector<UOp>& loops) {
+    Index idx;
+    for (const Dim& d : S(root_)) {
+      const bool one = d.IsStatic() && d.value() == 1;
+      if (!one) loops.push_back(NewRange(d, RangeKind::kLoop));
+      idx.push_back(one ? UOp::Int(0) : loops.back());
+    }
+    return idx;
+  }
 
   const ShapeMap& shapes_;
   const absl::flat_hash_map<const UOp::Node*, UOp>&
@@ -459,13 +469,8 @@ absl::StatusOr<UOp> KernelBuilder::BuildScatter() {
   const UOp r = sum_of(sum);
   if (!r) return UOp();
   const Shape& shape = S(root_);
-  Index idx;
   std::vector<UOp> outputs;
-  for (const Dim& d : shape) {
-    const bool one = d.IsStatic() && d.value() == 1;
-    if (!one) outputs.push_back(NewRange(d, RangeKind::kLoop));
-    idx.push_back(one ? UOp::Int(0) : outputs.back());
-  }
+  const Index idx = OutputLoops(outputs);
   Index x = idx;  // (the REDUCE's index, through the reshapes)
   for (UOp v = sum; v.is(Ops::RESHAPE); v = v.src(0))
     x = Unravel(Ravel(x, S(v)), S(v.src(0)));
@@ -534,10 +539,9 @@ std::vector<UOp> KernelBuilder::Reductions() const {
 
 bool KernelBuilder::OnlyMatmuls() const {
   // (a half read as f32, or an f32 rounded to a half as it is read, is still a read)
-  auto half = [](DType t) { return t == DType::kBF16 || t == DType::kF16; };
   auto read = [&](UOp x) {
     while (IsMovement(x.op()) || x.is(Ops::AFTER) ||
-           (x.is(Ops::CAST) && (half(x.src(0).dtype()) || half(x.dtype())) &&
+           (x.is(Ops::CAST) && (IsHalf(x.src(0).dtype()) || IsHalf(x.dtype())) &&
             IsFloat(x.src(0).dtype()) && IsFloat(x.dtype())))
       x = x.src(0);
     return buffers_.contains(x.get()) && !(x == root_);
@@ -642,16 +646,8 @@ absl::StatusOr<UOp> KernelBuilder::Build(const std::vector<Opt>& opts) {
   memo_.clear();
   next_range_ = 0;
   const Shape& shape = S(root_);
-  Index idx;
   std::vector<UOp> loops;
-  for (const Dim& d : shape) {
-    if (d.IsStatic() && d.value() == 1) {
-      idx.push_back(UOp::Int(0));
-      continue;
-    }
-    loops.push_back(NewRange(d, RangeKind::kLoop));
-    idx.push_back(loops.back());
-  }
+  Index idx = OutputLoops(loops);
   RETURN_IF_ERROR(Schedule(opts, loops, idx));
   UOp store;
   if (root_.is(Ops::ASSIGN)) {  // in place: stored where the target view reads

@@ -6,14 +6,16 @@
 #include "core/graph_rewrite.h"
 #include "core/substitute.h"
 #include "core/symbolic/simplify.h"
+#include "passes/scope.h"
 
 namespace uopc {
 namespace {
 
-bool IsZero(const UOp& u) {
+// Whether `u` is a CONST of value `v`, of any dtype.
+bool IsValue(const UOp& u, int64_t v) {
   if (!u.is(Ops::CONST)) return false;
-  if (const double* d = u.arg().TryGet<double>()) return *d == 0;
-  return u.ConstIntValue() == 0;
+  if (const double* d = u.arg().TryGet<double>()) return *d == static_cast<double>(v);
+  return u.ConstIntValue() == v;
 }
 
 UOp Zero(DType t) { return IsFloat(t) ? UOp::ConstFloat(t, 0) : UOp::ConstInt(t, 0); }
@@ -26,34 +28,19 @@ UOp CastOfBool(const Match& m) {
   return n.src(0).Where(One(n.dtype()), Zero(n.dtype()));
 }
 
-bool IsOne(const UOp& u) {
-  if (!u.is(Ops::CONST)) return false;
-  if (const double* d = u.arg().TryGet<double>()) return *d == 1;
-  return u.ConstIntValue() == 1;
-}
-
 // cast(where(c, x, 0)) -> where(c, cast(x), 0)
 UOp CastOfWhere(const Match& m) {
   const UOp& n = m["n"];
-  const UOp& w = n.src(0);
-  if (!IsZero(w.src(2)) || IsBool(n.dtype())) return UOp();
-  const UOp& x = w.src(1);
-  return w.src(0).Where(IsOne(x) ? One(n.dtype()) : x.Cast(n.dtype()), Zero(n.dtype()));
+  if (IsBool(n.dtype())) return UOp();
+  const UOp& x = m["x"];
+  return m["c"].Where(IsValue(x, 1) ? One(n.dtype()) : x.Cast(n.dtype()), Zero(n.dtype()));
 }
 
 // where(c, x, 0) * y -> where(c, x * y, 0) (x * y is y where x is 1)
 UOp ProductOfWhere(const Match& m) {
-  const UOp& w = m["w"];
-  if (!IsZero(w.src(2))) return UOp();
-  const UOp& x = w.src(1);
+  const UOp& x = m["x"];
   const UOp& y = m["y"];
-  return w.src(0).Where(IsOne(x) ? y : x * y, Zero(m["n"].dtype()));
-}
-
-bool Reaches(const UOp& root, const UOp& node) {
-  for (const UOp& u : root.Toposort())
-    if (u == node) return true;
-  return false;
+  return m["c"].Where(IsValue(x, 1) ? y : x * y, Zero(m["n"].dtype()));
 }
 
 // Whether the loop r is part of `f`'s statements (an accumulator per step of r): then r
@@ -69,7 +56,7 @@ bool InStatements(const UOp& f, const UOp& r) {
 // v = where(e == r, f, 0) for an e that does not move with r: where(0 <= e < n, f at
 // r = e, 0), with e clamped into [0, n) where it is an index (in `at`); else a null UOp.
 UOp AtIndex(const UOp& v, const UOp& r, UOp* at = nullptr) {
-  if (!v.is(Ops::WHERE) || !IsZero(v.src(2)) || !v.src(0).is(Ops::CMPEQ)) return UOp();
+  if (!v.is(Ops::WHERE) || !IsValue(v.src(2), 0) || !v.src(0).is(Ops::CMPEQ)) return UOp();
   const UOp& c = v.src(0);
   const UOp e = c.src(0) == r ? c.src(1) : c.src(1) == r ? c.src(0) : UOp();
   if (!e || e.dtype() != r.dtype() || Reaches(e, r) || InStatements(v.src(1), r)) return UOp();
@@ -86,17 +73,18 @@ UOp OneHotForm(const UOp& v) {
   return normal.ok() ? *normal : v;
 }
 
+// where(c, x, 0)
+UPat ZeroElse() { return UPat::Op({Ops::WHERE}, {{UPat::Var("c"), UPat::Var("x"), UPat::Val(0)}}); }
+
 }  // namespace
 
 const PatternMatcher& OneHotRules() {
   static const PatternMatcher* pm = new PatternMatcher(
-      "one_hot",
-      {
-          {UPat::Op({Ops::CAST}, std::nullopt, "n"), CastOfBool},
-          {UPat::Op({Ops::CAST}, {{UPat::Op({Ops::WHERE})}}, "n"), CastOfWhere},
-          {UPat::Op({Ops::MUL}, {{UPat::Op({Ops::WHERE}, std::nullopt, "w"), UPat::Var("y")}}, "n"),
-           ProductOfWhere},
-      });
+      "one_hot", {
+                     {UPat::Op({Ops::CAST}, std::nullopt, "n"), CastOfBool},
+                     {UPat::Op({Ops::CAST}, {{ZeroElse()}}, "n"), CastOfWhere},
+                     {UPat::Op({Ops::MUL}, {{ZeroElse(), UPat::Var("y")}}, "n"), ProductOfWhere},
+                 });
   return *pm;
 }
 

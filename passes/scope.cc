@@ -35,4 +35,10 @@ std::vector<UOp> OpenRanges(const UOp& u) {
   return out;
 }
 
+bool Reaches(const UOp& root, const UOp& node) {
+  for (const UOp& u : root.Toposort())
+    if (u == node) return true;
+  return false;
+}
+
 }  // namespace uopc

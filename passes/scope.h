@@ -28,4 +28,7 @@ class ScopeAnalysis {
 /// The RANGEs still open at `u`, in order of their idx.
 std::vector<UOp> OpenRanges(const UOp& u);
 
+/// Whether `root`'s graph contains `node` (`root` depends on it: a loop, a load...).
+bool Reaches(const UOp& root, const UOp& node);
+
 }  // namespace uopc

@@ -4,18 +4,9 @@
 #include <cstdint>
 
 #include "core/substitute.h"
+#include "passes/scope.h"
 
 namespace uopc {
-namespace {
-
-// Whether `root`'s graph contains `node`.
-bool Reaches(const UOp& root, const UOp& node) {
-  for (const UOp& u : root.Toposort())
-    if (u == node) return true;
-  return false;
-}
-
-}  // namespace
 
 absl::StatusOr<UOp> ThreadOuterLoop(const UOp& kernel, LaunchDims* dims, int64_t min_work) {
   *dims = LaunchDims{};

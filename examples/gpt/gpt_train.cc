@@ -412,13 +412,14 @@ int main(int argc, char** argv) {
       opt.Step(also, finite);
       if (scaler) scaler->Advance();
       if (pp > 1) loss = losses[stage], finite = finites[stage];
-      if (!finite.Item<bool>() && scaler) {  // (the scaler's way to find its scale)
+      const bool took = finite.Item<bool>();
+      if (!took && scaler) {  // (the scaler's way to find its scale)
         opt.set_steps(opt.steps() - 1);
         if (rank == 0)
           std::cerr << "gpt_train: step " << step + 1
                     << ": a gradient is not finite in f16; skipped, the loss scale halved to "
                     << scaler->scale() << "\n";
-      } else if (!finite.Item<bool>()) {
+      } else if (!took) {
         opt.set_steps(opt.steps() - 1);  // the step did not happen
         std::string what = absl::StrCat("step ", step + 1, ": the loss (", loss.Item<float>(),
                                         ") or a gradient is not finite");
