@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -289,26 +290,34 @@ int main(int argc, char** argv) {
         ranks[l].fds[w] = -1;
       }
     }
-    int status;
-    for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
-      for (int l = 0; l < nproc; ++l) {
-        Rank& r = ranks[l];
-        if (r.pid != pid) continue;
-        r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        if (--running == 0) all_exited = Clock::now();
-        if (stage >= 2 && WIFSIGNALED(status))
-          std::fprintf(stderr, "uopc_launch: rank %d stopped by signal %d (%s)\n", r.rank,
+    // Ranks that ended since the last look. Of those that failed together, one killed by a
+    // signal is named first: the others most often failed because it died (waitpid gives
+    // the oldest child first, whatever the order they ended in).
+    std::vector<std::pair<int, int>> ended;  // (rank's index, wait status)
+    for (int status; true;) {
+      const pid_t pid = waitpid(-1, &status, WNOHANG);
+      if (pid <= 0) break;
+      for (int l = 0; l < nproc; ++l)
+        if (ranks[l].pid == pid) ended.push_back({l, status});
+    }
+    std::stable_partition(ended.begin(), ended.end(),
+                          [](const std::pair<int, int>& e) { return WIFSIGNALED(e.second); });
+    for (auto [l, status] : ended) {
+      Rank& r = ranks[l];
+      r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      if (--running == 0) all_exited = Clock::now();
+      if (stage >= 2 && WIFSIGNALED(status))
+        std::fprintf(stderr, "uopc_launch: rank %d stopped by signal %d (%s)\n", r.rank,
+                     WTERMSIG(status), strsignal(WTERMSIG(status)));
+      if (r.status != 0 && failed < 0 && stage == 0) {
+        failed = l;
+        if (WIFEXITED(status))
+          std::fprintf(stderr, "uopc_launch: rank %d exited with status %d\n", r.rank, r.status);
+        else
+          std::fprintf(stderr, "uopc_launch: rank %d was killed by signal %d (%s)\n", r.rank,
                        WTERMSIG(status), strsignal(WTERMSIG(status)));
-        if (r.status != 0 && failed < 0 && stage == 0) {
-          failed = l;
-          if (WIFEXITED(status))
-            std::fprintf(stderr, "uopc_launch: rank %d exited with status %d\n", r.rank, r.status);
-          else
-            std::fprintf(stderr, "uopc_launch: rank %d was killed by signal %d (%s)\n", r.rank,
-                         WTERMSIG(status), strsignal(WTERMSIG(status)));
-          stage = 1;
-          stop_at = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(grace * 1000));
-        }
+        stage = 1;
+        stop_at = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(grace * 1000));
       }
     }
     if (g_signal && stage < 2) {
