@@ -4,6 +4,7 @@
 #include "passes/copy_rules.h"
 #include "passes/kernelize.h"
 #include "passes/layout_copies.h"
+#include "passes/number_loops.h"
 #include "passes/rangeify.h"
 #include "passes/split_reduces.h"
 
@@ -23,6 +24,7 @@ const struct {
     {"kernelize", Kernelize},
     {"rangeify", Rangeify},
     {"simplify", SimplifyPass},
+    {"number_loops", NumberLoops},
 };
 
 bool RegisterOnce() {
