@@ -36,7 +36,8 @@ struct VarArg {
 #define UOPC_FOR_EACH_RANGE_KIND(X) \
   X(kLoop, "loop")                  \
   X(kReduce, "reduce")              \
-  X(kGlobal, "global") X(kLocal, "local") X(kUpcast, "upcast") X(kUnroll, "unroll")
+  X(kGlobal, "global") X(kLocal, "local") X(kUpcast, "upcast") X(kUnroll, "unroll") \
+  X(kGroup, "group")
 
 enum class RangeKind : uint8_t {
 #define UOPC_RK_ENUM(e, n) e,

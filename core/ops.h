@@ -56,7 +56,7 @@ inline constexpr uint32_t kGroupAssociative = 1u << 9;    // f(f(a, b), c) == f(
   X(SHRINK, "shrink", -1, kGroupMovement, None)   /* src: x, (begin, end)... */        \
   X(FLIP, "flip", 1, kGroupMovement, Axes)        /* arg: Axes */                      \
   X(IOTA, "iota", 1, 0, None)                     /* src: n; 0, 1, ..., n-1 */        \
-  X(REDUCE, "reduce", 1, 0, Reduce)               /* arg: ReduceArg; keeps dims as 1 */ \
+  X(REDUCE, "reduce", -1, 0, Reduce)  /* src: x (loop level: x, loops...); arg: ReduceArg */ \
   X(STAGE, "stage", 1, 0, Device)                 /* materialize on arg's device */    \
   X(COPY, "copy", 1, 0, Device)                   /* arg: DeviceArg (target) */        \
   X(ASSIGN, "assign", 2, 0, None)                 /* src: target buffer, value */      \

@@ -147,6 +147,13 @@ absl::Status NodeCheck::CheckDTypes() const {
       Ops r = u_.arg().Get<ReduceArg>().op;
       if (r != Ops::ADD && r != Ops::MUL && r != Ops::MAX)
         return Fail(absl::StrCat("reduce op ", OpName(r)), "add, mul or max");
+      // loop level (rangeify's): REDUCE(x, loops...) with no axes
+      for (size_t i = 1; i < u_.src().size(); ++i)
+        if (!u_.src(i).is(Ops::RANGE))
+          return Fail(absl::StrCat("reducing over a ", OpName(u_.src(i).op())),
+                      "the value, then the RANGEs it is reduced over");
+      if (u_.src().size() > 1 && !u_.arg().Get<ReduceArg>().axes.empty())
+        return Fail("both axes and loops", "axes (tensor level) or loops (loop level)");
       return absl::OkStatus();
     }
     case Ops::ASSIGN:

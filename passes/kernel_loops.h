@@ -1,5 +1,5 @@
 // A kernel as the optimization heuristics see it: the lengths of its loops and whether it
-// is a plain matmul (rangeify reads it off the kernel's graph), and the splits a list of
+// is a plain matmul (schedule_opts reads it off the kernel's loop IR), and the splits a list of
 // actions asks of those loops. Every target class's heuristics (passes/cpu_opts.h,
 // passes/gpu_opts.h) and their dispatch (passes/opts.h) work on it.
 #pragma once

@@ -1,10 +1,9 @@
 #include "passes/number_loops.h"
 
-#include <vector>
-
 #include "absl/container/flat_hash_map.h"
 
 #include "core/substitute.h"
+#include "passes/lowered_steps.h"
 
 namespace uopc {
 
@@ -26,13 +25,8 @@ UOp NumberKernelLoops(const UOp& kernel) {
 }
 
 absl::StatusOr<UOp> NumberLoops(const UOp& lowered, const PassContext&) {
-  if (!lowered.is(Ops::SINK) || lowered.src().size() != 2 || !lowered.src(0).is(Ops::SINK))
-    return absl::InvalidArgumentError(
-        "number_loops: expected SINK(SINK(steps), SINK(outputs)) (run rangeify first)");
-  std::vector<UOp> steps;
-  for (const UOp& step : lowered.src(0).src())
-    steps.push_back(step.is(Ops::SINK) ? NumberKernelLoops(step) : step);
-  return UOp::Sink({UOp::Sink(steps), lowered.src(1)});
+  return MapKernels(lowered, "number_loops",
+                    [](const UOp& k) -> absl::StatusOr<UOp> { return NumberKernelLoops(k); });
 }
 
 }  // namespace uopc

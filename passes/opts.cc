@@ -18,13 +18,13 @@ absl::StatusOr<LoopSplits> SplitsOf(const KernelLoops& k, const std::vector<Opt>
                                     const Target& t) {
   const int last = static_cast<int>(k.outputs.size()) - 1;
   auto refuse = [&](const Opt& o, absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("rangeify: opt \"", OptsToString({o}),
+    return absl::InvalidArgumentError(absl::StrCat("schedule_opts: opt \"", OptsToString({o}),
                                                    "\" does not apply to a kernel of shape ",
                                                    k.shape, ": ", why));
   };
   auto refuse_all = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
-        absl::StrCat("rangeify: opts \"", OptsToString(opts), "\" ", why));
+        absl::StrCat("schedule_opts: opts \"", OptsToString(opts), "\" ", why));
   };
   // [0]: the rows' (the loop before the last), [1]: the columns' (the last loop)
   std::optional<int64_t> upcast[2], group[2];

@@ -1,5 +1,5 @@
 // Opts: the kernel optimizations' heuristics and search space, apart from the loops they
-// shape (rangeify applies them as it builds a kernel; runtime/kernel_search.h searches them),
+// shape (schedule_opts applies them to a kernel's loops; runtime/kernel_search.h searches them),
 // for the target the kernel is compiled for. A kernel is to them the lengths of its loops and
 // whether it is a plain matmul:
 //   - DefaultOpts: the target class's heuristics (passes/cpu_opts.h: a matmul's register

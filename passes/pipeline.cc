@@ -2,10 +2,14 @@
 
 #include "core/symbolic/simplify.h"
 #include "passes/copy_rules.h"
+#include "passes/kernel_order.h"
 #include "passes/kernelize.h"
 #include "passes/layout_copies.h"
 #include "passes/number_loops.h"
 #include "passes/rangeify.h"
+#include "passes/reduce_collapse.h"
+#include "passes/reduce_to_accumulators.h"
+#include "passes/schedule_opts.h"
 #include "passes/split_reduces.h"
 
 namespace uopc {
@@ -22,7 +26,11 @@ const struct {
     {"layout_copies", LayoutCopies},
     {"split_reduces", SplitReduces},
     {"kernelize", Kernelize},
+    {"kernel_order", KernelOrder},
     {"rangeify", Rangeify},
+    {"reduce_collapse", ReduceCollapse},
+    {"schedule_opts", ScheduleOpts},
+    {"reduce_to_accumulators", ReduceToAccumulators},
     {"simplify", SimplifyPass},
     {"number_loops", NumberLoops},
 };

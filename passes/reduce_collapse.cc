@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
+
 #include "core/graph_rewrite.h"
 #include "core/substitute.h"
 #include "core/symbolic/simplify.h"
+#include "passes/lowered_steps.h"
 #include "passes/scope.h"
 
 namespace uopc {
@@ -76,6 +79,69 @@ UOp OneHotForm(const UOp& v) {
 // where(c, x, 0)
 UPat ZeroElse() { return UPat::Op({Ops::WHERE}, {{UPat::Var("c"), UPat::Var("x"), UPat::Val(0)}}); }
 
+// REDUCE(add, v, loops...) -> the sum of v (simplified) over the loops that do not
+// collapse; v itself where none is left
+UOp CollapseLoops(const Match& m) {
+  const UOp& r = m["r"];
+  if (r.arg().Get<ReduceArg>().op != Ops::ADD) return UOp();
+  std::vector<UOp> loops(r.src().begin() + 1, r.src().end());
+  const UOp v = CollapseReduce(Ops::ADD, Simplify(r.src(0)), loops);
+  if (loops.size() + 1 == r.src().size()) return UOp();  // (none collapsed)
+  if (loops.empty()) return v;
+  loops.insert(loops.begin(), v);
+  return r.WithSrc(loops);
+}
+
+bool IsSum(const UOp& v) { return v.is(Ops::REDUCE) && v.arg().Get<ReduceArg>().op == Ops::ADD; }
+
+// The scatter form of `kernel` (a SINK of loop IR whose stored value is a sum, or base + a
+// sum, into rows picked by an index), or a null UOp where it is no such kernel.
+UOp ScatterKernel(const UOp& kernel) {
+  const TopLoops top = TopLoopsOf(kernel);
+  if (!top.statement.is(Ops::STORE) || top.loops.empty()) return UOp();
+  const UOp& store = top.statement;
+  UOp sum = store.src(1), base;
+  if (!IsSum(sum) && sum.is(Ops::ADD))
+    for (int i : {1, 0})
+      if (IsSum(sum.src(i))) {
+        base = sum.src(1 - i), sum = sum.src(i);
+        break;
+      }
+  if (!IsSum(sum)) return UOp();
+  const std::optional<ScatterRow> row = ScatterOf(Simplify(sum.src(0)), top.loops);
+  if (!row) return UOp();
+  // zeros (or the base); then, in the reduction's order (its loops outermost, which no
+  // thread splits: two steps may add into one row), each value into its row
+  const UOp &out = store.src(0).src(0), &at = store.src(0).src(1);
+  std::vector<UOp> zeros{out.Index(at).Store(base ? base : UOp::ConstInt(store.src(1).dtype(), 0))};
+  zeros.insert(zeros.end(), top.loops.begin(), top.loops.end());
+  const UOp written = UOp::Derived(Ops::AFTER, {out, UOp::Derived(Ops::END, zeros)});
+  int next = NextLoopNumber(kernel);
+  absl::flat_hash_map<UOp, UOp> again;  // the other output loops, once more (a loop has one END)
+  std::vector<UOp> adds{UOp()};
+  adds.insert(adds.end(), sum.src().begin() + 1, sum.src().end());
+  for (const UOp& o : top.loops)
+    if (!(o == row->loop)) adds.push_back(again[o] = UOp::Range(o.src(0), next++));
+  auto renamed = [&](const UOp& u) {
+    return RewriteNodes(u, [&](const UOp& o, const UOp& b) {
+      auto it = again.find(o);
+      return it == again.end() ? b : it->second;
+    });
+  };
+  const UOp index = renamed(row->index);  // (it may move with the other output loops)
+  auto scattered = [&](const UOp& u) {
+    return renamed(RewriteNodes(u, [&](const UOp& o, const UOp& b) {
+      return o == row->loop ? index : b;
+    }));
+  };
+  const UOp into = written.Index(Simplify(scattered(at)));
+  adds[0] = into.Store(into.Load() + scattered(row->value));
+  return UOp::Sink({UOp::Derived(Ops::END, adds)});
+}
+
+const PatternMatcher kCollapseRules("reduce_collapse",
+                                    {{UPat::Op({Ops::REDUCE}, std::nullopt, "r"), CollapseLoops}});
+
 }  // namespace
 
 const PatternMatcher& OneHotRules() {
@@ -110,6 +176,14 @@ std::optional<ScatterRow> ScatterOf(const UOp& v, const std::vector<UOp>& output
     if ((s.value = AtIndex(form, k, &s.index))) return s;
   }
   return std::nullopt;
+}
+
+absl::StatusOr<UOp> ReduceCollapse(const UOp& lowered, const PassContext& ctx) {
+  return MapKernels(lowered, "reduce_collapse", [&](const UOp& k) -> absl::StatusOr<UOp> {
+    if (ctx.TargetOf(KernelDevice(k)).IsCpu())
+      if (UOp scatter = ScatterKernel(k)) return scatter;
+    return GraphRewrite(k, kCollapseRules);
+  });
 }
 
 }  // namespace uopc

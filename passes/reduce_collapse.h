@@ -1,4 +1,6 @@
-// Reduce collapse: a sum over a loop r of a value that is 0 except where r equals an
+// ReduceCollapse: the rules that turn a loop-level sum into a load or a scatter, applied to
+// each kernel of the lowered form (passes/lowered_steps.h) before its loops are scheduled.
+// A sum over a loop r of a value that is 0 except where r equals an
 // expression e that does not move with r is that value at r = e, or 0 when e lies outside
 // the loop:   sum_{r < n} (e == r ? f(r) : 0)  =  (0 <= e < n) ? f(e) : 0.
 // A one-hot times a table (Embedding, CrossEntropy's pick of the target) becomes one load
@@ -10,10 +12,20 @@
 #include <optional>
 #include <vector>
 
+#include "absl/status/statusor.h"
+
+#include "core/pass_manager.h"
 #include "core/pattern_matcher.h"
 #include "core/uop.h"
 
 namespace uopc {
+
+/// The pass: on a CPU target, a kernel that sums into rows picked by an index (ScatterOf)
+/// becomes rows of zeros (or of the base, for base + sum) and then each value added into
+/// its row, in the reduction's order (its loops outermost, which no thread splits: two
+/// steps may add into one row); then every loop-level REDUCE by ADD loses the loops that
+/// collapse (CollapseReduce).
+absl::StatusOr<UOp> ReduceCollapse(const UOp& lowered, const PassContext& ctx = {});
 
 /// The rules that move a one-hot's comparison out to a WHERE whose other value is 0:
 /// cast(b) of a bool -> where(b, 1, 0); a cast, or a product, of where(c, x, 0) -> the

@@ -3,20 +3,23 @@
 # (bench/gpt_bench.cc, one step after the compiling one), in one file, sorted, so that two
 # builds' kernels can be diffed. A change that must not change kernels proves it with two
 # identical files (the same sha256, printed last).
-#   tools/process_replay.sh OUT.txt    # builds //bench:gpt_bench first
+#   tools/process_replay.sh OUT.txt [BENCH]   # builds //bench:gpt_bench first
+# BENCH picks another step of bench/gpt_bench.cc (default BM_GptTrainStep, the f32 step;
+# BM_GptTrainStepBf16 is the autocast step, BM_GptTrainStepGpt2Vocabulary GPT-2's vocabulary).
 # UOPC_DEBUG=2 prints each kernel's source once; a fresh cache folder keeps old entries out.
 set -euo pipefail
-if [ $# -ne 1 ] || [ "$1" = --help ]; then
-  echo "usage: tools/process_replay.sh OUT.txt  (the bench GPT step's kernel sources, sorted)" >&2
+if [ $# -lt 1 ] || [ $# -gt 2 ] || [ "$1" = --help ]; then
+  echo "usage: tools/process_replay.sh OUT.txt [BENCH]  (the bench GPT step's kernel sources, sorted)" >&2
   exit 2
 fi
 out=$1
+bench=${2:-BM_GptTrainStep}
 cd "$(dirname "$0")/.."
 bazel build -c opt //bench:gpt_bench >&2
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
 UOPC_DEBUG=2 UOPC_CACHE_DIR=$cache bazel-bin/bench/gpt_bench --benchmark_min_time=0 \
-  --benchmark_filter='^BM_GptTrainStep/' \
+  --benchmark_filter="^$bench/" \
   2>"$cache/log" >/dev/null
 python3 - "$cache/log" "$out" <<'PY'
 import re, sys

@@ -580,7 +580,7 @@ TEST(Rangeify, RefusesActionsThatDoNotApply) {
                             "unroll 1 2", "upcast 1 48, upcast 1 32"}) {
       absl::StatusOr<UOp> kernel = space.build(*ParseOpts(bad));
       EXPECT_EQ(kernel.status().code(), absl::StatusCode::kInvalidArgument) << bad;
-      EXPECT_NE(kernel.status().message().find("rangeify: opt"), std::string::npos)
+      EXPECT_NE(kernel.status().message().find("schedule_opts: opt"), std::string::npos)
           << kernel.status();
     }
     EXPECT_NE(space.build(*ParseOpts("upcast 1 7")).status().message().find("(48, 96)"),

@@ -66,10 +66,10 @@ TEST(Opts, SplitsOfAListAreChecked) {
   EXPECT_EQ(SplitsOf(k, {}, kCpu).value().columns, 0);
   const absl::Status bad = SplitsOf(k, *ParseOpts("upcast 1 7"), kCpu).status();
   EXPECT_EQ(bad.message(),
-            "rangeify: opt \"upcast 1 7\" does not apply to a kernel of shape (m, n): expected one "
+            "schedule_opts: opt \"upcast 1 7\" does not apply to a kernel of shape (m, n): expected one "
             "of the last two output loops, of a constant length that AMOUNT (2 or more) divides");
   EXPECT_EQ(SplitsOf(k, *ParseOpts("upcast 1 96, upcast 0 8"), kCpu).status().message(),
-            "rangeify: opts \"upcast 1 96, upcast 0 8\" hold more than 512 sums in registers");
+            "schedule_opts: opts \"upcast 1 96, upcast 0 8\" hold more than 512 sums in registers");
   EXPECT_FALSE(SplitsOf({.outputs = {8}, .shape = "(8)"}, *ParseOpts("unroll 0 2"), kCpu).ok());
 }
 
@@ -85,7 +85,7 @@ TEST(Opts, RegisterTilesFollowTheTargetsVectorRegisters) {
   EXPECT_EQ(SplitsOf(Matmul(64, 96, 8), *ParseOpts("upcast 0 8, upcast 1 24"), *avx2)
                 .status()
                 .message(),
-            "rangeify: opts \"upcast 0 8, upcast 1 24\" hold more than 128 sums in registers");
+            "schedule_opts: opts \"upcast 0 8, upcast 1 24\" hold more than 128 sums in registers");
   EXPECT_EQ(OptsToString(OptActions(Matmul(48, 96, 8), *avx2)),
             "upcast 1 8, upcast 1 16, upcast 1 24, upcast 1 32, upcast 0 4, upcast 0 6, "
             "upcast 0 8, group 1 16, group 1 96, group 0 2, group 0 4, group 0 8, unroll 0 4");
@@ -106,7 +106,7 @@ TEST(Opts, NoCpuTileReachesAGpuKernel) {
   EXPECT_EQ(SplitsOf(Matmul(64, 96, 8), *ParseOpts("upcast 0 8, upcast 1 48"), gpu)
                 .status()
                 .message(),
-            "rangeify: opt \"upcast 0 8\" does not apply to a kernel of shape (m, n): a GPU "
+            "schedule_opts: opt \"upcast 0 8\" does not apply to a kernel of shape (m, n): a GPU "
             "kernel computes one output a thread (unrolls only)");
   EXPECT_TRUE(SplitsOf(Matmul(64, 96, 8), *ParseOpts("unroll 0 4"), gpu).ok());
 }

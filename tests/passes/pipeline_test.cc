@@ -1,0 +1,199 @@
+// The lowering pipeline (passes/pipeline.h), pass by pass: its order, and the form of the
+// graph between passes: kernel_order's run order, rangeify's loop-level REDUCE that lasts
+// until reduce_to_accumulators, reduce_collapse's loads, schedule_opts' tile (its loops'
+// kinds) and that nothing of it is left for the targets' passes.
+#include "passes/pipeline.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/symbolic/simplify.h"
+#include "core/uir.h"
+#include "core/verify.h"
+#include "passes/indexing.h"
+#include "runtime/plan_cache.h"
+
+namespace uopc {
+namespace {
+
+// The graph after each pass, by the pass's name, lowering `roots` for the reference CPU.
+std::map<std::string, UOp> AfterEachPass(const std::vector<UOp>& roots) {
+  UOp g = Canonicalize(UOp::Sink(roots)).sink;
+  std::map<std::string, UOp> after;
+  for (const std::string& name : LoweringPipeline().names()) {
+    absl::StatusOr<std::unique_ptr<Pass>> pass = PassRegistry::Get().Create(name);
+    EXPECT_TRUE(pass.ok()) << pass.status();
+    absl::StatusOr<UOp> out = (*pass)->Run(g, PassContext{});
+    EXPECT_TRUE(out.ok()) << name << ": " << out.status();
+    if (!out.ok()) break;
+    EXPECT_TRUE(Verify(*out).ok()) << name << ": " << Verify(*out);
+    after[name] = g = *out;
+  }
+  return after;
+}
+
+UOp Dims(Ops op, UOp x, std::vector<int64_t> dims) {
+  std::vector<UOp> src{x};
+  for (int64_t d : dims) src.push_back(UOp::Int(d));
+  return UOp::Derived(op, src);
+}
+
+// a (m, k) @ b (k, n), from flat buffers 0 and 1
+UOp Matmul(int64_t m, int64_t k, int64_t n) {
+  UOp a = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, m * k), {m, k, 1});
+  UOp b = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 1, k * n), {1, k, n});
+  UOp prod = Dims(Ops::EXPAND, a, {m, k, n}) * Dims(Ops::EXPAND, b, {m, k, n});
+  return Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {1}}), {m, n});
+}
+
+int Count(const UOp& g, Ops op) {
+  int n = 0;
+  for (const UOp& u : g.Toposort()) n += u.is(op);
+  return n;
+}
+
+std::vector<RangeKind> Kinds(const UOp& g) {
+  std::vector<RangeKind> kinds;
+  for (const UOp& u : g.Toposort())
+    if (u.is(Ops::RANGE)) kinds.push_back(u.arg().Get<RangeArg>().kind);
+  return kinds;
+}
+
+bool Has(const std::vector<RangeKind>& kinds, RangeKind k) {
+  return std::find(kinds.begin(), kinds.end(), k) != kinds.end();
+}
+
+TEST(Pipeline, IsOneFlatListInOrder) {
+  EXPECT_EQ(LoweringPipeline().names(),
+            (std::vector<std::string>{"copy_rules", "layout_copies", "split_reduces", "kernelize",
+                                      "kernel_order", "rangeify", "reduce_collapse",
+                                      "schedule_opts", "reduce_to_accumulators", "simplify",
+                                      "number_loops"}));
+}
+
+// A matmul's sum is a loop-level REDUCE from rangeify to reduce_to_accumulators; its loops
+// are split into a register tile by schedule_opts (upcast loops), which then are plain
+// loops again; the accumulators come last.
+TEST(Pipeline, AReductionIsALoopLevelReduceUntilItsAccumulators) {
+  std::map<std::string, UOp> after = AfterEachPass({Matmul(48, 8, 96)});
+  ASSERT_EQ(after.size(), LoweringPipeline().names().size());
+  const UOp& ranged = after["rangeify"];
+  ASSERT_EQ(Count(ranged, Ops::REDUCE), 1);
+  for (const UOp& u : ranged.Toposort())
+    if (u.is(Ops::REDUCE)) {
+      ASSERT_EQ(u.src().size(), 2u);  // the product, and its one loop over k
+      EXPECT_EQ(u.src(1).arg().Get<RangeArg>().kind, RangeKind::kReduce);
+      EXPECT_EQ(u.src(1).src(0).ConstIntValue(), 8);
+    }
+  EXPECT_EQ(Count(ranged, Ops::ALLOC), 0);
+  EXPECT_EQ(after["reduce_collapse"], ranged);  // (no one-hot: nothing collapses)
+  EXPECT_TRUE(Has(Kinds(after["schedule_opts"]), RangeKind::kUpcast));
+  EXPECT_EQ(Count(after["schedule_opts"], Ops::REDUCE), 1);
+  const UOp& accumulated = after["reduce_to_accumulators"];
+  EXPECT_EQ(Count(accumulated, Ops::REDUCE), 0);
+  EXPECT_EQ(Count(accumulated, Ops::ALLOC), 1);  // (one array: the tile's sums)
+  EXPECT_FALSE(Has(Kinds(accumulated), RangeKind::kUpcast));
+  EXPECT_FALSE(Has(Kinds(accumulated), RangeKind::kGroup));
+  // numbered in order at the end: 0, 1, 2, ...
+  std::vector<int> idx;
+  for (const UOp& u : after["number_loops"].Toposort())
+    if (u.is(Ops::RANGE)) idx.push_back(u.arg().Get<RangeArg>().idx);
+  for (size_t i = 0; i < idx.size(); ++i) EXPECT_EQ(idx[i], static_cast<int>(i));
+}
+
+// A column sum of a (64, 5) matrix: a row of sums on the stack (group loops), then plain.
+TEST(Pipeline, ARowOfSumsIsAGroupUntilItsAccumulators) {
+  UOp x = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, 64 * 5), {64, 5});
+  std::map<std::string, UOp> after =
+      AfterEachPass({UOp::Derived(Ops::REDUCE, {x}, ReduceArg{Ops::ADD, {0}})});
+  EXPECT_TRUE(Has(Kinds(after["schedule_opts"]), RangeKind::kGroup));
+  EXPECT_FALSE(Has(Kinds(after["reduce_to_accumulators"]), RangeKind::kGroup));
+}
+
+// A one-hot sum (an embedding's lookup: sum_v (ids[t] == v) * table[v, d]) has no loop over
+// the vocabulary after reduce_collapse, and nothing to schedule.
+TEST(Pipeline, AOneHotSumIsALoadAfterReduceCollapse) {
+  const int64_t tokens = 6, vocab = 50, dim = 4;
+  UOp ids = Dims(Ops::RESHAPE, UOp::Buffer(DType::kI32, 0, tokens), {tokens, 1, 1});
+  UOp iota = Dims(Ops::RESHAPE, UOp::Make(Ops::IOTA, DType::kI32, {UOp::Int(vocab)}), {1, vocab, 1});
+  UOp one_hot = UOp::Derived(Ops::CMPEQ, {Dims(Ops::EXPAND, ids, {tokens, vocab, 1}),
+                                          Dims(Ops::EXPAND, iota, {tokens, vocab, 1})})
+                    .Cast(DType::kF32);
+  UOp table = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 1, vocab * dim), {1, vocab, dim});
+  UOp rows = UOp::Derived(Ops::REDUCE,
+                          {Dims(Ops::EXPAND, one_hot, {tokens, vocab, dim}) *
+                           Dims(Ops::EXPAND, table, {tokens, vocab, dim})},
+                          ReduceArg{Ops::ADD, {1}});
+  std::map<std::string, UOp> after = AfterEachPass({rows});
+  EXPECT_EQ(Count(after["rangeify"], Ops::REDUCE), 1);
+  EXPECT_EQ(Count(after["reduce_collapse"], Ops::REDUCE), 0);
+  for (const UOp& u : after["number_loops"].Toposort())
+    if (u.is(Ops::RANGE)) EXPECT_NE(u.src(0).ConstIntValue(), vocab);
+  EXPECT_EQ(after["schedule_opts"], after["reduce_collapse"]);  // (no sum left to schedule)
+}
+
+// kernel_order: an in-place write runs after a kernel that reads the old contents.
+TEST(Pipeline, KernelOrderPutsAWriteAfterTheReadsOfTheOldContents) {
+  constexpr char kUir[] = R"(%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0
+%1 = reshape 2.0, 1
+%2 = expand %1, 4
+%3 = mul %0, %2
+%4 = stage %3 : device=CPU:0
+%5 = add %0, %2
+%6 = assign %0, %5
+%7 = sink %6, %4
+)";
+  const UOp g = *ParseUir(kUir);
+  std::map<std::string, UOp> after = AfterEachPass({g.src().begin(), g.src().end()});
+  const UOp& order = after["kernel_order"];
+  // the read of the old contents (and the written value, staged: it reads the buffer too),
+  // then the write
+  ASSERT_EQ(order.src(0).src().size(), 3u);
+  EXPECT_TRUE(order.src(0).src(0).is(Ops::STAGE));
+  EXPECT_TRUE(order.src(0).src(1).is(Ops::STAGE));
+  EXPECT_TRUE(order.src(0).src(2).is(Ops::ASSIGN));
+  EXPECT_EQ(order.src(1), after["kernelize"]);  // the roots, as kernelize left them
+}
+
+// A loop-level REDUCE reduces over loops: the verifier refuses another source, or axes too.
+TEST(Pipeline, TheVerifierChecksALoopLevelReduce) {
+  UOp r = UOp::Range(8, 0, RangeKind::kReduce);
+  UOp x = UOp::Buffer(DType::kF32, 0, 8).Index(r).Load();
+  EXPECT_TRUE(Verify(UOp::Make(Ops::REDUCE, DType::kF32, {x, r}, ReduceArg{Ops::ADD, {}})).ok());
+  absl::Status bad = Verify(UOp::Make(Ops::REDUCE, DType::kF32, {x, x}, ReduceArg{Ops::ADD, {}}));
+  EXPECT_NE(bad.message().find("reducing over a load"), std::string::npos) << bad;
+  EXPECT_FALSE(Verify(UOp::Make(Ops::REDUCE, DType::kF32, {x, r}, ReduceArg{Ops::ADD, {0}})).ok());
+}
+
+// Indexing: each movement op maps its output's index to its source's; a PAD says where.
+TEST(Indexing, EachMovementOpMapsTheIndexOnce) {
+  UOp b = UOp::Buffer(DType::kF32, 0, 12);
+  UOp x = Dims(Ops::RESHAPE, b, {3, 4});
+  UOp padded = Dims(Ops::PAD, x, {1, 0, 0, 2});  // (5, 6)... rows 1 before, cols 2 after
+  UOp flipped = UOp::Derived(Ops::FLIP, {x}, Axes{{1}});
+  UOp permuted = UOp::Derived(Ops::PERMUTE, {x}, Axes{{1, 0}});
+  ShapeMap shapes = *InferShapes(UOp::Sink({padded, flipped, permuted}));
+  const Index at{UOp::Int(2), UOp::Int(3)};
+  auto value = [](const UOp& u) { return u.ConstIntValue(); };
+  SourceIndex p = IndexThrough(padded, {UOp::Int(0), UOp::Int(1)}, shapes);
+  ASSERT_TRUE(p.valid);
+  EXPECT_EQ(ToUir(Simplify(p.valid)), ToUir(UOp::ConstBool(DType::kBool, false)));
+  EXPECT_EQ(value(Simplify(p.index[0])), 0);  // clamped: the load stays in bounds
+  SourceIndex in = IndexThrough(padded, at, shapes);
+  EXPECT_EQ(ToUir(Simplify(in.valid)), ToUir(UOp::ConstBool(DType::kBool, true)));
+  EXPECT_EQ(value(Simplify(in.index[0])), 1);
+  EXPECT_EQ(value(Simplify(in.index[1])), 3);
+  EXPECT_EQ(value(Simplify(IndexThrough(flipped, at, shapes).index[1])), 0);
+  SourceIndex t = IndexThrough(permuted, {UOp::Int(3), UOp::Int(2)}, shapes);
+  EXPECT_FALSE(t.valid);
+  EXPECT_EQ(value(t.index[0]), 2);
+  EXPECT_EQ(value(t.index[1]), 3);
+  SourceIndex flat = IndexThrough(x, at, shapes);  // (3, 4) from 12: element 11
+  EXPECT_EQ(value(Simplify(flat.index[0])), 11);
+}
+
+}  // namespace
+}  // namespace uopc
