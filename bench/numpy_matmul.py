@@ -1,9 +1,11 @@
 """The peer of tensor_bench's BM_TensorMatmul: an f32 n x n matmul in numpy (its BLAS).
 
-    OPENBLAS_NUM_THREADS=1 python3 bench/numpy_matmul.py   # unset OPENBLAS_CORETYPE, _L2_SIZE
+    OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=$(../shared/tools/peer-openblas-coretype) \
+        python3 bench/numpy_matmul.py   # unset OPENBLAS_L2_SIZE (and an empty CORETYPE)
 
 Prints the BLAS it runs on (refusing the reference one) and GFLOP/s at n = 512, 1024, 2048.
 """
+import os
 import sys
 import time
 
@@ -13,7 +15,8 @@ a = np.ones((64, 64), dtype=np.float32)
 a @ a  # loads the BLAS
 libs = {line.split()[-1] for line in open("/proc/self/maps")
         if len(line.split()) >= 6 and "blas" in line.split()[-1].lower()}
-print("BLAS: " + (", ".join(sorted(libs)) or "none found"))
+print("BLAS: " + (", ".join(sorted(libs)) or "none found") +
+      f", OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE') or 'auto'}")
 if any("/blas/" in p and "openblas" not in p for p in libs):
     sys.exit("the reference BLAS is no peer: install libopenblas0-pthread")
 for n in (512, 1024, 2048):

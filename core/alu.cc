@@ -106,7 +106,7 @@ std::optional<Arg> EvalInt(Ops op, DType t, absl::Span<const Arg> x) {
       return wrap(a >> static_cast<int>(b));  // arithmetic for signed, a >= 0 for unsigned
     UOPC_FOR_EACH_NON_ALU_OP(UOPC_OP_CASE) case Ops::EXP2: case Ops::LOG2: case Ops::SIN:
     case Ops::SQRT: case Ops::RECIP: case Ops::TRUNC: case Ops::CAST: case Ops::BITCAST:
-    case Ops::FDIV: case Ops::WHERE:
+    case Ops::FDIV: case Ops::WHERE: case Ops::MULACC:
       return std::nullopt;
   }
   UOPC_UNREACHABLE("an op");
@@ -131,6 +131,11 @@ std::optional<Arg> EvalFloat(Ops op, DType t, absl::Span<const Arg> x) {
     case Ops::CMPLT: return Arg(a < b);
     case Ops::CMPNE: return Arg(a != b);
     case Ops::CMPEQ: return Arg(a == b);
+    case Ops::MULACC: {  // one rounding in f32 (f64), as fmaf; a half's is the f32 one, rounded
+      const double c = FloatValue(x[2], t);
+      if (t == DType::kF64) return Arg(std::fma(a, b, c));
+      return r(std::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
+    }
     UOPC_FOR_EACH_NON_ALU_OP(UOPC_OP_CASE) case Ops::CAST: case Ops::BITCAST:
     case Ops::FLOORDIV: case Ops::MOD: case Ops::AND: case Ops::OR: case Ops::XOR:
     case Ops::SHL: case Ops::SHR: case Ops::WHERE:
@@ -152,7 +157,7 @@ std::optional<Arg> EvalBool(Ops op, absl::Span<const Arg> x) {
     UOPC_FOR_EACH_NON_ALU_OP(UOPC_OP_CASE) case Ops::EXP2: case Ops::LOG2: case Ops::SIN:
     case Ops::SQRT: case Ops::RECIP: case Ops::TRUNC: case Ops::CAST: case Ops::BITCAST:
     case Ops::ADD: case Ops::MUL: case Ops::FDIV: case Ops::FLOORDIV: case Ops::MOD:
-    case Ops::SHL: case Ops::SHR: case Ops::WHERE:
+    case Ops::SHL: case Ops::SHR: case Ops::WHERE: case Ops::MULACC:
       return std::nullopt;
   }
   UOPC_UNREACHABLE("an op");
@@ -223,7 +228,7 @@ std::optional<Arg> EvalAlu(Ops op, DType in, DType out, absl::Span<const Arg> x)
     case Ops::SQRT: case Ops::RECIP: case Ops::TRUNC: case Ops::ADD: case Ops::MUL:
     case Ops::FDIV: case Ops::FLOORDIV: case Ops::MOD: case Ops::MAX: case Ops::CMPLT:
     case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND: case Ops::OR: case Ops::XOR:
-    case Ops::SHL: case Ops::SHR:
+    case Ops::SHL: case Ops::SHR: case Ops::MULACC:
       break;
   }
   if (IsBool(in)) return EvalBool(op, x);

@@ -163,7 +163,8 @@ B Compute(const UOp& u) {
     case Ops::RECIP:
     case Ops::TRUNC:
     case Ops::BITCAST:
-    case Ops::FDIV: return Full(t);
+    case Ops::FDIV:
+    case Ops::MULACC: return Full(t);
   }
   return Full(t);
 }

@@ -88,7 +88,8 @@ inline constexpr uint32_t kGroupAssociative = 1u << 9;    // f(f(a, b), c) == f(
   X(SHL, "shl", 2, kGroupAlu | kGroupIntOnly, None)                                    \
   X(SHR, "shr", 2, kGroupAlu | kGroupIntOnly, None)                                    \
   /* ternary ALU */                                                                     \
-  X(WHERE, "where", 3, kGroupAlu, None) /* src: bool cond, a, b */
+  X(WHERE, "where", 3, kGroupAlu, None) /* src: bool cond, a, b */                     \
+  X(MULACC, "mulacc", 3, kGroupAlu | kGroupFloatOnly, None) /* a * b + c, rounded once (fma) */
 
 // `case Ops::E:` for each op of a table: a switch over ops names the ops it does nothing
 // with instead of a `default:`, so that the compiler (-Werror=switch) names every op a new

@@ -58,6 +58,9 @@ struct Target {
   bool IsGpu() const { return device_class == TargetClass::kGpu; }
   /// Whether `feature` ("avx512f") is among the features.
   bool Has(absl::string_view feature) const;
+  /// Whether it multiplies and adds in one instruction, rounding once (fma: every GPU; a CPU
+  /// with the fma feature): where it does, sums of products are MULACCs.
+  bool FusesMultiplyAdd() const { return IsGpu() || Has("fma"); }
   /// Elements of `t` in one vector register (1 when the target has no vectors).
   int Lanes(DType t) const;
   /// Bytes between addresses that fall in the same L1 set (size / ways; 4096 on every x86

@@ -65,7 +65,7 @@ bool PrintsDType(const UOp& u) {
     case Ops::SIN: case Ops::SQRT: case Ops::RECIP: case Ops::TRUNC: case Ops::ADD:
     case Ops::MUL: case Ops::FDIV: case Ops::FLOORDIV: case Ops::MOD: case Ops::MAX:
     case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND: case Ops::OR:
-    case Ops::XOR: case Ops::SHL: case Ops::SHR: case Ops::WHERE:
+    case Ops::XOR: case Ops::SHL: case Ops::SHR: case Ops::WHERE: case Ops::MULACC:
       return DerivedDType(u.op(), u.src()) != u.dtype();
   }
   UOPC_UNREACHABLE("an op");

@@ -242,7 +242,8 @@ std::optional<DType> DerivedDType(Ops op, absl::Span<const UOp> src) {
     case Ops::OR:
     case Ops::XOR:
     case Ops::SHL:
-    case Ops::SHR: return src.empty() ? std::nullopt : std::optional(src[0].dtype());
+    case Ops::SHR:
+    case Ops::MULACC: return src.empty() ? std::nullopt : std::optional(src[0].dtype());
   }
   return std::nullopt;
 }

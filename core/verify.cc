@@ -205,7 +205,8 @@ absl::Status NodeCheck::CheckDTypes() const {
     case Ops::OR:
     case Ops::XOR:
     case Ops::SHL:
-    case Ops::SHR: {
+    case Ops::SHR:
+    case Ops::MULACC: {
       if (!all_same(0)) return Fail("operands of different dtypes", "one dtype");
       DType x = T(0);
       bool ok = x != DType::kVoid;
@@ -382,6 +383,7 @@ absl::StatusOr<Shape> NodeCheck::Run() {
     case Ops::ADD: case Ops::MUL: case Ops::FDIV: case Ops::FLOORDIV: case Ops::MOD:
     case Ops::MAX: case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND:
     case Ops::OR: case Ops::XOR: case Ops::SHL: case Ops::SHR: case Ops::WHERE:
+    case Ops::MULACC:
       break;
   }
   if (IsMovement(u_.op())) return MovementShape();

@@ -106,6 +106,9 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
   switch (u.op()) {
     case Ops::ADD: Add(u.src(0), g), Add(u.src(1), g); return;
     case Ops::MUL: Add(u.src(0), g * src(1)), Add(u.src(1), g * src(0)); return;
+    case Ops::MULACC:  // a * b + c
+      Add(u.src(0), g * src(1)), Add(u.src(1), g * src(0)), Add(u.src(2), g);
+      return;
     case Ops::FDIV:
       Add(u.src(0), g / src(1)), Add(u.src(1), -(g * src(0)) / (src(1) * src(1)));
       return;

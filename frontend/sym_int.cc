@@ -100,6 +100,7 @@ std::string Infix(const UOp& u) {
     case Ops::SQRT: case Ops::RECIP: case Ops::TRUNC: case Ops::CAST: case Ops::BITCAST:
     case Ops::FDIV: case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND:
     case Ops::OR: case Ops::XOR: case Ops::SHL: case Ops::SHR: case Ops::WHERE:
+    case Ops::MULACC:
       return absl::StrCat(OpName(u.op()), "(...)");
   }
   UOPC_UNREACHABLE("an op");

@@ -54,13 +54,19 @@ UOp Identity(Ops op, DType t) {
   return IsBool(t) ? UOp::ConstBool(t, false) : UOp::ConstInt(t, DTypeMin(t));
 }
 
-UOp Update(Ops op, const UOp& old, const UOp& v) {
+// old op v; a sum of products on a target with fused multiply-add: MULACC(a, b, old), one
+// rounding a step (f32 and f64 sums: a half's sum is rounded as it is)
+UOp Update(Ops op, const UOp& old, const UOp& v, bool fma) {
+  if (fma && op == Ops::ADD && v.is(Ops::MUL) &&
+      (v.dtype() == DType::kF32 || v.dtype() == DType::kF64))
+    return UOp::Derived(Ops::MULACC, {v.src(0), v.src(1), old});
   return op == Ops::MAX ? old.Max(v) : UOp::Derived(op, {old, v});
 }
 
 class Accumulator {
  public:
-  explicit Accumulator(const UOp& kernel) : next_range_(NextLoopNumber(kernel)) {
+  Accumulator(const UOp& kernel, const Target& t)
+      : fma_(t.FusesMultiplyAdd()), next_range_(NextLoopNumber(kernel)) {
     for (const UOp& u : kernel.Toposort())
       if (u.is(Ops::ALLOC)) next_alloc_ = std::max(next_alloc_, u.arg().Get<ParamArg>().slot + 1);
     // the tile schedule_opts made: its columns the innermost output loop, its rows another
@@ -83,6 +89,7 @@ class Accumulator {
   UOp inner_;  // the tile's columns, when reductions may be computed across them
   UOp row_;    // the tile's rows (outside inner_), if any
   bool registers_ = false;  // a register tile's: rows outside columns
+  bool fma_;                // the target multiplies and adds in one instruction
   int next_range_, next_alloc_ = 0;
 };
 
@@ -112,7 +119,7 @@ UOp Accumulator::Reduce(const UOp& r) {
   std::vector<UOp> deps{acc, init};
   deps.insert(deps.end(), loops.begin(), loops.end());
   UOp accj = UOp::Derived(Ops::AFTER, deps);
-  std::vector<UOp> end{accj.Index(0).Store(Update(op, accj.Index(0).Load(), v))};
+  std::vector<UOp> end{accj.Index(0).Store(Update(op, accj.Index(0).Load(), v, fma_))};
   end.insert(end.end(), loops.begin(), loops.end());
   return acc.After({UOp::Derived(Ops::END, end)}).Index(0).Load();
 }
@@ -150,7 +157,7 @@ UOp Accumulator::Across(Ops op, DType t, const UOp& v, const std::vector<UOp>& l
   if (rows) inner.insert(registers_ && !strided ? inner.begin() : inner.end(), ri);
   after.insert(after.end(), inner.begin(), inner.end());
   UOp accj = UOp::Derived(Ops::AFTER, after);
-  UOp update = accj.Index(slot).Store(Update(op, accj.Index(slot).Load(), vj));
+  UOp update = accj.Index(slot).Store(Update(op, accj.Index(slot).Load(), vj, fma_));
   for (size_t i = inner.size(); i-- > 0;) update = update.End({inner[i]});
   std::vector<UOp> end{update};
   end.insert(end.end(), loops.begin(), loops.end());
@@ -161,8 +168,8 @@ UOp Accumulator::Across(Ops op, DType t, const UOp& v, const std::vector<UOp>& l
 
 }  // namespace
 
-UOp AccumulateKernel(const UOp& kernel) {
-  Accumulator acc(kernel);
+UOp AccumulateKernel(const UOp& kernel, const Target& t) {
+  Accumulator acc(kernel, t);
   const UOp out = RewriteNodes(kernel, [&](const UOp& orig, const UOp& rebuilt) {
     return orig.is(Ops::REDUCE) ? acc.Reduce(rebuilt) : rebuilt;
   });
@@ -174,9 +181,10 @@ UOp AccumulateKernel(const UOp& kernel) {
   });
 }
 
-absl::StatusOr<UOp> ReduceToAccumulators(const UOp& lowered, const PassContext&) {
-  return MapKernels(lowered, "reduce_to_accumulators",
-                    [](const UOp& k) -> absl::StatusOr<UOp> { return AccumulateKernel(k); });
+absl::StatusOr<UOp> ReduceToAccumulators(const UOp& lowered, const PassContext& ctx) {
+  return MapKernels(lowered, "reduce_to_accumulators", [&](const UOp& k) -> absl::StatusOr<UOp> {
+    return AccumulateKernel(k, ctx.TargetOf(KernelDevice(k)));
+  });
 }
 
 }  // namespace uopc

@@ -8,19 +8,23 @@
 // array, with the reduction's loops outside a loop over the array (a matmul then walks
 // rows of both operands, and vectorizes); with a tile of rows too, each value read for a
 // column serves every row. Every sum still runs in the reduction's order. The tile's loops
-// are plain loops afterwards. Input and output: the lowered form (passes/lowered_steps.h).
+// are plain loops afterwards. On a target that multiplies and adds in one instruction (a
+// CPU with FMA, every GPU), a sum of products of f32 (f64) is updated by MULACC: a * b + acc
+// rounded once, as BLAS libraries compute it (twice the arithmetic rate of a separate
+// multiply and add on CPUs whose vector units each do one or the other). Input and output: the lowered form (passes/lowered_steps.h).
 #pragma once
 
 #include "absl/status/statusor.h"
 
 #include "core/pass_manager.h"
+#include "core/target.h"
 #include "core/uop.h"
 
 namespace uopc {
 
 absl::StatusOr<UOp> ReduceToAccumulators(const UOp& lowered, const PassContext& ctx = {});
 
-/// One kernel (a SINK of loop IR) with its REDUCEs made accumulators.
-UOp AccumulateKernel(const UOp& kernel);
+/// One kernel (a SINK of loop IR) with its REDUCEs made accumulators, for target `t`.
+UOp AccumulateKernel(const UOp& kernel, const Target& t);
 
 }  // namespace uopc

@@ -195,7 +195,7 @@ absl::StatusOr<UOp> ScheduleOpts(const UOp& lowered, const PassContext& ctx) {
           DefaultOpts(loops, t), std::move(actions),
           [&](const std::vector<Opt>& o) -> absl::StatusOr<UOp> {
             ASSIGN_OR_RETURN(UOp k, ApplyOpts(kernel, loops, o, t));
-            return NumberKernelLoops(AccumulateKernel(k));
+            return NumberKernelLoops(AccumulateKernel(k, t));
           },
           absl::StrCat(loops.shape, loops.matmul ? ", a matmul" : ", reducing")};
       if (absl::StatusOr<UOp> chosen = ApplyOpts(kernel, loops, ctx.choose_opts(space), t);

@@ -29,6 +29,7 @@ class CCompiler {
     std::string cc = "gcc";
     // -march=native: the kernels use this CPU's vector units (AVX-512 where it has them);
     // -ffp-contract=off keeps a * b + c two roundings, as the IR and its interpreter define
+    // (one rounding is the IR's MULACC, rendered as __builtin_fmaf)
     std::vector<std::string> flags = {"-O3",
                                       "-march=native",
                                       "-std=gnu11",

@@ -224,6 +224,14 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
                           "))");
     }
     case Ops::WHERE: return absl::StrCat("(", R(u.src(0)), "?", R(u.src(1)), ":", R(u.src(2)), ")");
+    case Ops::MULACC: {  // a * b + c rounded once: an fma instruction (a half's in float)
+      auto x = [&](size_t i) {
+        return t == DType::kF16 && lang_ == CLang::kC ? "(float)" + R(u.src(i)) : R(u.src(i));
+      };
+      const char* f = t == DType::kF64 ? (lang_ == CLang::kC ? "__builtin_fma" : "fma")
+                                       : (lang_ == CLang::kC ? "__builtin_fmaf" : "fmaf");
+      return Round(t, absl::StrCat(f, "(", x(0), ", ", x(1), ", ", x(2), ")"));
+    }
     case Ops::EXP2: return Round(t, fn(lang_ == CLang::kC ? "uopc_exp2f" : "exp2f", "exp2"));
     case Ops::LOG2: return Round(t, fn("log2f", "log2"));
     case Ops::SIN: return Round(t, fn("sinf", "sin"));

@@ -188,6 +188,7 @@ struct Layout {
   int nproc;
   std::string flags, says;
   bool theory = true;
+  double tolerance = 1e-5;  // of the checkpoint's weights against the single process's
 };
 
 // Each layout prints the single-process run's losses (`args`, 20 steps), saves a checkpoint
@@ -213,7 +214,7 @@ void ExpectLayoutsFollowOneProcess(const std::string& tag, const std::string& ar
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find(l.says), std::string::npos) << r.out;
     EXPECT_EQ(Losses(r.out), want) << l.flags << "\n" << r.out;
-    EXPECT_LE(MaxDifference(single, ckpt), 1e-5) << l.flags;
+    EXPECT_LE(MaxDifference(single, ckpt), l.tolerance) << l.flags;
     CommandResult g = RunCommand(Bin("gpt_generate") + " --checkpoint " + ckpt + " --tokens 5");
     EXPECT_EQ(g.status, 0) << g.out;  // one process samples from it
     std::smatch m;
@@ -257,7 +258,9 @@ TEST(GptTrain, TensorParallelLayoutsFollowTheSingleProcessRun) {
 // gathers from the stages is the single-process one to 1e-5, which another layout resumes.
 // (The block on the first stage, ln_f and the head on the second. With more layers, every
 // layout that splits the batch, dp2 too, drifts further than 1e-5 in 20 steps at this rate:
-// the key bias, whose gradient is zero up to rounding, takes Adam steps from the rounding.)
+// the key bias, whose gradient is zero up to rounding, takes Adam steps from the rounding;
+// so do --pp 2 --tp 2's, whose sums of products, fused (one rounding a step), end up to
+// 1.3e-5 apart: 2e-5 for those.)
 TEST(GptTrain, PipelineLayoutsFollowTheSingleProcessRun) {
   ExpectLayoutsFollowOneProcess(
       "pp", kSmall + " --steps 20 --log-every 1",
@@ -268,12 +271,12 @@ TEST(GptTrain, PipelineLayoutsFollowTheSingleProcessRun) {
        Layout{4, " --pp 2 --tp 2",
               "pipeline-parallel over 2 stages (2 micro-batches, 1f1b), tensor-parallel over 2 "
               "ranks",
-              false},
+              false, 2e-5},
        Layout{4, " --pp 2 --dp 2", "data-parallel over 2 groups, pipeline-parallel over 2 stages"},
        Layout{8, " --dp 2 --pp 2 --tp 2",
               "data-parallel over 2 groups, pipeline-parallel over 2 stages (2 micro-batches, "
               "1f1b), tensor-parallel over 2 ranks",
-              false}},
+              false, 2e-5}},
       " --pp 2", " --pp 2 --schedule gpipe");
 }
 

@@ -265,7 +265,8 @@ std::vector<UOp> MatmulKernel(int m, int k, int n, bool transposed) {
 }
 
 // Runs `prog` (from MatmulKernel) under the reference interpreter: every output equals the
-// sum over k in order, bit for bit.
+// sum over k in order, bit for bit (each step a * b + s rounded once: the reference target
+// fuses multiply-add).
 void ExpectExactMatmul(const std::vector<UOp>& prog, int m, int k, int n, bool transposed) {
   std::vector<float> av(m * k), bv(k * n), out(m * n, -1);
   for (int i = 0; i < m * k; ++i) av[i] = static_cast<float>(i % 9) * 0.7f - 1;
@@ -277,7 +278,8 @@ void ExpectExactMatmul(const std::vector<UOp>& prog, int m, int k, int n, bool t
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
       float s = 0;
-      for (int x = 0; x < k; ++x) s += av[i * k + x] * (transposed ? bv[j * k + x] : bv[x * n + j]);
+      for (int x = 0; x < k; ++x)
+        s = std::fma(av[i * k + x], transposed ? bv[j * k + x] : bv[x * n + j], s);
       ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
     }
 }
@@ -390,7 +392,8 @@ std::vector<std::vector<float>> RunPlan(const Plan& p,
 
 // Runs the two kernels of `p`, a copy of b (n x k) transposed and an (m x k) @ b^T that
 // reads it, under the reference interpreter: the matmul has a plain matmul's loops over
-// (k, n), and every output is the sum over k in order, bit for bit.
+// (k, n), and every output is the sum over k in order, bit for bit (fused, as the reference
+// target does).
 void ExpectTransposedCopyAndMatmul(const Plan& p, int m, int k, int n) {
   ASSERT_EQ(p.kernels().size(), 2u);
   std::vector<float> a(m * k), b(n * k);
@@ -402,7 +405,7 @@ void ExpectTransposedCopyAndMatmul(const Plan& p, int m, int k, int n) {
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
       float s = 0;
-      for (int x = 0; x < k; ++x) s += bufs[0][i * k + x] * bufs[1][j * k + x];
+      for (int x = 0; x < k; ++x) s = std::fma(bufs[0][i * k + x], bufs[1][j * k + x], s);
       ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
     }
 }

@@ -20,13 +20,14 @@ namespace uopc {
 namespace {
 
 // The graph after each pass, by the pass's name, lowering `roots` for the reference CPU.
-std::map<std::string, UOp> AfterEachPass(const std::vector<UOp>& roots) {
+std::map<std::string, UOp> AfterEachPass(const std::vector<UOp>& roots,
+                                         const PassContext& ctx = {}) {
   UOp g = Canonicalize(UOp::Sink(roots)).sink;
   std::map<std::string, UOp> after;
   for (const std::string& name : LoweringPipeline().names()) {
     absl::StatusOr<std::unique_ptr<Pass>> pass = PassRegistry::Get().Create(name);
     EXPECT_TRUE(pass.ok()) << pass.status();
-    absl::StatusOr<UOp> out = (*pass)->Run(g, PassContext{});
+    absl::StatusOr<UOp> out = (*pass)->Run(g, ctx);
     EXPECT_TRUE(out.ok()) << name << ": " << out.status();
     if (!out.ok()) break;
     EXPECT_TRUE(Verify(*out).ok()) << name << ": " << Verify(*out);
@@ -133,6 +134,22 @@ TEST(Pipeline, AOneHotSumIsALoadAfterReduceCollapse) {
   for (const UOp& u : after["number_loops"].Toposort())
     if (u.is(Ops::RANGE)) EXPECT_NE(u.src(0).ConstIntValue(), vocab);
   EXPECT_EQ(after["schedule_opts"], after["reduce_collapse"]);  // (no sum left to schedule)
+}
+
+// A sum of products is a MULACC a step (one rounding) for a target that fuses multiply-add
+// (the reference CPU's fma, every GPU), and a multiply and an add for one that does not.
+TEST(Pipeline, ASumOfProductsIsFusedWhereTheTargetFusesMultiplyAdd) {
+  auto ops = [](const char* target) {
+    PassContext ctx;
+    ctx.default_target = *ParseTarget(target);
+    const UOp k = AfterEachPass({Matmul(8, 16, 4)}, ctx)["number_loops"];
+    return std::make_pair(Count(k, Ops::MULACC), Count(k, Ops::MUL));
+  };
+  EXPECT_EQ(ops("class=cpu features=avx2,fma").first, 1);
+  EXPECT_EQ(ops("class=gpu arch=sm_90").first, 1);
+  const auto [fused, products] = ops("class=cpu features=avx2");
+  EXPECT_EQ(fused, 0);
+  EXPECT_GE(products, 1);
 }
 
 // kernel_order: an in-place write runs after a kernel that reads the old contents.

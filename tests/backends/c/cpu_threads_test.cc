@@ -67,10 +67,12 @@ TEST(CpuThreads, ChunksGiveTheBitsOfOneThread) {
   std::vector<float> c = ta.Matmul(tb).ToVector<float>();
   std::vector<float> ct = ta.Matmul(tb.Transpose().Realize().Transpose()).ToVector<float>();
   ASSERT_EQ(c.size(), static_cast<size_t>(M * N));
+  const bool fused = testing::KernelsFuseMultiplyAdd();
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
       float s = 0;
-      for (int k = 0; k < K; ++k) s += a[i * K + k] * b[k * N + j];
+      for (int k = 0; k < K; ++k)
+        s = fused ? std::fma(a[i * K + k], b[k * N + j], s) : s + a[i * K + k] * b[k * N + j];
       ASSERT_EQ(c[i * N + j], s) << i << ", " << j;
       ASSERT_EQ(ct[i * N + j], s) << i << ", " << j;
     }
