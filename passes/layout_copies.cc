@@ -1,6 +1,8 @@
 #include "passes/layout_copies.h"
 
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -9,6 +11,7 @@
 #include "core/status_macros.h"
 #include "core/substitute.h"
 #include "core/verify.h"
+#include "passes/cpu_opts.h"
 
 namespace uopc {
 namespace {
@@ -156,6 +159,65 @@ UOp ReadRowsPadded(const UOp& sum, const ShapeMap& shapes, int64_t stride) {
   });
 }
 
+// A sum over the leading axes of (k..., m, n) (a weight's gradient X^T @ dY, summed over a
+// batch's and a sequence's tokens) reads its operands, (k..., m) and (k..., n) values laid
+// out row-major (buffers, or activations that kernelize stages), across their rows: each
+// step of the sum reads the register tile's rows (or columns) from a new cache line, a row
+// past the last. Rows 2 KiB apart or more the prefetchers do not follow, so such an operand
+// is read from a copy packed in panels of the tile's rows (columns) instead, (m / rows, k,
+// rows): a step's values adjacent, a panel read front to back, as a BLAS packs its
+// operands. (On this Xeon the bench GPT's 512 x 1024 x 128 weight gradient took 4.1 ms in
+// the step, packed 0.7 + 1.6 ms; with rows of 128 floats, 512 B apart, packing gained
+// nothing.)
+constexpr int64_t kPackedSteps = 64;         // a shorter sum: not worth a copy
+constexpr int64_t kPackedRowBytes = 2048;    // rows closer: the prefetchers follow them
+UOp ReadAcrossRowsPacked(const UOp& sum, const Shape& in, const ShapeMap& shapes,
+                         const std::pair<int64_t, int64_t>& tile, const std::string& device) {
+  // (in: the sum's operand's shape, (k..., m, n); tile: the register tile's rows, columns)
+  const size_t n = in.size();
+  int64_t steps = 1;
+  for (size_t d = 0; d + 2 < n; ++d) steps *= in[d].value();
+  if (steps < kPackedSteps) return sum;
+  return ReadCopies(sum, [&](const UOp& x) {
+    if (!shapes.contains(x.get())) return x;
+    const Shape& from = shapes.at(x.src(0).get());  // (k..., m, 1) or (k..., 1, n)
+    if (from.size() != n || Sizes(from).empty() || Sizes(from)[0] < 0) return x;
+    const bool rows = from[n - 1].value() == 1;  // broadcast along n: read across m
+    const size_t axis = rows ? n - 2 : n - 1;
+    const int64_t len = from[axis].value(), panel = rows ? tile.first : tile.second;
+    Shape keep(from.begin(), from.begin() + n - 2);
+    keep.push_back(from[axis]);
+    const std::vector<int64_t> want = Sizes(keep);  // (k..., m) or (k..., n)
+    if (from[rows ? n - 1 : n - 2].value() != 1 || Sizes(from) != want || panel < 2 ||
+        len % panel != 0 || len * DTypeSize(x.dtype()) < kPackedRowBytes)
+      return x;
+    UOp value = x.src(0);  // down the reshapes (of these sizes: the same row-major elements)
+    while (IsFloatCast(value) ||
+           (value.is(Ops::RESHAPE) && Sizes(shapes.at(value.src(0).get())) == want))
+      value = value.src(0);
+    const UOp panels = UOp::Derived(
+        Ops::PERMUTE,
+        {UOp::Derived(Ops::RESHAPE, {value, UOp::Int(steps), UOp::Int(len / panel), UOp::Int(panel)})},
+        Axes{{1, 0, 2}});
+    const UOp packed = UOp::Derived(Ops::STAGE, {panels}, DeviceArg{device});
+    std::vector<UOp> back{UOp::Derived(Ops::PERMUTE, {packed}, Axes{{1, 0, 2}})};
+    for (const Dim& d : shapes.at(value.get())) back.push_back(d.AsUOp());
+    const UOp copy = UOp::Derived(Ops::RESHAPE, back);
+    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == value ? copy : r; });
+  });
+}
+
+// The register tile (rows, columns) of a matmul with an (m, n) output on `t` ({0, 0}: none).
+std::pair<int64_t, int64_t> TileOf(const Shape& out, const Target& t) {
+  const std::vector<int64_t> mn = Sizes(out);
+  if (mn.size() != 2 || mn[0] < 0) return {0, 0};
+  KernelLoops k{{mn[0], mn[1]}, {std::nullopt}, true, true, ""};
+  std::pair<int64_t, int64_t> tile{0, 0};
+  for (const Opt& o : CpuDefaultOpts(k, t))
+    if (o.op == OptOp::kUpcast) (o.axis == 0 ? tile.first : tile.second) = o.amount;
+  return tile;
+}
+
 }  // namespace
 
 absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
@@ -171,6 +233,16 @@ absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
     if (n >= 2 && axes == std::vector<int>{n - 1}) return ReadRowsTransposed(rebuilt, n, shapes);
     if (n >= 3 && axes == std::vector<int>{n - 2})
       return ReadRowsPadded(ReadTransposesCopied(rebuilt, shapes), shapes, t.L1SetStride());
+    std::vector<int> leading(std::max(n - 2, 0));
+    for (int d = 0; d < n - 2; ++d) leading[d] = d;
+    if (n >= 3 && axes == leading)
+      if (const auto tile = TileOf(shapes.at(orig.get()), t); tile.first > 1) {
+        // (its operands may hold copies made below: their shapes are the rebuilt graph's)
+        absl::StatusOr<ShapeMap> below = InferShapes(rebuilt);
+        if (below.ok())
+          return ReadAcrossRowsPacked(rebuilt, shapes.at(orig.src(0).get()), *below, tile,
+                                      device.ok() ? *device : "");
+      }
     return rebuilt;
   });
 }

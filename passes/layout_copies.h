@@ -8,7 +8,11 @@
 //     a transposed copy of W;
 //   - a matmul's b whose rows lie a multiple of the target's L1 set stride apart (size over
 //     ways): a copy with rows 16 elements longer, so its column blocks do not fall in few
-//     cache sets.
+//     cache sets;
+//   - a sum over the leading axes (a weight's gradient over a batch's tokens) of an operand
+//     whose rows lie 2 KiB or more apart, read across them: a copy packed in panels of the
+//     register tile's rows (or columns) that the CPU's heuristics give the sum, as a BLAS
+//     packs its operands.
 // A sum on a GPU target is left as it is (its threads read across rows). Input and output:
 // a SINK of tensor-level roots (before kernelize).
 #pragma once

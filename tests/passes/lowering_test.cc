@@ -410,6 +410,36 @@ void ExpectTransposedCopyAndMatmul(const Plan& p, int m, int k, int n) {
     }
 }
 
+// A weight's gradient, a sum over a batch's and a sequence's tokens (4 x 32) of x (.., m)
+// times dy (.., 64): with m = 512, x's rows lie 2 KiB apart, so the sum reads x from a copy
+// packed in panels of the register tile's 8 rows, (64, 128, 8) (a kernel of its own); dy's
+// rows, 256 B apart, as they are. The sums keep their order: the bits of the plain loop.
+// With m = 128 (rows 512 B apart) nothing is copied.
+TEST(LayoutCopies, AWeightGradientReadsRowsFarApartFromPackedPanels) {
+  const int b = 4, t = 32, n = 64;
+  auto gradient = [&](int m) {
+    UOp x = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, b * t * m), {b, t, m, 1});
+    UOp dy = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 1, b * t * n), {b, t, 1, n});
+    UOp prod = Dims(Ops::EXPAND, x, {b, t, m, n}) * Dims(Ops::EXPAND, dy, {b, t, m, n});
+    return Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {0, 1}}),
+                {m, n});
+  };
+  EXPECT_EQ(LowerPlan(gradient(128)).kernels().size(), 1u);
+  const int m = 512;
+  const Plan p = LowerPlan(gradient(m));
+  ASSERT_EQ(p.kernels().size(), 2u);
+  std::vector<float> x(b * t * m), dy(b * t * n);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * i);
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = std::cos(0.11f * i);
+  const std::vector<float> out = RunPlan(p, {x, dy})[p.outputs[0]];
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      float s = 0;
+      for (int k = 0; k < b * t; ++k) s = std::fma(x[k * m + i], dy[k * n + j], s);
+      ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
+    }
+}
+
 // An exp2 that three kernels would compute (a softmax's exp: its sum, its output, the
 // backward) is computed once, and they read it; one that two would compute (a softmax
 // alone) is computed by both.
