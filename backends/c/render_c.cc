@@ -483,13 +483,19 @@ UOPC_FN float uopc_bf16_to_f32(uint16_t b) {
   v.u = (uint32_t)b << 16;
   return v.f;
 }
-UOPC_FN uint16_t uopc_f32_to_bf16(float f) {
+UOPC_FN uint16_t uopc_f32_to_bf16(float f) {  /* (no branch: loops of it vectorize) */
   union { float f; uint32_t u; } v;
   v.f = f;
-  if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40u);
-  return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
+  return (v.u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)((v.u >> 16) | 0x40u)
+                                           : (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
 }
-UOPC_FN float uopc_rbf16(float f) { return uopc_bf16_to_f32(uopc_f32_to_bf16(f)); }
+UOPC_FN float uopc_rbf16(float f) {  /* f rounded to bf16: uopc_bf16_to_f32(uopc_f32_to_bf16(f)) */
+  union { float f; uint32_t u; } v;
+  v.f = f;
+  v.u = (v.u & 0x7fffffffu) > 0x7f800000u ? (v.u | 0x400000u) & 0xffff0000u
+                                          : (v.u + 0x7fffu + ((v.u >> 16) & 1u)) & 0xffff0000u;
+  return v.f;
+}
 UOPC_FN double uopc_fmax(double a, double b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }
 )C";
 }
