@@ -1,11 +1,13 @@
 #include "backends/c/compiler.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -32,6 +34,8 @@ extern char** environ;
 namespace uopc {
 namespace {
 
+// Source bytes worth a gcc of their own (a kernel is 1-3 KiB; the prelude ~10 KiB).
+constexpr size_t kBytesPerCompile = 16 << 10;
 
 // A 128-bit key from two FNV-1a hashes with different bases.
 std::string KeyOf(absl::string_view a, absl::string_view b) {
@@ -142,39 +146,94 @@ std::string CCompiler::cache_dir() {
   return d.ok() ? *d : "";
 }
 
-absl::StatusOr<std::string> CCompiler::RunCompiler(absl::string_view source, const std::string& dir,
-                                                   const std::string& stem) {
-  std::string obj = UniqueTemporary(absl::StrCat(dir, "/", stem)) + ".so";
+absl::Status CCompiler::RunOne(const std::vector<std::string>& args, absl::string_view source) {
   std::vector<std::string> argv{options_.cc};
   argv.insert(argv.end(), options_.flags.begin(), options_.flags.end());
-  argv.insert(argv.end(), {"-x", "c", "-", "-o", obj, "-lm"});
-#if defined(__x86_64__)
-  argv.push_back("-lmvec");  // (glibc's vector math, which the prelude's exp2 uses)
-#endif
+  argv.insert(argv.end(), args.begin(), args.end());
   ASSIGN_OR_RETURN(Run r, Spawn(argv, source));
-  absl::StatusOr<std::string> object =
-      r.status == 0 ? ReadFile(obj) : absl::InternalError("no object");
-  std::remove(obj.c_str());
-  if (r.status != 0) {
-    if (r.errors.size() > 2000) r.errors = r.errors.substr(0, 2000) + "...";
-    return absl::InternalError(absl::StrCat(options_.cc, " failed (exit ", r.status,
-                                            ") on generated C:\n", r.errors));
+  if (r.status == 0) return absl::OkStatus();
+  if (r.errors.size() > 2000) r.errors = r.errors.substr(0, 2000) + "...";
+  return absl::InternalError(absl::StrCat(options_.cc, " failed (exit ", r.status,
+                                          ") on generated C:\n", r.errors));
+}
+
+absl::StatusOr<std::string> CCompiler::RunCompiler(absl::string_view prelude,
+                                                   const std::vector<absl::string_view>& parts,
+                                                   const std::string& dir,
+                                                   const std::string& stem) {
+  const std::string base = UniqueTemporary(absl::StrCat(dir, "/", stem)), so = base + ".so";
+  std::vector<std::string> libs{"-lm"};
+#if defined(__x86_64__)
+  libs.push_back("-lmvec");  // (glibc's vector math, which the prelude's exp2 uses)
+#endif
+  // groups of about equal source, the largest parts first, one per core (a group compiles
+  // its own copy of the prelude: worth it past a few kernels)
+  size_t total = 0;
+  for (absl::string_view p : parts) total += p.size();
+  const size_t groups =
+      parts.empty() ? 1
+                    : std::clamp<size_t>(std::min<size_t>(std::thread::hardware_concurrency(),
+                                                          total / kBytesPerCompile),
+                                         1, parts.size());
+  std::vector<std::string> units(groups, std::string(prelude));
+  std::vector<size_t> order(parts.size()), size(groups, 0);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return parts[a].size() > parts[b].size(); });
+  for (size_t i : order) {
+    const size_t g = std::min_element(size.begin(), size.end()) - size.begin();
+    units[g].append(parts[i].data(), parts[i].size());
+    size[g] += parts[i].size();
   }
+  absl::Status status;
+  std::vector<std::string> objects;
+  if (groups == 1) {
+    std::vector<std::string> args{"-x", "c", "-", "-o", so};
+    args.insert(args.end(), libs.begin(), libs.end());
+    status = RunOne(args, units[0]);
+  } else {
+    std::vector<absl::Status> done(groups);
+    std::vector<std::thread> compiles;
+    for (size_t g = 0; g < groups; ++g) {
+      objects.push_back(absl::StrCat(base, ".", g, ".o"));
+      compiles.emplace_back([&, g] {
+        done[g] = RunOne({"-c", "-x", "c", "-", "-o", objects[g]}, units[g]);
+      });
+    }
+    for (std::thread& t : compiles) t.join();
+    for (const absl::Status& s : done) status.Update(s);
+    if (status.ok()) {
+      std::vector<std::string> args = objects;
+      args.insert(args.end(), {"-o", so});
+      args.insert(args.end(), libs.begin(), libs.end());
+      status = RunOne(args, "");
+    }
+  }
+  absl::StatusOr<std::string> object = status.ok() ? ReadFile(so) : status;
+  std::remove(so.c_str());
+  for (const std::string& o : objects) std::remove(o.c_str());
   return object;
 }
 
 absl::StatusOr<std::string> CCompiler::Compile(absl::string_view source) {
+  return Compile(source, {});
+}
+
+absl::StatusOr<std::string> CCompiler::Compile(absl::string_view prelude,
+                                               const std::vector<absl::string_view>& parts) {
   ASSIGN_OR_RETURN(std::string dir, folder_.Get());
+  std::string source(prelude);
+  for (absl::string_view p : parts) source.append(p.data(), p.size());
   const std::string key = KeyOf(source, fingerprint_);
   if (absl::StatusOr<std::string> hit = ReadFile(absl::StrCat(dir, "/", key, ".so")); hit.ok()) {
     absl::StatusOr<std::string> k = CheckSealed(*hit);
     if (k.ok() && *k == key) return *hit;  // a valid entry; a bad one is rebuilt below
   }
-  absl::StatusOr<std::string> object = RunCompiler(source, dir, key);
+  absl::StatusOr<std::string> object = RunCompiler(prelude, parts, dir, key);
   if (!object.ok()) {  // perhaps the folder (deleted, a full disk): try the private one
     ASSIGN_OR_RETURN(std::string other, folder_.Fallback(dir, std::string(object.status().message())));
     if (other == dir) return object.status();
-    object = RunCompiler(source, other, key);
+    object = RunCompiler(prelude, parts, other, key);
     if (!object.ok()) return object.status();  // the compiler's own message
     dir = other;
   }

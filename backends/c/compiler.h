@@ -49,6 +49,11 @@ class CCompiler {
 
   /// A sealed shared object for `source` (from the cache when it holds a valid entry).
   absl::StatusOr<std::string> Compile(absl::string_view source);
+  /// The same for `prelude` followed by `parts` (kernels, each complete), its cache entry
+  /// that of their concatenation: on a miss the parts are compiled in groups, one gcc per
+  /// core at once, each group after its own copy of the prelude, and linked into one object.
+  absl::StatusOr<std::string> Compile(absl::string_view prelude,
+                                      const std::vector<absl::string_view>& parts);
   /// The path of a loadable file with the sealed object `sealed` (writing it if needed).
   absl::StatusOr<std::string> Materialize(absl::string_view sealed);
   /// "gcc 12.2.0 -O2 ... on <cpu model>": what, besides the source, a cache key covers
@@ -58,8 +63,12 @@ class CCompiler {
   std::string cache_dir();
 
  private:
-  absl::StatusOr<std::string> RunCompiler(absl::string_view source, const std::string& dir,
-                                          const std::string& stem);
+  absl::StatusOr<std::string> RunCompiler(absl::string_view prelude,
+                                          const std::vector<absl::string_view>& parts,
+                                          const std::string& dir, const std::string& stem);
+  /// Runs the compiler on one translation unit (`link`: to a shared object; else to an
+  /// object file, `out`); its error names the compiler and quotes what it said.
+  absl::Status RunOne(const std::vector<std::string>& args, absl::string_view source);
 
   Options options_;
   std::string fingerprint_;

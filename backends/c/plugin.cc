@@ -162,9 +162,10 @@ uopc_error* RenderKernel(const uopc_render_args* a, uopc_render_result* out) {
 uopc_error* Compile(const uopc_compile_args* a, uopc_blob** out) {
   if (!a || !out || (!a->sources && a->num_sources)) return NULL_ARG("an argument");
   return Guard([&]() -> uopc_error* {
-    std::string tu = CPrelude();
-    for (uint64_t i = 0; i < a->num_sources; ++i) tu.append(a->sources[i].text, a->sources[i].size);
-    absl::StatusOr<std::string> sealed = Compiler().Compile(tu);
+    std::vector<absl::string_view> kernels;  // (compiled a group per core at once)
+    for (uint64_t i = 0; i < a->num_sources; ++i)
+      kernels.emplace_back(a->sources[i].text, a->sources[i].size);
+    absl::StatusOr<std::string> sealed = Compiler().Compile(CPrelude(), kernels);
     if (!sealed.ok()) return FromStatus(sealed.status());
     *out = uopc_sdk_blob(sealed->data(), sealed->size());
     return *out ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory");

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -178,6 +179,41 @@ TEST_F(Compiler, ACompilerErrorIsReportedWithItsMessage) {
   EXPECT_NE(r.status().message().find(absl::StrCat(wrapper_, " failed (exit 1) on generated C:")),
             std::string::npos);
   EXPECT_NE(r.status().message().find("error:"), std::string::npos) << r.status().message();
+}
+
+// Many kernels after a prelude: compiled in groups, one gcc per core, and linked into one
+// object with every kernel in it; its cache entry is the whole source's, so compiling that
+// source whole is a hit. A part that does not compile is reported with gcc's message.
+TEST_F(Compiler, PartsCompiledInGroupsAreOneObjectCachedAsTheWholeSource) {
+  CCompiler c = Make();
+  const std::string prelude = "static inline int twice(int x) { return 2 * x; }\n";
+  std::vector<std::string> parts;
+  for (int i = 0; i < 6; ++i)  // (each with 20 KiB of comment: worth a gcc of its own)
+    parts.push_back(absl::StrCat("/*", std::string(20 << 10, 'x'), "*/\n",
+                                 "__attribute__((visibility(\"default\"))) int k", i,
+                                 "(void) { return twice(", i, "); }\n"));
+  const std::vector<absl::string_view> views(parts.begin(), parts.end());
+  absl::StatusOr<std::string> sealed = c.Compile(prelude, views);
+  ASSERT_TRUE(sealed.ok()) << sealed.status();
+  const std::string path = *c.Materialize(*sealed);
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  for (int i = 0; i < 6; ++i) {
+    auto k = reinterpret_cast<int (*)()>(dlsym(lib, absl::StrCat("k", i).c_str()));
+    ASSERT_NE(k, nullptr) << i;
+    EXPECT_EQ(k(), 2 * i);
+  }
+  dlclose(lib);
+  const int runs = Runs();
+  std::string whole = prelude;
+  for (const std::string& p : parts) whole += p;
+  EXPECT_EQ(*c.Compile(whole), *sealed);
+  EXPECT_EQ(Runs(), runs);  // (a hit)
+  parts[3] += "int broken( {\n";
+  absl::StatusOr<std::string> bad =
+      c.Compile(prelude, std::vector<absl::string_view>(parts.begin(), parts.end()));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("error:"), std::string::npos) << bad.status();
 }
 
 TEST_F(Compiler, MaterializeWritesWhatIsMissingAndRefusesBadBytes) {
