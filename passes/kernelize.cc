@@ -1,10 +1,12 @@
 #include "passes/kernelize.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 
 #include "core/placement.h"
@@ -17,33 +19,44 @@ namespace uopc {
 
 namespace {
 
-// Nodes reached by more kernels than KernelsThatMayRepeat them (through no other
-// materialized node), outermost first.
+// The kernels that reach a node, up to kOwnersKept of them: a node is shared when more
+// kernels reach it than may repeat it (KernelsThatMayRepeat: 1, 2, or any number), so
+// knowing there are more than two decides every case, and a union of sets kept this short
+// decides it as the whole sets would.
+constexpr size_t kOwnersKept = 3;
+using Owners = absl::InlinedVector<const UOp::Node*, kOwnersKept>;
+void AddOwner(Owners& to, const UOp::Node* k) {
+  if (to.size() < kOwnersKept && std::find(to.begin(), to.end(), k) == to.end()) to.push_back(k);
+}
+
+// The outermost node reached by more kernels than KernelsThatMayRepeat it (through no other
+// materialized node), or null: the users of a node come before it in reverse topological
+// order, so the first node found shared is the outermost, and nothing below it is needed.
 template <typename Placed>
-std::vector<const UOp::Node*> SharedWork(const std::vector<UOp>& order,
-                                         const absl::flat_hash_set<const UOp::Node*>& staged,
-                                         const Placed& placed) {
-  absl::flat_hash_map<const UOp::Node*, absl::flat_hash_set<const UOp::Node*>>
-      owners;  // node -> kernels
-  std::vector<const UOp::Node*> shared;
+const UOp::Node* OutermostSharedWork(const std::vector<UOp>& order,
+                                     const absl::flat_hash_set<const UOp::Node*>& staged,
+                                     const Placed& placed) {
+  absl::flat_hash_map<const UOp::Node*, Owners> owners;  // node -> kernels
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const UOp& u = *it;
     if (u.is(Ops::SINK)) {
-      for (const UOp& r : u.src()) owners[r.get()].insert(r.get());
+      for (const UOp& r : u.src()) AddOwner(owners[r.get()], r.get());
       continue;
     }
-    bool boundary = IsKernel(u) || staged.contains(u.get());
-    if (!boundary && owners[u.get()].size() > 1 && placed(u.get()) &&
-        owners[u.get()].size() > KernelsThatMayRepeat(u, staged))
-      shared.push_back(u.get());
+    const bool boundary = IsKernel(u) || staged.contains(u.get());
+    const Owners mine = owners[u.get()];  // (a copy: owners[] below may rehash)
+    if (!boundary && mine.size() > 1 && placed(u.get()) &&
+        mine.size() > KernelsThatMayRepeat(u, staged))
+      return u.get();
     for (const UOp& s : u.src()) {
+      Owners& theirs = owners[s.get()];
       if (boundary)
-        owners[s.get()].insert(u.get());
+        AddOwner(theirs, u.get());
       else
-        owners[s.get()].insert(owners[u.get()].begin(), owners[u.get()].end());
+        for (const UOp::Node* k : mine) AddOwner(theirs, k);
     }
   }
-  return shared;
+  return nullptr;
 }
 
 // A staged REDUCE whose one use is a narrowing cast (through reshapes), as a matmul of
@@ -191,11 +204,8 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
   StageBroadcastIntoReduces(order, staged, placed);
   // then, until none is left, the outermost reduction or transcendental that several
   // kernels would repeat
-  for (;;) {
-    std::vector<const UOp::Node*> shared = SharedWork(order, staged, placed);
-    if (shared.empty()) break;
-    staged.insert(shared.front());
-  }
+  while (const UOp::Node* shared = OutermostSharedWork(order, staged, placed))
+    staged.insert(shared);
   StageNarrowedReduces(order, staged, placed);
   UOp out = RewriteNodes(g, [&](const UOp& orig, const UOp& rebuilt) {
     // a value the caller staged already, that this pass stages too: one STAGE (which both
