@@ -194,8 +194,8 @@ absl::StatusOr<std::string> CCompiler::RunCompiler(absl::string_view prelude,
   } else {
     std::vector<absl::Status> done(groups);
     std::vector<std::thread> compiles;
+    for (size_t g = 0; g < groups; ++g) objects.push_back(absl::StrCat(base, ".", g, ".o"));
     for (size_t g = 0; g < groups; ++g) {
-      objects.push_back(absl::StrCat(base, ".", g, ".o"));
       compiles.emplace_back([&, g] {
         done[g] = RunOne({"-c", "-x", "c", "-", "-o", objects[g]}, units[g]);
       });
