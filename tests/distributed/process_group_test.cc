@@ -124,13 +124,14 @@ TEST(Transport, RanksOnOneHostTalkThroughUnixSocketsUnlessToldNot) {
     CommandResult j = RunCommand(Launch(3, "hello", env), 60);
     EXPECT_EQ(j.status, 0) << j.out;
     for (int r = 0; r < 3; ++r)
-      for (int peer = 0; peer < 3; ++peer)
-        if (peer != r)
-          EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(r) + "] reaches rank " +
-                                     std::to_string(peer) +
-                                     (*env ? " at 127.0.0.1:" : " at unix-abstract:uopc-")))
-              << env << "\n"
-              << j.out;
+      for (int peer = 0; peer < 3; ++peer) {
+        if (peer == r) continue;
+        EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(r) + "] reaches rank " +
+                                   std::to_string(peer) +
+                                   (*env ? " at 127.0.0.1:" : " at unix-abstract:uopc-")))
+            << env << "\n"
+            << j.out;
+      }
   }
 }
 
