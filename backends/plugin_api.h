@@ -27,7 +27,12 @@
  * initialize_with (initialize with named options: where a remote plugin's servers are);
  * 1.3 adds buffer_address and buffer_wrap (zero-copy exchange with other frameworks:
  * DLPack); 1.4 adds backend_target (what kernels are compiled for: the lowering passes
- * shape kernels by it; a plugin without it gets a conservative target of its device type).
+ * shape kernels by it; a plugin without it gets a conservative target of its device type);
+ * 1.5: the host runs the target's launch passes, so a kernel may arrive with GLOBAL and
+ * LOCAL ranges (a CPU kernel's outer loop given to the cores, passes/thread_outer_loop.h; a
+ * GPU kernel's outputs mapped to blocks and threads, passes/launch_dims.h), whose launch
+ * dims are their lengths (core/kernel_signature.h: LaunchDimsOf); a plugin older than 1.5
+ * gets kernels of plain loops and maps them itself.
  *
  * Full tables. No slot is ever NULL: plugin_sdk.h fills what a plugin does not implement
  * with stubs that return UOPC_UNIMPLEMENTED; optional features are capability bits.
@@ -53,7 +58,7 @@ extern "C" {
 #endif
 
 #define UOPC_ABI_MAJOR 1
-#define UOPC_ABI_MINOR 4
+#define UOPC_ABI_MINOR 5
 #define UOPC_ENTRY_SYMBOL "uopc_plugin_entry_v1"
 #define UOPC_EXPORT __attribute__((visibility("default")))
 

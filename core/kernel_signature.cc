@@ -4,7 +4,21 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "core/bounds.h"
+
 namespace uopc {
+
+LaunchDims LaunchDimsOf(const UOp& sink) {
+  LaunchDims d;
+  for (const UOp& u : sink.Toposort()) {
+    if (!u.is(Ops::RANGE)) continue;
+    const RangeKind k = u.arg().Get<RangeArg>().kind;
+    if (k != RangeKind::kGlobal && k != RangeKind::kLocal) continue;
+    const int64_t n = std::clamp<int64_t>(VMax(u.src(0)), 1, UINT32_MAX);
+    (k == RangeKind::kGlobal ? d.global : d.local)[0] = static_cast<uint32_t>(n);
+  }
+  return d;
+}
 
 absl::StatusOr<KernelSignature> SignatureOf(const UOp& sink) {
   KernelSignature sig;

@@ -32,6 +32,11 @@ struct LaunchDims {
   bool operator==(const LaunchDims&) const = default;
 };
 
+/// The dims a kernel's GLOBAL and LOCAL ranges were made for (passes/launch_dims.h,
+/// passes/thread_outer_loop.h): a range's largest length, as its end's bound says (a block
+/// of run-time length is as large as its largest). {1,1,1} twice for a kernel without them.
+LaunchDims LaunchDimsOf(const UOp& sink);
+
 /// The signature of the kernel rooted at `sink`. An error if one slot is declared twice
 /// with different dtypes or sizes, or one VAR name with different bounds.
 absl::StatusOr<KernelSignature> SignatureOf(const UOp& sink);

@@ -38,10 +38,17 @@ struct PassContext {
   /// without devices, in tests and tools).
   Target default_target = Target::ReferenceCpu();
 
+  /// Whether kernels on `device` reach its backend with their launch mapped by the target's
+  /// passes (thread_outer_loop, launch_dims): a plugin of ABI 1.5 or later; null: yes.
+  std::function<bool(absl::string_view device)> maps_launch_of;
+
   /// The target kernels on `device` are compiled for.
   const Target& TargetOf(absl::string_view device) const {
     const Target* t = target_of ? target_of(device) : nullptr;
     return t ? *t : default_target;
+  }
+  bool MapsLaunch(absl::string_view device) const {
+    return !maps_launch_of || maps_launch_of(device);
   }
 };
 

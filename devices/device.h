@@ -73,6 +73,9 @@ class Device {
   /// What its kernels are compiled for (ABI 1.4's backend_target; before it, the reference
   /// target of the device's type). The lowering passes shape its kernels by it.
   const Target& target() const { return target_; }
+  /// Whether its backend takes kernels with their launch mapped by the host's target passes
+  /// (ABI 1.5: passes/thread_outer_loop.h, passes/launch_dims.h); older ones map their own.
+  bool TakesMappedLaunch() const { return plugin_.api().abi_minor >= 5; }
   /// UOPC_DEVICE_CAP_* bits.
   uint64_t caps() const { return caps_; }
   /// UOPC_DEVICE_CPU, _GPU, ...

@@ -157,6 +157,11 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::FindPlan(const Graph& g,
           absl::StatusOr<Device*> d = device.empty() ? r.Default() : r.GetDevice(device);
           return d.ok() ? &(*d)->target() : nullptr;
         };
+        ctx.maps_launch_of = [](absl::string_view device) {
+          DeviceRegistry& r = DeviceRegistry::Get();
+          absl::StatusOr<Device*> d = device.empty() ? r.Default() : r.GetDevice(device);
+          return !d.ok() || (*d)->TakesMappedLaunch();
+        };
         if (search_)
           ctx.choose_opts = [&](const OptSpace& space) { return search_->Choose(space); };
         else if (random_opts_)

@@ -8,6 +8,7 @@
 #include "core/bounds.h"
 #include "core/substitute.h"
 #include "core/symbolic/simplify.h"
+#include "passes/lowered_steps.h"
 
 namespace uopc {
 namespace {
@@ -67,7 +68,8 @@ absl::StatusOr<UOp> MapRunTimeLengths(const UOp& kernel, const std::vector<UOp>&
 
 absl::StatusOr<UOp> MapToLaunchDims(const UOp& kernel, const LaunchLimits& limits,
                                     LaunchDims* dims) {
-  *dims = LaunchDims{};
+  *dims = LaunchDimsOf(kernel);
+  if (*dims != LaunchDims{}) return kernel;  // (mapped already)
   // one store group: SINK(END(statement, r0, r1, ...)) of output loops
   if (!kernel.is(Ops::SINK) || kernel.src().size() != 1 || !kernel.src(0).is(Ops::END))
     return kernel;
@@ -114,6 +116,22 @@ absl::StatusOr<UOp> MapToLaunchDims(const UOp& kernel, const LaunchLimits& limit
   dims->global = {static_cast<uint32_t>(global), 1, 1};
   dims->local = {static_cast<uint32_t>(local), 1, 1};
   return UOp::Sink({UOp::Derived(Ops::END, closed)});
+}
+
+LaunchLimits LaunchLimits::For(const Target& t) {
+  LaunchLimits l;
+  if (t.threads_per_block > 0) l.max_local = std::min<uint32_t>(l.max_local, t.threads_per_block);
+  return l;
+}
+
+absl::StatusOr<UOp> MapLaunchDims(const UOp& lowered, const PassContext& ctx) {
+  return MapKernels(lowered, "launch_dims", [&](const UOp& k) -> absl::StatusOr<UOp> {
+    const std::string device = KernelDevice(k);
+    const Target& t = ctx.TargetOf(device);
+    if (!t.IsGpu() || !ctx.MapsLaunch(device)) return k;
+    LaunchDims dims;
+    return MapToLaunchDims(k, LaunchLimits::For(t), &dims);
+  });
 }
 
 }  // namespace uopc

@@ -7,8 +7,9 @@
 // (a VAR's) get a grid for their largest lengths (blocks of the largest block size), each
 // thread stepping through the elements by the grid's size: those past the run-time end do
 // nothing, and one kernel serves every length. A kernel it cannot map (more than one store
-// group, nothing to split) comes back as it was, launched once. Backend-neutral: a GPU backend runs it before rendering; the same
-// mapping can split a CPU kernel over cores.
+// group, nothing to split) comes back as it was, launched once; one mapped already comes
+// back as it was, with the dims it was mapped to (LaunchDimsOf). The pipeline's last pass
+// for a GPU target (MapLaunchDims); a backend older than ABI 1.5 runs it itself.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,8 @@
 #include "absl/status/statusor.h"
 
 #include "core/kernel_signature.h"
+#include "core/pass_manager.h"
+#include "core/target.h"
 #include "core/uop.h"
 
 namespace uopc {
@@ -23,11 +26,19 @@ namespace uopc {
 struct LaunchLimits {
   uint32_t max_local = 256;          // threads in a block
   uint64_t max_global = 2147483647;  // blocks (CUDA's grid.x)
+
+  /// A GPU target's: blocks of 256 threads (at most the target's), so that several blocks
+  /// share a multiprocessor; CUDA's grid.x.
+  static LaunchLimits For(const Target& t);
 };
 
 /// `kernel` (a SINK of loop IR) with its output loops mapped to global and local ranges,
 /// and in `dims` how many of each to launch ({1,1,1} both when nothing was mapped).
 absl::StatusOr<UOp> MapToLaunchDims(const UOp& kernel, const LaunchLimits& limits,
                                     LaunchDims* dims);
+
+/// The pass: every kernel of a GPU target whose backend takes its launch mapped
+/// (PassContext::MapsLaunch) mapped within LaunchLimits::For its target.
+absl::StatusOr<UOp> MapLaunchDims(const UOp& lowered, const PassContext& ctx = {});
 
 }  // namespace uopc

@@ -4,6 +4,7 @@
 #include "passes/copy_rules.h"
 #include "passes/kernel_order.h"
 #include "passes/kernelize.h"
+#include "passes/launch_dims.h"
 #include "passes/layout_copies.h"
 #include "passes/number_loops.h"
 #include "passes/rangeify.h"
@@ -11,6 +12,7 @@
 #include "passes/reduce_to_accumulators.h"
 #include "passes/schedule_opts.h"
 #include "passes/split_reduces.h"
+#include "passes/thread_outer_loop.h"
 
 namespace uopc {
 namespace {
@@ -33,6 +35,10 @@ const struct {
     {"reduce_to_accumulators", ReduceToAccumulators},
     {"simplify", SimplifyPass},
     {"number_loops", NumberLoops},
+    // the target's own: a CPU kernel's outer loop to the cores, a GPU kernel's outputs to
+    // blocks and threads (then the backend linearizes and renders)
+    {"thread_outer_loop", ThreadOuterLoops},
+    {"launch_dims", MapLaunchDims},
 };
 
 bool RegisterOnce() {

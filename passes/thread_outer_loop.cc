@@ -4,12 +4,14 @@
 #include <cstdint>
 
 #include "core/substitute.h"
+#include "passes/lowered_steps.h"
 #include "passes/scope.h"
 
 namespace uopc {
 
 absl::StatusOr<UOp> ThreadOuterLoop(const UOp& kernel, LaunchDims* dims, int64_t min_work) {
-  *dims = LaunchDims{};
+  *dims = LaunchDimsOf(kernel);
+  if (*dims != LaunchDims{}) return kernel;  // (given to the cores already)
   // one store group: SINK(END(statement, outermost loop, ...))
   if (!kernel.is(Ops::SINK) || kernel.src().size() != 1 || !kernel.src(0).is(Ops::END) ||
       kernel.src(0).src().size() < 2)
@@ -40,6 +42,15 @@ absl::StatusOr<UOp> ThreadOuterLoop(const UOp& kernel, LaunchDims* dims, int64_t
   });
   dims->global = {static_cast<uint32_t>(*n), 1, 1};
   return out;
+}
+
+absl::StatusOr<UOp> ThreadOuterLoops(const UOp& lowered, const PassContext& ctx) {
+  return MapKernels(lowered, "thread_outer_loop", [&](const UOp& k) -> absl::StatusOr<UOp> {
+    const std::string device = KernelDevice(k);
+    if (!ctx.TargetOf(device).IsCpu() || !ctx.MapsLaunch(device)) return k;
+    LaunchDims dims;
+    return ThreadOuterLoop(k, &dims, kMinThreadedWork);
+  });
 }
 
 }  // namespace uopc

@@ -6,7 +6,8 @@
 // chunk's part). Reductions stay inside an iteration, so results are bit-identical to the
 // single-threaded kernel. A kernel it cannot split, or too small to be worth waking
 // threads for (fewer than `min_work` iterations of its loops, all nested: the product of
-// their constant lengths), comes back as it was, with dims {1,1,1}.
+// their constant lengths), comes back as it was, with dims {1,1,1}; one given to the cores
+// already comes back as it was, with the dims it was given (LaunchDimsOf).
 #pragma once
 
 #include <cstdint>
@@ -14,12 +15,21 @@
 #include "absl/status/statusor.h"
 
 #include "core/kernel_signature.h"
+#include "core/pass_manager.h"
 #include "core/uop.h"
 
 namespace uopc {
 
+/// Fewer iterations than this (of a kernel's nested loops) run on one thread: waking the
+/// others costs more.
+inline constexpr int64_t kMinThreadedWork = 1 << 18;
+
 /// `kernel` (a SINK of loop IR) with its outermost output loop a global range, and its
 /// length in dims->global[0].
 absl::StatusOr<UOp> ThreadOuterLoop(const UOp& kernel, LaunchDims* dims, int64_t min_work = 0);
+
+/// The pass: every kernel of a CPU target whose backend takes its launch mapped
+/// (PassContext::MapsLaunch) given to the cores where it has kMinThreadedWork.
+absl::StatusOr<UOp> ThreadOuterLoops(const UOp& lowered, const PassContext& ctx = {});
 
 }  // namespace uopc

@@ -7,6 +7,7 @@
 # BENCH picks another step of bench/gpt_bench.cc (default BM_GptTrainStep, the f32 step;
 # BM_GptTrainStepBf16 is the autocast step, BM_GptTrainStepGpt2Vocabulary GPT-2's vocabulary).
 # UOPC_DEBUG=2 prints each kernel's source once; a fresh cache folder keeps old entries out.
+# Kernel names (hashes of the IR) are replaced by "k": the sources are compared.
 set -euo pipefail
 if [ $# -lt 1 ] || [ $# -gt 2 ] || [ "$1" = --help ]; then
   echo "usage: tools/process_replay.sh OUT.txt [BENCH]  (the bench GPT step's kernel sources, sorted)" >&2
@@ -35,7 +36,9 @@ for line in text:
     elif cur is not None:
         cur.append(line)
 if cur: kernels.append("\n".join(cur))
-kernels = [k for k in kernels if k]
+# a kernel's name is a hash of its serialized IR, which passes that leave the source as it
+# was may still change (a range's kind): the source is what is compared, named "k"
+kernels = [re.sub(r"\bk_[0-9a-f]{16}", "k", k).strip() for k in kernels if k]
 kernels = sorted(set(kernels))
 open(sys.argv[2], "w").write("\n".join(kernels) + "\n")
 print(f"{len(kernels)} kernels", file=sys.stderr)

@@ -15,10 +15,6 @@
 
 namespace uopc {
 
-/// Fewer iterations than this (of a kernel's nested loops) run on one thread: waking the
-/// others costs more.
-inline constexpr int64_t kMinThreadedWork = 1 << 18;
-
 /// The C source of `kernel` (a SINK of loop IR) as function `name`; with `dims` (else
 /// null: one thread), split over the cores and its launch dims set.
 absl::StatusOr<std::string> RenderCKernel(const UOp& kernel, absl::string_view name,

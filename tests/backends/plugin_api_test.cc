@@ -1,5 +1,5 @@
 // Pins the layout of the plugin ABI: a reordered or resized struct breaks this build, not
-// a user's plugin. The sizes are those of ABI 1.4 on LP64 (x86_64, aarch64); a minor
+// a user's plugin. The sizes are those of ABI 1.5 on LP64 (x86_64, aarch64); a minor
 // version may only append members, so these numbers may grow in new minors but the
 // offsets of existing members never change (1.0's device table ended at 160 bytes, 1.1's
 // plugin table at 128).
@@ -81,7 +81,7 @@ TEST(PluginApi, ErrorCodesAreGrpcs) {
 
 TEST(PluginApi, VersionAndEntrySymbol) {
   EXPECT_EQ(UOPC_ABI_MAJOR, 1);
-  EXPECT_EQ(UOPC_ABI_MINOR, 4);
+  EXPECT_EQ(UOPC_ABI_MINOR, 5);
   EXPECT_STREQ(UOPC_ENTRY_SYMBOL, "uopc_plugin_entry_v1");
 }
 

@@ -26,7 +26,7 @@ TEST(Plugin, LoadsAMinimalPluginWrittenInC) {
   absl::StatusOr<std::unique_ptr<Plugin>> p = Plugin::Load(Fake("minimal"));
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ((*p)->name(), "fake");
-  EXPECT_EQ((*p)->Version(), "0.1 (ABI 1.4, uop format 1)");
+  EXPECT_EQ((*p)->Version(), "0.1 (ABI 1.5, uop format 1)");
 }
 
 TEST(Plugin, MissingFile) {
@@ -52,19 +52,19 @@ TEST(Plugin, MissingEntrySymbol) {
 TEST(Plugin, BuiltForAnotherMajor) {
   EXPECT_EQ(
       LoadError(Fake("entryv2")),
-      "plugin " + Fake("entryv2") + ": built for plugin ABI major 2; this host speaks ABI 1.4");
+      "plugin " + Fake("entryv2") + ": built for plugin ABI major 2; this host speaks ABI 1.5");
 }
 
 TEST(Plugin, TableOfAnotherMajor) {
   EXPECT_EQ(LoadError(Fake("badmajor")),
             "plugin " + Fake("badmajor") +
-                ": plugin ABI 2.3; this host speaks ABI 1.4 (the major must match)");
+                ": plugin ABI 2.3; this host speaks ABI 1.5 (the major must match)");
 }
 
 TEST(Plugin, EntryRefusesTheHost) {
   EXPECT_EQ(LoadError(Fake("nulltable")),
             "plugin " + Fake("nulltable") +
-                ": its entry returned no table: it refuses this host (ABI 1.4)");
+                ": its entry returned no table: it refuses this host (ABI 1.5)");
 }
 
 TEST(Plugin, FailedInitialize) {
@@ -123,6 +123,8 @@ TEST(Device, AnABI10PluginStillWorks) {
   EXPECT_EQ(d->Memory().status().message(), "plugin fake (ABI 1.0) has no memory_info");
   // no backend_target before 1.4: the reference target of its type, the kernels it had
   EXPECT_EQ(d->target(), Target::ReferenceCpu());
+  // and kernels of plain loops: it maps their launch itself (the host does from 1.5)
+  EXPECT_FALSE(d->TakesMappedLaunch());
 }
 
 TEST(Registry, RepeatsWhyAPluginDidNotLoadWhenItsDeviceIsAskedFor) {

@@ -1,7 +1,8 @@
 // The lowering pipeline (passes/pipeline.h), pass by pass: its order, and the form of the
 // graph between passes: kernel_order's run order, rangeify's loop-level REDUCE that lasts
 // until reduce_to_accumulators, reduce_collapse's loads, schedule_opts' tile (its loops'
-// kinds) and that nothing of it is left for the targets' passes.
+// kinds) and that nothing of it is left for the targets' passes, which come last: a CPU
+// kernel's outer loop to the cores, a GPU kernel's outputs to blocks and threads.
 #include "passes/pipeline.h"
 
 #include <map>
@@ -13,6 +14,8 @@
 #include "core/symbolic/simplify.h"
 #include "core/uir.h"
 #include "core/verify.h"
+#include "passes/launch_dims.h"
+#include "passes/thread_outer_loop.h"
 #include "passes/indexing.h"
 #include "runtime/plan_cache.h"
 
@@ -72,7 +75,7 @@ TEST(Pipeline, IsOneFlatListInOrder) {
             (std::vector<std::string>{"copy_rules", "layout_copies", "split_reduces", "kernelize",
                                       "kernel_order", "rangeify", "reduce_collapse",
                                       "schedule_opts", "reduce_to_accumulators", "simplify",
-                                      "number_loops"}));
+                                      "number_loops", "thread_outer_loop", "launch_dims"}));
 }
 
 // A matmul's sum is a loop-level REDUCE from rangeify to reduce_to_accumulators; its loops
@@ -173,6 +176,64 @@ TEST(Pipeline, KernelOrderPutsAWriteAfterTheReadsOfTheOldContents) {
   EXPECT_TRUE(order.src(0).src(1).is(Ops::STAGE));
   EXPECT_TRUE(order.src(0).src(2).is(Ops::ASSIGN));
   EXPECT_EQ(order.src(1), after["kernelize"]);  // the roots, as kernelize left them
+}
+
+// The lowered graph's kernels (its steps that are kernels).
+std::vector<UOp> KernelsOf(const UOp& lowered) {
+  std::vector<UOp> kernels;
+  for (const UOp& step : lowered.src(0).src())
+    if (step.is(Ops::SINK)) kernels.push_back(step);
+  return kernels;
+}
+
+// The target's passes: on a CPU, a kernel with the work for it has its outer loop given to
+// the cores (a global range of that loop's length) and a small one stays on one; on a GPU,
+// its outputs go to blocks of 256 threads. Each is the other target's no-op, each leaves
+// a mapped kernel as it is (a backend may run it again: it gets the same dims), and neither
+// maps a kernel for a backend that maps its own (a plugin older than ABI 1.5).
+TEST(Pipeline, TheTargetsPassesMapTheLaunchLast) {
+  const UOp big = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, 1024 * 512), {1024, 512});
+  const UOp small = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 1, 64), {8, 8});
+  const std::vector<UOp> roots{big + big, small * small};
+  std::map<std::string, UOp> cpu = AfterEachPass(roots);
+  EXPECT_EQ(cpu["launch_dims"], cpu["thread_outer_loop"]);
+  std::vector<UOp> ks = KernelsOf(cpu["launch_dims"]);
+  ASSERT_EQ(ks.size(), 2u);
+  std::vector<LaunchDims> dims;
+  for (const UOp& k : ks) dims.push_back(LaunchDimsOf(k));
+  std::sort(dims.begin(), dims.end(), [](auto& a, auto& b) { return a.global < b.global; });
+  EXPECT_EQ(dims[0], LaunchDims{});  // (64 elements: one thread)
+  EXPECT_EQ(dims[1].global[0], 1024u);
+  EXPECT_EQ(dims[1].local, (std::array<uint32_t, 3>{1, 1, 1}));
+  for (const UOp& k : ks) {
+    LaunchDims again;
+    EXPECT_EQ(*ThreadOuterLoop(k, &again, kMinThreadedWork), k);
+    EXPECT_EQ(again, LaunchDimsOf(k));
+  }
+
+  PassContext gpu_ctx;
+  gpu_ctx.default_target = *ParseTarget("class=gpu arch=sm_90");
+  std::map<std::string, UOp> gpu = AfterEachPass(roots, gpu_ctx);
+  EXPECT_EQ(gpu["thread_outer_loop"], gpu["number_loops"]);
+  ks = KernelsOf(gpu["launch_dims"]);
+  ASSERT_EQ(ks.size(), 2u);
+  for (const UOp& k : ks) {
+    const LaunchDims d = LaunchDimsOf(k);
+    EXPECT_TRUE(d.global[0] * d.local[0] == 1024u * 512u || d.global[0] * d.local[0] == 64u)
+        << ToUir(k);
+    EXPECT_EQ(d.local[0], d.global[0] * d.local[0] == 64u ? 64u : 256u);
+    LaunchDims again;
+    EXPECT_EQ(*MapToLaunchDims(k, LaunchLimits::For(gpu_ctx.default_target), &again), k);
+    EXPECT_EQ(again, d);
+  }
+
+  PassContext old_plugin = gpu_ctx;  // (its plugin maps its own)
+  old_plugin.maps_launch_of = [](absl::string_view) { return false; };
+  std::map<std::string, UOp> plain = AfterEachPass(roots, old_plugin);
+  EXPECT_EQ(plain["launch_dims"], plain["number_loops"]);
+  old_plugin.default_target = Target::ReferenceCpu();
+  plain = AfterEachPass(roots, old_plugin);
+  EXPECT_EQ(plain["launch_dims"], plain["number_loops"]);
 }
 
 // A loop-level REDUCE reduces over loops: the verifier refuses another source, or axes too.
