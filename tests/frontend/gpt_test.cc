@@ -165,8 +165,11 @@ TEST(Gpt, TensorParallelKeepsThisRanksPartOfEachBlock) {
                                              {"h.0.mlp.c_proj.weight", {16, 8}},
                                              {"h.0.ln_1.weight", {8}},
                                              {"wte.weight", {7, 8}}};
-  for (auto& [name, t] : model.NamedParameters())
-    if (want.contains(name)) EXPECT_EQ(t->shape(), want[name]) << name;
+  for (auto& [name, t] : model.NamedParameters()) {
+    if (want.contains(name)) {
+      EXPECT_EQ(t->shape(), want[name]) << name;
+    }
+  }
   EXPECT_EQ(moment.shape(), (TensorShape{16, 8}));
   EXPECT_EQ(model.h[0]->attn.heads, 1);
   std::vector<float> part = model.h[0]->attn.c_attn.weight.ToVector<float>();
