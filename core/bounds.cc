@@ -100,6 +100,12 @@ B Compute(const UOp& u) {
       B c = s(0), a = s(1), b = s(2);
       if (c.lo == 1) return a;
       if (c.hi == 0) return b;
+      // x < y ? x : y is min(x, y), and x < y ? y : x is max(x, y)
+      const UOp& cond = u.src(0);
+      if (cond.is(Ops::CMPLT) && cond.src(0) == u.src(1) && cond.src(1) == u.src(2))
+        return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
+      if (cond.is(Ops::CMPLT) && cond.src(0) == u.src(2) && cond.src(1) == u.src(1))
+        return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
       return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
     }
     case Ops::AND:

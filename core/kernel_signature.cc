@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 
+#include "core/alu.h"
 #include "core/bounds.h"
 
 namespace uopc {
@@ -18,6 +20,34 @@ LaunchDims LaunchDimsOf(const UOp& sink) {
     (k == RangeKind::kGlobal ? d.global : d.local)[0] = static_cast<uint32_t>(n);
   }
   return d;
+}
+
+std::optional<int64_t> EvalIndex(const UOp& expr,
+                                 const absl::flat_hash_map<std::string, int64_t>& vars) {
+  absl::flat_hash_map<const UOp::Node*, Arg> value;
+  for (const UOp& u : expr.Toposort()) {
+    Arg v;
+    if (u.is(Ops::CONST)) {
+      v = u.arg();
+    } else if (u.is(Ops::VAR)) {
+      auto it = vars.find(u.arg().Get<VarArg>().name);
+      if (it == vars.end()) return std::nullopt;
+      v = it->second;
+    } else if (IsAlu(u.op())) {
+      absl::InlinedVector<Arg, 3> in;
+      for (const UOp& s : u.src()) in.push_back(value.at(s.get()));
+      std::optional<Arg> r =
+          EvalAlu(u.op(), (u.is(Ops::WHERE) ? u.src(1) : u.src(0)).dtype(), u.dtype(), in);
+      if (!r) return std::nullopt;
+      v = *r;
+    } else {
+      return std::nullopt;
+    }
+    value[u.get()] = std::move(v);
+  }
+  const Arg& r = value.at(expr.get());
+  if (const int64_t* i = r.TryGet<int64_t>()) return *i;
+  return std::nullopt;
 }
 
 absl::StatusOr<KernelSignature> SignatureOf(const UOp& sink) {

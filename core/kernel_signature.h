@@ -6,8 +6,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 
 #include "core/uop.h"
@@ -36,6 +39,12 @@ struct LaunchDims {
 /// passes/thread_outer_loop.h): a range's largest length, as its end's bound says (a block
 /// of run-time length is as large as its largest). {1,1,1} twice for a kernel without them.
 LaunchDims LaunchDimsOf(const UOp& sink);
+
+/// The value of an index expression (CONSTs, VARs and integer ALU ops) with VARs set by
+/// name; nullopt for a VAR without a value, another op, or an undefined value (a division
+/// by zero). What a launch computes its grid from when the grid's size is a VAR's.
+std::optional<int64_t> EvalIndex(const UOp& expr,
+                                 const absl::flat_hash_map<std::string, int64_t>& vars);
 
 /// The signature of the kernel rooted at `sink`. An error if one slot is declared twice
 /// with different dtypes or sizes, or one VAR name with different bounds.

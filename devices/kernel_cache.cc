@@ -14,6 +14,15 @@ namespace {
 
 std::string KernelName(const std::string& serialized) { return "k_" + Hex64(Fnv1a(serialized)); }
 
+// The end of a kernel's global range when it is not a constant (a grid of run-time size).
+UOp GridOf(const UOp& kernel) {
+  for (const UOp& u : kernel.Toposort())
+    if (u.is(Ops::RANGE) && u.arg().Get<RangeArg>().kind == RangeKind::kGlobal &&
+        !u.src(0).ConstIntValue())
+      return u.src(0);
+  return UOp();
+}
+
 }  // namespace
 
 absl::Status KernelCache::Prepare(absl::Span<const UOp> kernels) {
@@ -42,7 +51,7 @@ absl::Status KernelCache::Prepare(absl::Span<const UOp> kernels) {
   stats_.kernels_compiled += static_cast<int64_t>(todo.size());
   for (size_t i = 0; i < todo.size(); ++i)
     compiled_[todo[i]] = std::make_shared<const Compiled>(
-        Compiled{program, static_cast<uint32_t>(i), std::move(sigs[i]), dims[i]});
+        Compiled{program, static_cast<uint32_t>(i), std::move(sigs[i]), dims[i], GridOf(todo[i])});
   return absl::OkStatus();
 }
 
@@ -105,7 +114,13 @@ absl::StatusOr<Event> KernelCache::Launch(const KernelLaunch& l) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.launches;
   }
-  return device_.Launch(*c->program, c->entry, bufs, vars, {}, c->dims);
+  LaunchDims dims = c->dims;
+  if (c->grid) {  // as many blocks as this launch's lengths need (at least one)
+    const std::optional<int64_t> blocks = EvalIndex(c->grid, l.vars);
+    if (blocks)
+      dims.global[0] = static_cast<uint32_t>(std::clamp<int64_t>(*blocks, 1, dims.global[0]));
+  }
+  return device_.Launch(*c->program, c->entry, bufs, vars, {}, dims);
 }
 
 absl::Status KernelCache::Run(absl::Span<const KernelLaunch> launches) {

@@ -28,7 +28,9 @@ namespace uopc {
 using VarValues = absl::flat_hash_map<std::string, int64_t>;
 
 /// One launch: a kernel, a Buffer per BUFFER slot (index = slot), and VAR values by name.
-/// It runs with the launch dims the backend rendered the kernel for.
+/// It runs with the launch dims the backend rendered the kernel for, but for a grid whose
+/// size is an expression of the VARs (passes/launch_dims.h): that is evaluated with the
+/// launch's values.
 struct KernelLaunch {
   UOp kernel;
   std::vector<Buffer> buffers;
@@ -60,6 +62,7 @@ class KernelCache {
     uint32_t entry = 0;
     KernelSignature signature;
     LaunchDims dims;  // as rendered
+    UOp grid;         // the blocks of a run-time length: an expression of the VARs, else null
   };
   absl::Status Check(const KernelLaunch& l, const KernelSignature& sig,
                      std::vector<uopc_buffer*>* bufs, std::vector<int64_t>* vars) const;

@@ -24,8 +24,9 @@ int64_t LargestDivisor(int64_t n, int64_t limit) {
 
 namespace {
 
-// Output loops of run-time length (a VAR in their ends): a grid for their largest lengths,
-// in which a block's threads run to the run-time end: the local range ends at
+// Output loops of run-time length (a VAR in their ends): a grid of the blocks the run-time
+// length needs (at most those of the largest length), in which a block's threads run to the
+// run-time end: the local range ends at
 // min(block size, elements left from the block on), so a thread past it does nothing (CUDA:
 // it returns at once) and one kernel serves every length.
 absl::StatusOr<UOp> MapRunTimeLengths(const UOp& kernel, const std::vector<UOp>& loops,
@@ -43,7 +44,10 @@ absl::StatusOr<UOp> MapRunTimeLengths(const UOp& kernel, const std::vector<UOp>&
   const int64_t global = (most + local - 1) / local;
   if (static_cast<uint64_t>(global) > limits.max_global || global > UINT32_MAX) return kernel;
   total = Simplify(total);
-  UOp g = UOp::Range(global, next, RangeKind::kGlobal);
+  // the grid for the run-time length: blocks of `local` over `total` (as many as `global` at
+  // most), which a launch computes from the VAR values (a backend that launches the largest
+  // grid has the blocks past it return)
+  UOp g = UOp::Range(Simplify((total + (local - 1)).FloorDiv(local)), next, RangeKind::kGlobal);
   UOp left = Simplify(total - g * local);  // elements from this block on (<= 0: none)
   UOp l = UOp::Range(Simplify(left.Lt(local).Where(left, UOp::Int(local))), next + 1,
                      RangeKind::kLocal);
@@ -59,9 +63,9 @@ absl::StatusOr<UOp> MapRunTimeLengths(const UOp& kernel, const std::vector<UOp>&
     auto it = index.find(orig.get());
     return it == index.end() ? rebuilt : it->second;
   });
-  dims->global = {static_cast<uint32_t>(global), 1, 1};
-  dims->local = {static_cast<uint32_t>(local), 1, 1};
-  return UOp::Sink({UOp::Derived(Ops::END, {Simplify(body), g, l})});
+  UOp mapped = UOp::Sink({UOp::Derived(Ops::END, {Simplify(body), g, l})});
+  *dims = LaunchDimsOf(mapped);
+  return mapped;
 }
 
 }  // namespace

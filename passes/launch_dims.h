@@ -4,9 +4,10 @@
 // thread computes one output element, reductions staying inside it (one thread per
 // output). The block size is the largest divisor of the element count within the limit,
 // so no thread falls past the end and none needs a guard. Output loops of run-time length
-// (a VAR's) get a grid for their largest lengths (blocks of the largest block size), each
-// thread stepping through the elements by the grid's size: those past the run-time end do
-// nothing, and one kernel serves every length. A kernel it cannot map (more than one store
+// (a VAR's) get blocks of the largest block size, as many as the run-time length needs: a
+// global range whose end is an expression of the VARs, which a launch evaluates (its
+// largest value is the dims' grid); threads past the run-time end do nothing, and one
+// kernel serves every length. A kernel it cannot map (more than one store
 // group, nothing to split) comes back as it was, launched once; one mapped already comes
 // back as it was, with the dims it was mapped to (LaunchDimsOf). The pipeline's last pass
 // for a GPU target (MapLaunchDims); a backend older than ABI 1.5 runs it itself.

@@ -59,6 +59,10 @@ TEST(Bounds, Comparisons) {
   EXPECT_EQ(B(r.Eq(UOp::Int(7))), P(0, 0));
   EXPECT_EQ(B(r.Lt(2).Where(UOp::Int(10), r)), P(0, 10));
   EXPECT_EQ(B(r.Lt(4).Where(UOp::Int(10), r)), P(10, 10));
+  // x < y ? x : y is a min, x < y ? y : x a max (a block's threads left at a run-time end)
+  UOp left = UOp::Var("n", 1, 600) - UOp::Range(3, 1) * 256, block = UOp::Int(256);
+  EXPECT_EQ(B(left.Lt(block).Where(left, block)), P(-511, 256));
+  EXPECT_EQ(B(left.Lt(block).Where(block, left)), P(256, 600));
 }
 
 TEST(Bounds, DivisionByARangeThatHoldsZeroIsUnknown) {

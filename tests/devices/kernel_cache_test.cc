@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "devices/registry.h"
+#include "passes/launch_dims.h"
 #include "tests/testing/seed_program.h"
 
 namespace uopc {
@@ -64,6 +65,26 @@ TEST(KernelCache, SeveralKernelsCompileInOneCall) {
   ASSERT_TRUE(ex.Run({KernelLaunch{VarKernel(3), {ob}, {{"n", 5}}}}).ok());
   EXPECT_EQ(Read<int32_t>(d, ob), (std::vector<int32_t>{5, 8, 11, 14, 17, -1, -1, -1}));
   EXPECT_EQ(ex.stats().compile_calls, 1);
+}
+
+// A kernel mapped to blocks for a GPU, of run-time length (blocks of 4 threads, as many as
+// n needs: its grid is evaluated at each launch), run by the C device: what the plain
+// kernel writes, at every length.
+TEST(KernelCache, AGridOfRunTimeSizeCoversEveryLength) {
+  Device& d = Cpu();
+  KernelCache ex(d);
+  LaunchDims dims;
+  absl::StatusOr<UOp> mapped = MapToLaunchDims(VarKernel(3), LaunchLimits{4, 1 << 20}, &dims);
+  ASSERT_TRUE(mapped.ok()) << mapped.status();
+  EXPECT_EQ(dims.global[0], 2u);  // (8 at most: 2 blocks of 4)
+  Buffer ob = *d.Allocate(DType::kI32, 8);
+  for (int64_t n : {1, 4, 5, 8}) {
+    std::vector<int32_t> none(8, -1), want(8, -1);
+    for (int64_t i = 0; i < n; ++i) want[i] = static_cast<int32_t>(i * 3 + n);
+    ASSERT_TRUE(d.CopyIn(ob, none.data(), 32).ok());
+    ASSERT_TRUE(ex.Run({KernelLaunch{*mapped, {ob}, {{"n", n}}}}).ok());
+    EXPECT_EQ(Read<int32_t>(d, ob), want) << "n=" << n;
+  }
 }
 
 TEST(KernelCache, LaunchesAreCheckedBeforeTheyRun) {

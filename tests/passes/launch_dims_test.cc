@@ -52,6 +52,14 @@ TEST(LaunchDims, AKernelOfRunTimeLengthGetsAGridForItsLargestLength) {
   ASSERT_TRUE(mapped.ok()) << mapped.status();
   EXPECT_EQ(d.global[0], 3u);
   EXPECT_EQ(d.local[0], 256u);
+  // the grid a launch computes: the blocks the length needs
+  UOp grid;
+  for (const UOp& u : mapped->Toposort())
+    if (u.is(Ops::RANGE) && u.arg().Get<RangeArg>().kind == RangeKind::kGlobal) grid = u.src(0);
+  ASSERT_TRUE(grid);
+  for (int64_t len : {1, 255, 256, 257, 599, 600})
+    EXPECT_EQ(EvalIndex(grid, {{"n", len}}), (len + 255) / 256) << len;
+  EXPECT_EQ(EvalIndex(grid, {}), std::nullopt);  // (no value for n)
   for (int64_t len : {1, 255, 256, 257, 599, 600}) {
     std::vector<int32_t> want(600, -1), got(600, -1);
     for (auto [kernel, data] : {std::pair{k, &want}, std::pair{*mapped, &got}}) {
