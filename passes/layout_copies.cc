@@ -33,6 +33,17 @@ std::vector<int64_t> Sizes(const Shape& s) {
   return out;
 }
 
+// The register tile (rows, columns) of a matmul with an (m, n) output on `t` ({0, 0}: none).
+std::pair<int64_t, int64_t> TileOf(const Shape& out, const Target& t) {
+  const std::vector<int64_t> mn = Sizes(out);
+  if (mn.size() != 2 || mn[0] < 0) return {0, 0};
+  KernelLoops k{{mn[0], mn[1]}, {std::nullopt}, true, true, ""};
+  std::pair<int64_t, int64_t> tile{0, 0};
+  for (const Opt& o : CpuDefaultOpts(k, t))
+    if (o.op == OptOp::kUpcast) (o.axis == 0 ? tile.first : tile.second) = o.amount;
+  return tile;
+}
+
 // A cast between float dtypes (an operand rounded to a half as it is read, and back): it
 // commutes with the views below it, so a copy of what it reads is read through it.
 bool IsFloatCast(const UOp& x) {
@@ -132,6 +143,8 @@ UOp ReadTransposesCopied(const UOp& sum, const ShapeMap& shapes) {
 // matmul ran at 130 GFLOP/s, 170 with rows 16 floats longer, on a Zen 5). It reads a copy
 // whose rows are 16 elements longer instead (a small kernel of its own).
 constexpr int64_t kPaddedRows = 64;  // fewer rows of b stay in cache anyway
+constexpr int64_t kPackedSteps = 64;         // a shorter sum: not worth a packed copy
+constexpr int64_t kPackedRowBytes = 2048;    // rows closer: the prefetchers follow them
 UOp ReadRowsPadded(const UOp& sum, const ShapeMap& shapes, int64_t stride) {
   return ReadCopies(sum, [&](const UOp& x) {
     if (!shapes.contains(x.get())) return x;
@@ -153,8 +166,48 @@ UOp ReadRowsPadded(const UOp& sum, const ShapeMap& shapes, int64_t stride) {
         Ops::STAGE,
         {UOp::Derived(Ops::PAD, {matrix, UOp::Int(0), UOp::Int(0), UOp::Int(0), UOp::Int(16)})},
         DeviceArg{view.src(0).arg().Get<ParamArg>().device});
-    const UOp copy = UOp::Derived(
-        Ops::SHRINK, {padded, UOp::Int(0), UOp::Int(rc[0]), UOp::Int(0), UOp::Int(rc[1])});
+    std::vector<UOp> back{UOp::Derived(
+        Ops::SHRINK, {padded, UOp::Int(0), UOp::Int(rc[0]), UOp::Int(0), UOp::Int(rc[1])})};
+    for (const Dim& dim : shapes.at(view.get())) back.push_back(dim.AsUOp());  // (the view's)
+    const UOp copy = UOp::Derived(Ops::RESHAPE, back);
+    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == view ? copy : r; });
+  });
+}
+
+// A sum over the middle axis of (..., m, k, n) reading b, a (k, n) view of a buffer, whose
+// panel (k rows of a register tile's columns) spans more memory than half the L2: each step
+// reads the tile's columns from a new row, kilobytes past the last, and the panel's rows,
+// read again for every row tile, lie on as many pages as it has rows (a 2048 matmul's on
+// 2,048 pages of 8 KiB rows: more than the TLB holds, 0.5x OpenBLAS on this Xeon). It
+// reads a copy packed in panels of the tile's columns instead, (n / columns, k, columns):
+// a step's columns adjacent, a panel front to back, as a BLAS packs b.
+UOp ReadColumnsPacked(const UOp& sum, const ShapeMap& shapes, int64_t columns, int64_t l2_bytes) {
+  return ReadCopies(sum, [&](const UOp& x) {
+    if (!shapes.contains(x.get())) return x;
+    UOp view = x;  // down the view chain to a (k, n) view of a buffer
+    while (view.is(Ops::EXPAND) || IsFloatCast(view) ||
+           (view.is(Ops::RESHAPE) && !view.src(0).is(Ops::BUFFER) &&
+            Sizes(shapes.at(view.get())) == Sizes(shapes.at(view.src(0).get()))))
+      view = view.src(0);
+    if (!view.is(Ops::RESHAPE) || !view.src(0).is(Ops::BUFFER)) return x;
+    const std::vector<int64_t> rc = Sizes(shapes.at(view.get()));
+    const Shape& in = shapes.at(x.src(0).get());  // (what the EXPAND broadcasts: b's (k, n))
+    const size_t d = in.size();
+    if (rc.size() != 2 || d < 2 || !in[d - 2].IsStatic() || !in[d - 1].IsStatic() ||
+        in[d - 2].value() != rc[0] || in[d - 1].value() != rc[1] || columns < 2 ||
+        rc[1] % columns != 0 || rc[1] * DTypeSize(view.dtype()) < kPackedRowBytes ||
+        2 * rc[0] * rc[1] * DTypeSize(view.dtype()) <= l2_bytes)
+      return x;
+    const int64_t k = rc[0], n = rc[1];
+    const UOp panels = UOp::Derived(
+        Ops::PERMUTE,
+        {UOp::Derived(Ops::RESHAPE, {view.src(0), UOp::Int(k), UOp::Int(n / columns), UOp::Int(columns)})},
+        Axes{{1, 0, 2}});
+    const UOp packed =
+        UOp::Derived(Ops::STAGE, {panels}, DeviceArg{view.src(0).arg().Get<ParamArg>().device});
+    std::vector<UOp> back{UOp::Derived(Ops::PERMUTE, {packed}, Axes{{1, 0, 2}})};
+    for (const Dim& dim : shapes.at(view.get())) back.push_back(dim.AsUOp());  // (the view's)
+    const UOp copy = UOp::Derived(Ops::RESHAPE, back);
     return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == view ? copy : r; });
   });
 }
@@ -169,8 +222,6 @@ UOp ReadRowsPadded(const UOp& sum, const ShapeMap& shapes, int64_t stride) {
 // operands. (On this Xeon the bench GPT's 512 x 1024 x 128 weight gradient took 4.1 ms in
 // the step, packed 0.7 + 1.6 ms; with rows of 128 floats, 512 B apart, packing gained
 // nothing.)
-constexpr int64_t kPackedSteps = 64;         // a shorter sum: not worth a copy
-constexpr int64_t kPackedRowBytes = 2048;    // rows closer: the prefetchers follow them
 UOp ReadAcrossRowsPacked(const UOp& sum, const Shape& in, const ShapeMap& shapes,
                          const std::pair<int64_t, int64_t>& tile, const std::string& device) {
   // (in: the sum's operand's shape, (k..., m, n); tile: the register tile's rows, columns)
@@ -207,17 +258,6 @@ UOp ReadAcrossRowsPacked(const UOp& sum, const Shape& in, const ShapeMap& shapes
   });
 }
 
-// The register tile (rows, columns) of a matmul with an (m, n) output on `t` ({0, 0}: none).
-std::pair<int64_t, int64_t> TileOf(const Shape& out, const Target& t) {
-  const std::vector<int64_t> mn = Sizes(out);
-  if (mn.size() != 2 || mn[0] < 0) return {0, 0};
-  KernelLoops k{{mn[0], mn[1]}, {std::nullopt}, true, true, ""};
-  std::pair<int64_t, int64_t> tile{0, 0};
-  for (const Opt& o : CpuDefaultOpts(k, t))
-    if (o.op == OptOp::kUpcast) (o.axis == 0 ? tile.first : tile.second) = o.amount;
-  return tile;
-}
-
 }  // namespace
 
 absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
@@ -231,8 +271,12 @@ absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
     const int n = static_cast<int>(shapes.at(orig.src(0).get()).size());
     const std::vector<int>& axes = orig.arg().Get<ReduceArg>().axes;
     if (n >= 2 && axes == std::vector<int>{n - 1}) return ReadRowsTransposed(rebuilt, n, shapes);
-    if (n >= 3 && axes == std::vector<int>{n - 2})
-      return ReadRowsPadded(ReadTransposesCopied(rebuilt, shapes), shapes, t.L1SetStride());
+    if (n >= 3 && axes == std::vector<int>{n - 2}) {
+      const UOp read = ReadTransposesCopied(rebuilt, shapes);
+      const std::pair<int64_t, int64_t> tile = TileOf(shapes.at(orig.get()), t);
+      const UOp packed = ReadColumnsPacked(read, shapes, tile.second, t.l2_bytes);
+      return packed != read ? packed : ReadRowsPadded(read, shapes, t.L1SetStride());
+    }
     std::vector<int> leading(std::max(n - 2, 0));
     for (int d = 0; d < n - 2; ++d) leading[d] = d;
     if (n >= 3 && axes == leading)

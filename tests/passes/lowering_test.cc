@@ -440,6 +440,39 @@ TEST(LayoutCopies, AWeightGradientReadsRowsFarApartFromPackedPanels) {
     }
 }
 
+// x @ w with w a (256, 1024) buffer: its panels of the 8 x 32 register tile's 32 columns
+// span 256 rows 4 KiB apart, 2 MiB together with w, more than the reference CPU's 1 MiB L2:
+// w is read from a copy packed in panels, (32, 256, 32) (a kernel of its own). The sums keep
+// their order: the bits of the plain loop. A (64, 512) w stays as it is.
+TEST(LayoutCopies, AMatmulReadsALargeOperandFromPackedColumnPanels) {
+  auto matmul = [](int m, int k, int n) {
+    UOp x = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, m * k), {m, k, 1});
+    UOp w = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 1, k * n), {1, k, n});
+    UOp prod = Dims(Ops::EXPAND, x, {m, k, n}) * Dims(Ops::EXPAND, w, {m, k, n});
+    return Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {1}}), {m, n});
+  };
+  EXPECT_EQ(LowerPlan(matmul(16, 64, 512)).kernels().size(), 1u);
+  EXPECT_EQ(LowerPlan(matmul(16, 64, 1024)).kernels().size(), 2u);  // (padded rows: 4 KiB apart)
+  const int m = 16, k = 256, n = 1024;
+  const Plan p = LowerPlan(matmul(m, k, n));
+  ASSERT_EQ(p.kernels().size(), 2u);
+  bool packed = false;  // (the copy: 32 panels of 256 x 32)
+  for (const Plan::Kernel* kernel : p.kernels())
+    for (const UOp& u : kernel->ast.Toposort())
+      packed |= u.is(Ops::RANGE) && u.src(0).ConstIntValue() == n / 32;
+  EXPECT_TRUE(packed);
+  std::vector<float> x(m * k), w(k * n);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * i);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::cos(0.11f * i);
+  const std::vector<float> out = RunPlan(p, {x, w})[p.outputs[0]];
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      float s = 0;
+      for (int kk = 0; kk < k; ++kk) s = std::fma(x[i * k + kk], w[kk * n + j], s);
+      ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
+    }
+}
+
 // An exp2 that three kernels would compute (a softmax's exp: its sum, its output, the
 // backward) is computed once, and they read it; one that two would compute (a softmax
 // alone) is computed by both.
