@@ -2,7 +2,7 @@
 // (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and the job
 // token (UOPC_JOB_TOKEN), prefixes every line they print with their rank, and when one
 // fails, gives the others a moment to report their side, stops them, and exits with the
-// failing rank's status.
+// failing rank's status, or (--max-restarts) starts the job again, as torchrun does.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -46,6 +46,12 @@ options:
   --master-addr A    the address of rank 0's node (default 127.0.0.1)
   --master-port P    the port of rank 0's rendezvous store (default: a free port)
   --grace S          seconds a failed job's other ranks get before they are stopped (default 5)
+  --max-restarts N   when a rank fails, stop the others and start the job again, up to N
+                     times (default 0), each restart printed with its cause; the ranks see
+                     UOPC_RESTART_COUNT (and torchrun's TORCHELASTIC_RESTART_COUNT). The
+                     program resumes from its last checkpoint (gpt_train --resume-if-present:
+                     one command line for the first start and every restart). With several
+                     nodes, give each the same N: each restarts its own ranks
   --help             this text
 
 Each rank's CPU kernels run on UOPC_THREADS threads: the node's cores divided among its
@@ -138,85 +144,32 @@ void Signal(std::vector<Rank>& ranks, int sig) {
     }
 }
 
-}  // namespace
+// How one start of the job ended: its status (the failing rank's, 128 + the signal that
+// stopped the job, or 0) and the failing rank (-1: none).
+struct Outcome {
+  int status = 0;
+  int failed_rank = -1;
+};
 
-int main(int argc, char** argv) {
-  int nproc = 0, nnodes = 1, node_rank = 0, master_port = 0;
-  double grace = 5;
-  std::string master_addr = "127.0.0.1";
-  int i = 1;
-  for (; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (i + 1 >= argc) return Usage(absl::StrCat("unknown or incomplete option ", a));
-    const char* v = argv[++i];
-    auto number = [&](int* out, int64_t lo, int64_t hi) {
-      absl::StatusOr<int64_t> n = uopc::ParseInt(a, v, lo, hi);
-      if (n.ok()) *out = static_cast<int>(*n);
-      return n.status();
-    };
-    absl::Status s;
-    if (a == "--nproc") {
-      s = number(&nproc, 1, 4096);
-    } else if (a == "--nnodes") {
-      s = number(&nnodes, 1, 65536);
-    } else if (a == "--node-rank") {
-      s = number(&node_rank, 0, 65535);
-    } else if (a == "--master-addr") {
-      master_addr = v;
-    } else if (a == "--master-port") {
-      s = number(&master_port, 1, 65535);
-    } else if (a == "--grace") {
-      absl::StatusOr<double> g = uopc::ParseReal(a, v, 0, 3600);
-      if (g.ok()) grace = *g;
-      s = g.status();
-    } else {
-      return Usage(absl::StrCat("unknown option ", a));
-    }
-    if (!s.ok()) return Usage(std::string(s.message()));
-  }
-  if (nproc == 0) return Usage("--nproc is required");
-  if (i >= argc) return Usage("no program: put it after --");
-  if (node_rank >= nnodes)
-    return Usage(absl::StrCat("--node-rank ", node_rank, " is not below --nnodes ", nnodes));
-  const char* token = std::getenv("UOPC_JOB_TOKEN");
-  std::string job_token = token && *token ? token : "";
-  if (nnodes > 1 && (master_port == 0 || job_token.empty()))
-    return Usage(
-        "with --nnodes > 1, give --master-addr and --master-port, and set UOPC_JOB_TOKEN to one "
-        "secret on every node");
-  if (job_token.empty()) job_token = FreshToken();
-  if (master_port == 0 && (master_port = FreePort()) == 0) {
-    std::fprintf(stderr, "uopc_launch: cannot find a free port: %s\n", std::strerror(errno));
-    return 1;
-  }
-  if (node_rank == 0 && !PortIsFree(master_port)) {  // rank 0's store listens there
-    std::fprintf(stderr,
-                 "uopc_launch: port %d is in use (by another job or program): choose another "
-                 "--master-port, or leave it out for a free one\n",
-                 master_port);
-    return 1;
-  }
-  const pid_t launcher = getpid();
+struct Job {
+  int nproc, nnodes, node_rank, master_port, threads_per_rank;
+  double grace;
+  std::string master_addr, job_token;
+  pid_t launcher;
+  char** argv;  // the program and its arguments, null-terminated
+};
 
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
+// Starts the job's ranks on this node (the `restart`th time) and runs them to the end: when
+// one fails, the others get the grace to report and are stopped.
+Outcome Attempt(const Job& job, int restart) {
+  const int nproc = job.nproc, nnodes = job.nnodes, node_rank = job.node_rank,
+            master_port = job.master_port, threads_per_rank = job.threads_per_rank;
+  const double grace = job.grace;
+  const std::string& master_addr = job.master_addr;
+  const std::string& job_token = job.job_token;
+  const pid_t launcher = job.launcher;
+  char** argv = job.argv;
   std::vector<Rank> ranks(nproc);
-  // the node's cores, shared among its ranks (as torchrun's OMP_NUM_THREADS)
-  cpu_set_t cpus;
-  const int cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-  const int threads_per_rank = std::max(1, cores / nproc);
   for (int l = 0; l < nproc; ++l) {
     Rank& r = ranks[l];
     r.rank = node_rank * nproc + l;
@@ -224,7 +177,7 @@ int main(int argc, char** argv) {
     if (pipe(out) != 0 || pipe(err) != 0) {
       std::perror("uopc_launch: pipe");
       Signal(ranks, SIGKILL);
-      return 1;
+      return {1, -1};
     }
     pid_t pid = fork();
     if (pid == 0) {
@@ -243,15 +196,17 @@ int main(int argc, char** argv) {
       set("MASTER_ADDR", master_addr);
       set("MASTER_PORT", std::to_string(master_port));
       set("UOPC_JOB_TOKEN", job_token);
+      set("UOPC_RESTART_COUNT", std::to_string(restart));
+      set("TORCHELASTIC_RESTART_COUNT", std::to_string(restart));
       if (!std::getenv("UOPC_THREADS")) set("UOPC_THREADS", std::to_string(threads_per_rank));
-      execvp(argv[i], argv + i);
-      std::fprintf(stderr, "uopc_launch: cannot run %s: %s\n", argv[i], std::strerror(errno));
+      execvp(argv[0], argv);
+      std::fprintf(stderr, "uopc_launch: cannot run %s: %s\n", argv[0], std::strerror(errno));
       _exit(127);
     }
     if (pid < 0) {
       std::perror("uopc_launch: fork");
       Signal(ranks, SIGKILL);
-      return 1;
+      return {1, -1};
     }
     setpgid(pid, pid);
     r.pid = pid;
@@ -333,6 +288,108 @@ int main(int argc, char** argv) {
       stop_at = Clock::now() + std::chrono::seconds(1);  // the grace was given already
     }
   }
+  if (failed >= 0) return {ranks[failed].status, ranks[failed].rank};
+  return {g_signal ? 128 + g_signal : 0, -1};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int nproc = 0, nnodes = 1, node_rank = 0, master_port = 0, max_restarts = 0;
+  double grace = 5;
+  std::string master_addr = "127.0.0.1";
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (i + 1 >= argc) return Usage(absl::StrCat("unknown or incomplete option ", a));
+    const char* v = argv[++i];
+    auto number = [&](int* out, int64_t lo, int64_t hi) {
+      absl::StatusOr<int64_t> n = uopc::ParseInt(a, v, lo, hi);
+      if (n.ok()) *out = static_cast<int>(*n);
+      return n.status();
+    };
+    absl::Status s;
+    if (a == "--nproc") {
+      s = number(&nproc, 1, 4096);
+    } else if (a == "--nnodes") {
+      s = number(&nnodes, 1, 65536);
+    } else if (a == "--node-rank") {
+      s = number(&node_rank, 0, 65535);
+    } else if (a == "--master-addr") {
+      master_addr = v;
+    } else if (a == "--master-port") {
+      s = number(&master_port, 1, 65535);
+    } else if (a == "--max-restarts") {
+      s = number(&max_restarts, 0, 1000000);
+    } else if (a == "--grace") {
+      absl::StatusOr<double> g = uopc::ParseReal(a, v, 0, 3600);
+      if (g.ok()) grace = *g;
+      s = g.status();
+    } else {
+      return Usage(absl::StrCat("unknown option ", a));
+    }
+    if (!s.ok()) return Usage(std::string(s.message()));
+  }
+  if (nproc == 0) return Usage("--nproc is required");
+  if (i >= argc) return Usage("no program: put it after --");
+  if (node_rank >= nnodes)
+    return Usage(absl::StrCat("--node-rank ", node_rank, " is not below --nnodes ", nnodes));
+  const char* token = std::getenv("UOPC_JOB_TOKEN");
+  std::string job_token = token && *token ? token : "";
+  if (nnodes > 1 && (master_port == 0 || job_token.empty()))
+    return Usage(
+        "with --nnodes > 1, give --master-addr and --master-port, and set UOPC_JOB_TOKEN to one "
+        "secret on every node");
+  if (job_token.empty()) job_token = FreshToken();
+  const bool auto_port = master_port == 0;
+  if (master_port == 0 && (master_port = FreePort()) == 0) {
+    std::fprintf(stderr, "uopc_launch: cannot find a free port: %s\n", std::strerror(errno));
+    return 1;
+  }
+  if (node_rank == 0 && !PortIsFree(master_port)) {  // rank 0's store listens there
+    std::fprintf(stderr,
+                 "uopc_launch: port %d is in use (by another job or program): choose another "
+                 "--master-port, or leave it out for a free one\n",
+                 master_port);
+    return 1;
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  // the node's cores, shared among its ranks (as torchrun's OMP_NUM_THREADS)
+  cpu_set_t cpus;
+  const int cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  Job job{nproc,       nnodes, node_rank, master_port, std::max(1, cores / nproc), grace,
+          master_addr, job_token, getpid(), argv + i};
+  Outcome o;
+  for (int restart = 0;; ++restart) {
+    o = Attempt(job, restart);
+    if (o.status == 0 || g_signal) break;
+    if (restart == max_restarts) {
+      if (max_restarts > 0)
+        std::fprintf(stderr, "uopc_launch: rank %d failed after %d restart(s); giving up\n",
+                     o.failed_rank, max_restarts);
+      break;
+    }
+    std::fprintf(stderr, "uopc_launch: restarting the job (restart %d of %d: rank %d failed)\n",
+                 restart + 1, max_restarts, o.failed_rank);
+    if (auto_port && node_rank == 0) {  // (a port of its own: the last may linger)
+      const int port = FreePort();
+      if (port != 0) job.master_port = port;
+    }
+  }
   // UOPC_TRACE: the ranks of this node wrote FILE.rank<R>; they become FILE
   if (const char* trace = std::getenv("UOPC_TRACE"); trace && *trace && nnodes * nproc > 1) {
     absl::Status s = uopc::trace::MergeRankFiles(trace, nnodes * nproc);
@@ -341,7 +398,5 @@ int main(int argc, char** argv) {
     else if (s.code() != absl::StatusCode::kNotFound)
       std::fprintf(stderr, "uopc_launch: UOPC_TRACE: %s\n", std::string(s.message()).c_str());
   }
-  if (failed >= 0) return ranks[failed].status;
-  if (g_signal) return 128 + g_signal;
-  return 0;
+  return o.status;
 }

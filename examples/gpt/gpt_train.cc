@@ -1,7 +1,9 @@
 // gpt_train: trains a character-level GPT on a text file with AdamW, a cosine learning rate
 // with warmup and gradient clipping, printing a progress line as it goes and saving a
 // safetensors checkpoint every --save-every steps and at the end. --resume continues a
-// run from its checkpoint (weights, optimizer moments, step).
+// run from its checkpoint (weights, optimizer moments, step; the batches follow from the
+// step), --resume-if-present when there is one (a job that uopc_launch --max-restarts
+// starts again).
 //
 // Started by uopc_launch (or torchrun, Slurm, Open MPI) on D x P x T ranks, it trains
 // data-parallel over D (each of the D groups takes batch/D of every step's sequences, and the
@@ -17,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -74,7 +77,7 @@ int main(int argc, char** argv) {
           save_every = 100, seed = 0, log_every = 10, stop_at = 0, tp = 1, dp = 0, pp = 1,
           micro_batches = 0;
   double lr = 3e-3, min_lr = 3e-4, weight_decay = 0.01, clip = 1.0, dropout = 0.0, bucket_mb = 25.0;
-  bool resume = false, skip_nonfinite = false, tie = false;
+  bool resume = false, resume_if_present = false, skip_nonfinite = false, tie = false;
   Flags flags(
       "usage: gpt_train [flags]\n\nTrains a character-level GPT on a text file and saves it as a "
       "safetensors checkpoint.\nUnder `uopc_launch --nproc N -- gpt_train ...` it trains over N = "
@@ -111,6 +114,9 @@ int main(int argc, char** argv) {
             "stop (and save) after this step, as if the run were interrupted (0: run to --steps)",
             0, kSteps.hi);
   flags.Add("resume", &resume, "continue from --checkpoint");
+  flags.Add("resume-if-present", &resume_if_present,
+            "continue from --checkpoint if it exists, else start: one command line for the "
+            "first start and every restart (uopc_launch --max-restarts)");
   flags.Add("skip-nonfinite", &skip_nonfinite,
             "skip a step whose loss or gradients are nan or inf (default: stop the run there)");
   flags.Add("device", &device, kDeviceHelp);
@@ -211,6 +217,8 @@ int main(int argc, char** argv) {
   try {
     Checkpoint ckpt;
     int64_t start = 0;
+    std::error_code missing;
+    if (resume_if_present && std::filesystem::exists(checkpoint, missing)) resume = true;
     if (resume) {  // the file's shape and step, checked before anything is built from them
       absl::StatusOr<Checkpoint> c = LoadSafetensors(checkpoint);
       if (!c.ok()) return Fail(std::string(c.status().message()));

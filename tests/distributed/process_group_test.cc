@@ -220,6 +220,32 @@ TEST(Launcher, ExitsWithTheFailingRanksStatusAndStopsTheOthers) {
   EXPECT_TRUE(Has(j.out, "uopc_launch: stopping the ")) << j.out;
 }
 
+// --max-restarts: a job that fails every time is started N + 1 times, each restart said
+// with its cause, the ranks told which start they are (UOPC_RESTART_COUNT); then it stops
+// with the failing rank's status. A job that succeeds on a restart exits 0.
+TEST(Launcher, RestartsAFailedJobUpToMaxRestarts) {
+  const std::string launch =
+      Runfile("distributed/uopc_launch") + " --nproc 2 --grace 0.2 --max-restarts 2 -- sh -c ";
+  CommandResult always = RunCommand(
+      launch + "'echo start $UOPC_RESTART_COUNT; [ $RANK = 1 ] && exit 3; sleep 30'", 60);
+  EXPECT_EQ(always.status, 3) << always.out;
+  for (const char* line :
+       {"[rank 1] start 0", "[rank 0] start 1", "[rank 1] start 2",
+        "uopc_launch: restarting the job (restart 1 of 2: rank 1 failed)",
+        "uopc_launch: restarting the job (restart 2 of 2: rank 1 failed)",
+        "uopc_launch: rank 1 failed after 2 restart(s); giving up"})
+    EXPECT_TRUE(Has(always.out, line)) << line << "\n" << always.out;
+  EXPECT_FALSE(Has(always.out, "start 3")) << always.out;
+  CommandResult second =
+      RunCommand(launch + "'[ $UOPC_RESTART_COUNT = 1 ] || exit 5; echo done $RANK'", 60);
+  EXPECT_EQ(second.status, 0) << second.out;
+  EXPECT_TRUE(Has(second.out, "[rank 0] done 0")) << second.out;
+  EXPECT_TRUE(Has(second.out, "restart 1 of 2")) << second.out;
+  CommandResult bad =
+      RunCommand(Runfile("distributed/uopc_launch") + " --nproc 1 --max-restarts -1 -- true", 10);
+  EXPECT_EQ(bad.status, 2) << bad.out;
+}
+
 TEST(Launcher, HelpAndBadUsage) {
   CommandResult help = RunCommand(Runfile("distributed/uopc_launch") + " --help", 10);
   EXPECT_EQ(help.status, 0);

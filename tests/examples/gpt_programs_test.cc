@@ -108,6 +108,54 @@ TEST(GptTrain, LearnsBelowTheUnigramEntropyAndResumesExactly) {
   EXPECT_NE(unknown.out.find("is not in the model's vocabulary"), std::string::npos) << unknown.out;
 }
 
+// uopc_launch --max-restarts with gpt_train --resume-if-present (one command line for every
+// start): rank 0 killed (SIGKILL) once it has printed step 15 of 40, checkpoints every 10
+// steps: the launcher stops rank 1, starts the job again, it resumes at step 10 (the batches
+// follow from the step), and its final checkpoint is the uninterrupted run's, bit for bit.
+TEST(GptTrain, AJobRestartedAfterAKilledRankEndsAsTheUninterruptedRun) {
+  const std::string kill_at = Tmp("kill_at.sh");
+  {
+    std::ofstream f(kill_at);
+    f << "#!/usr/bin/env bash\n"  // kill_at.sh MARK STEP PROGRAM ARGS...
+         "mark=$1 step=$2; shift 2\n"
+         "if [ \"$RANK\" != 0 ] || [ -e \"$mark\" ]; then exec \"$@\"; fi\n"
+         ": > \"$mark\"\n"
+         "coproc PROGRAM { exec \"$@\"; }\n"
+         "pid=$PROGRAM_PID\n"
+         "while IFS= read -r line <&\"${PROGRAM[0]}\"; do\n"
+         "  printf '%s\\n' \"$line\"\n"
+         "  if [[ $line =~ ^step\\ +$step/ ]]; then kill -9 \"$pid\"; wait \"$pid\"; exit 137; fi\n"
+         "done\n"
+         "wait \"$pid\"\n";
+  }
+  ASSERT_EQ(RunCommand("chmod +x " + kill_at).status, 0);
+  const std::string launch = Runfile("distributed/uopc_launch") + " --nproc 2 --grace 1 ";
+  const std::string args = kSmall + " --steps 40 --save-every 10 --log-every 5";
+  CommandResult straight = RunCommand(launch + "-- " + Bin("gpt_train") + args + " --checkpoint " +
+                                          Tmp("straight.safetensors"),
+                                      300);
+  ASSERT_EQ(straight.status, 0) << straight.out;
+  CommandResult restarted =
+      RunCommand(launch + "--max-restarts 2 -- " + kill_at + " " + Tmp("killed") + " 15 " +
+                     Bin("gpt_train") + args + " --resume-if-present --checkpoint " +
+                     Tmp("restarted.safetensors"),
+                 300);
+  ASSERT_EQ(restarted.status, 0) << restarted.out;
+  EXPECT_NE(restarted.out.find("uopc_launch: rank 0 exited with status 137"), std::string::npos)
+      << restarted.out;
+  EXPECT_NE(restarted.out.find("restarting the job (restart 1 of 2: rank 0 failed)"),
+            std::string::npos)
+      << restarted.out;
+  EXPECT_NE(restarted.out.find("resuming at step 10"), std::string::npos) << restarted.out;
+  auto bytes = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::string a = bytes(Tmp("straight.safetensors")), b = bytes(Tmp("restarted.safetensors"));
+  EXPECT_GT(a.size(), 1000u);
+  EXPECT_TRUE(a == b) << "the checkpoints differ\n" << straight.out << restarted.out;
+}
+
 // The losses of every progress line.
 std::vector<double> Losses(const std::string& out) {
   std::vector<double> v;
