@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -34,6 +35,7 @@ class PlanRun {
         others_(plan.steps.size(), false) {}
 
   absl::Status Bind(absl::Span<const Buffer> inputs);
+  absl::Status MemoryShortfall();
   /// Compiles the kernels each device has not compiled yet: one backend call per device.
   absl::Status Prepare();
   absl::Status Step(size_t i);
@@ -81,6 +83,36 @@ class PlanRun {
   std::vector<bool> others_;  // of each step
 };
 
+// After an allocation of the plan's failed (and what it had allocated was given back): the
+// device whose memory cannot hold the plan's buffers, as RESOURCE_EXHAUSTED with the figures:
+// what its allocator takes for them (their size classes) against the device's limit less
+// what is in use (less what the allocator holds cached, which it gives back first).
+absl::Status PlanRun::MemoryShortfall() {
+  absl::flat_hash_map<std::string, std::pair<uint64_t, int>> need;  // device: bytes, buffers
+  for (size_t b = plan_.num_inputs; b < plan_.buffers.size(); ++b) {
+    const Plan::BufferSpec& s = plan_.buffers[b];
+    if (s.dtype == DType::kVoid || s.device.empty()) continue;
+    auto& [bytes, count] = need[s.device];
+    bytes += CachingAllocator::SizeClass(s.bytes());
+    ++count;
+  }
+  for (const auto& [name, want] : need) {
+    absl::StatusOr<Device*> d = ex_.registry_.GetDevice(name);
+    if (!d.ok() || (*d)->peer_rank() >= 0) continue;  // (found below; another rank's memory)
+    absl::StatusOr<Device::MemoryInfo> m = (*d)->Memory();
+    if (!m.ok() || m->bytes_limit == 0) continue;  // (a plugin that does not say)
+    const uint64_t cached = (*d)->allocator().stats().cached_bytes;
+    const uint64_t held = m->bytes_in_use > cached ? m->bytes_in_use - cached : 0;
+    const uint64_t free = m->bytes_limit > held ? m->bytes_limit - held : 0;
+    if (want.first <= free) continue;
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "run plan on ", name, ": its ", want.second, " buffers need ", ByteString(want.first),
+        "; ", name, " has ", ByteString(free), " free of ", ByteString(m->bytes_limit), " (",
+        ByteString(held), " hold tensors and other plans' buffers); nothing ran"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PlanRun::Bind(absl::Span<const Buffer> inputs) {
   if (static_cast<int>(inputs.size()) != plan_.num_inputs)
     return absl::InvalidArgumentError(absl::StrCat("run plan: ", inputs.size(), " inputs for a plan of ",
@@ -116,7 +148,13 @@ absl::Status PlanRun::Bind(absl::Span<const Buffer> inputs) {
       return absl::InvalidArgumentError(
           absl::StrCat("run plan: buffer ", b, " is on no device (was the graph placed?)"));
     ASSIGN_OR_RETURN(devices_[b], ex_.registry_.GetDevice(s.device));
-    ASSIGN_OR_RETURN(bufs_[b], devices_[b]->Allocate(s.dtype, s.count));
+    absl::StatusOr<Buffer> buffer = devices_[b]->Allocate(s.dtype, s.count);
+    if (!buffer.ok() && absl::IsResourceExhausted(buffer.status())) {
+      bufs_.assign(bufs_.size(), Buffer());  // (its buffers back, then what the plan needs)
+      RETURN_IF_ERROR(MemoryShortfall());
+    }
+    if (!buffer.ok()) return buffer.status();
+    bufs_[b] = *std::move(buffer);
   }
   return absl::OkStatus();
 }

@@ -273,8 +273,8 @@ int main(int argc, char** argv) {
     for (const DeviceRef& d : devices) have += static_cast<double>(d.get()->mem_total());
     if (need > have)
       return Fail(absl::StrFormat(
-          "a model of %d layers x %d dims with batches of %d x %d needs about %s to train; %s "
-          "has %s: choose a smaller --layers, --dim, --batch or --context",
+          "a model of %d layers x %d dims with batches of %d x %d needs at least about %s to "
+          "train; %s has %s: choose a smaller --layers, --dim, --batch or --context",
           layers, dim, local, context, ApproxBytes(need), device, ApproxBytes(have)));
     Tensor::ManualSeed(static_cast<uint64_t>(seed));
     Gpt model(config);
@@ -486,6 +486,9 @@ int main(int argc, char** argv) {
     std::cout << "gpt_train: saved " << checkpoint << " (" << Runtime::Get().plans().size()
               << " plans compiled)\n";
   } catch (const Error& e) {
+    // (the step's plan, checked against its devices' memory before it runs, did not fit)
+    if (absl::IsResourceExhausted(e.status()))
+      return Fail(absl::StrCat(e.what(), ": choose a smaller --layers, --dim, --batch or --context"));
     return Fail(e.what());
   }
   return 0;

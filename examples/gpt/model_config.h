@@ -32,8 +32,10 @@ absl::Status MatchesTensors(const GptConfig& c, const Checkpoint& ckpt, const st
 /// The step a checkpoint was saved at (0 to kSteps.hi).
 absl::StatusOr<int64_t> StepFromMetadata(const std::map<std::string, std::string>& meta,
                                          const std::string& path);
-/// About how many bytes training `c` on batches of `batch` sequences takes: the weights,
-/// their gradients and AdamW's two moments, and the activations kept for the backward pass.
+/// About how many bytes training `c` on batches of `batch` sequences takes at least: the
+/// weights, their gradients and AdamW's two moments, and the activations kept for the
+/// backward pass (a step's plan holds more: its own buffers, which the runtime checks
+/// against the device's memory before the plan runs).
 double TrainingBytes(const GptConfig& c, int64_t batch);
 
 }  // namespace uopc
