@@ -29,6 +29,14 @@ class Buffer {
   DType dtype() const { return dtype_; }
   int64_t count() const { return count_; }
   uint64_t bytes() const { return static_cast<uint64_t>(count_) * DTypeSize(dtype_); }
+  /// The same memory as `count` elements of `dtype` (no more bytes than it has: checked by
+  /// the caller), sharing it: a plan's temporaries in one arena (runtime/memory_plan.h).
+  Buffer As(DType dtype, int64_t count) const {
+    Buffer b = *this;
+    b.dtype_ = dtype;
+    b.count_ = count;
+    return b;
+  }
   /// Whether two Buffers share memory.
   bool SameMemory(const Buffer& o) const { return storage_ == o.storage_; }
 

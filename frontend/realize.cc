@@ -16,6 +16,7 @@
 #include "core/substitute.h"
 #include "devices/registry.h"
 #include "passes/pipeline.h"
+#include "runtime/memory_plan.h"
 
 namespace uopc {
 
@@ -169,6 +170,7 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::FindPlan(const Graph& g,
             return RandomOpts(space, random_opts_ * 1000003 + kernel++);
           };
         absl::StatusOr<Plan> lowered = Lower(sink, n, pm, ctx);
+        if (lowered.ok()) ShareTemporaries(&*lowered);
         for (const PassManager::Timing& t : pm.timings())
           absl::StrAppendFormat(&pass_times, "%s%s %.2f ms", pass_times.empty() ? "" : ", ",
                                 t.pass, std::chrono::duration<double, std::milli>(t.total).count());

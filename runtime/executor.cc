@@ -31,7 +31,7 @@ class PlanRun {
         vars_(vars),
         events_(plan.steps.size()),
         step_device_(plan.steps.size()),
-        access_(plan.buffers.size()),
+        access_(plan.buffers.size() + plan.arenas.size()),
         others_(plan.steps.size(), false) {}
 
   absl::Status Bind(absl::Span<const Buffer> inputs);
@@ -61,8 +61,17 @@ class PlanRun {
   /// A copy to or from another rank's device: a message to or from that rank.
   absl::Status PeerCopy(size_t i, const Plan::Copy& c);
   absl::Status Collective(size_t i, const Plan::Collective& c);
-  /// Waits for the collective in flight on `buffer`, if one is.
-  absl::Status Settle(int buffer);
+  /// Waits for the collective in flight on memory `mem` (Mem), if one is.
+  absl::Status Settle(int mem);
+  /// The memory a plan buffer is: its own (its index), or its arena's (after the buffers).
+  /// Steps are ordered by the memory they touch: a temporary in an arena waits for the
+  /// readers of the one before it there.
+  int Mem(int buffer) const {
+    const std::vector<int>& a = plan_.arena_of;
+    return buffer < static_cast<int>(a.size()) && a[buffer] >= 0
+               ? static_cast<int>(plan_.buffers.size()) + a[buffer]
+               : buffer;
+  }
   /// The device a step runs on: a kernel's (where it writes), a copy's destination, a
   /// collective's.
   Device* StepDevice(const Plan::Step& s) const;
@@ -72,6 +81,7 @@ class PlanRun {
   const VarValues& vars_;
   std::vector<Device*> devices_;  // of each plan buffer
   std::vector<Buffer> bufs_;
+  std::vector<Buffer> arenas_;      // of the plan's arenas, as bytes (bufs_ views them)
   std::vector<Event> events_;       // of each step
   std::vector<Device*> step_device_;
   std::vector<Access> access_;
@@ -93,9 +103,12 @@ absl::Status PlanRun::MemoryShortfall() {
     const Plan::BufferSpec& s = plan_.buffers[b];
     if (s.dtype == DType::kVoid || s.device.empty()) continue;
     auto& [bytes, count] = need[s.device];
-    bytes += CachingAllocator::SizeClass(s.bytes());
     ++count;
+    if (Mem(static_cast<int>(b)) == static_cast<int>(b))
+      bytes += CachingAllocator::SizeClass(s.bytes());
   }
+  for (const Plan::Arena& a : plan_.arenas)
+    need[a.device].first += CachingAllocator::SizeClass(a.bytes);
   for (const auto& [name, want] : need) {
     absl::StatusOr<Device*> d = ex_.registry_.GetDevice(name);
     if (!d.ok() || (*d)->peer_rank() >= 0) continue;  // (found below; another rank's memory)
@@ -107,6 +120,7 @@ absl::Status PlanRun::MemoryShortfall() {
     if (want.first <= free) continue;
     return absl::ResourceExhaustedError(absl::StrCat(
         "run plan on ", name, ": its ", want.second, " buffers need ", ByteString(want.first),
+        plan_.arenas.empty() ? "" : " (temporaries sharing memory)",
         "; ", name, " has ", ByteString(free), " free of ", ByteString(m->bytes_limit), " (",
         ByteString(held), " hold tensors and other plans' buffers); nothing ran"));
   }
@@ -128,6 +142,7 @@ absl::Status PlanRun::Bind(absl::Span<const Buffer> inputs) {
   }
   devices_.resize(plan_.buffers.size());
   bufs_.resize(plan_.buffers.size());
+  arenas_.resize(plan_.arenas.size());
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
     const Plan::BufferSpec& s = plan_.buffers[b];
     if (s.dtype == DType::kVoid) continue;
@@ -148,13 +163,26 @@ absl::Status PlanRun::Bind(absl::Span<const Buffer> inputs) {
       return absl::InvalidArgumentError(
           absl::StrCat("run plan: buffer ", b, " is on no device (was the graph placed?)"));
     ASSIGN_OR_RETURN(devices_[b], ex_.registry_.GetDevice(s.device));
-    absl::StatusOr<Buffer> buffer = devices_[b]->Allocate(s.dtype, s.count);
-    if (!buffer.ok() && absl::IsResourceExhausted(buffer.status())) {
-      bufs_.assign(bufs_.size(), Buffer());  // (its buffers back, then what the plan needs)
-      RETURN_IF_ERROR(MemoryShortfall());
+    Device* d = devices_[b];
+    auto allocate = [&](DType dtype, int64_t count) -> absl::StatusOr<Buffer> {
+      absl::StatusOr<Buffer> buffer = d->Allocate(dtype, count);
+      if (!buffer.ok() && absl::IsResourceExhausted(buffer.status())) {
+        bufs_.assign(bufs_.size(), Buffer());  // (its memory back, then what the plan needs)
+        arenas_.assign(arenas_.size(), Buffer());
+        RETURN_IF_ERROR(MemoryShortfall());
+      }
+      return buffer;
+    };
+    const int arena = Mem(static_cast<int>(b)) - static_cast<int>(plan_.buffers.size());
+    if (arena < 0 || d->peer_rank() >= 0) {  // (another rank's device: no memory here)
+      ASSIGN_OR_RETURN(bufs_[b], allocate(s.dtype, s.count));
+      continue;
     }
-    if (!buffer.ok()) return buffer.status();
-    bufs_[b] = *std::move(buffer);
+    Buffer& block = arenas_[arena];
+    if (!block) {
+      ASSIGN_OR_RETURN(block, allocate(DType::kU8, static_cast<int64_t>(plan_.arenas[arena].bytes)));
+    }
+    bufs_[b] = block.As(s.dtype, s.count);
   }
   return absl::OkStatus();
 }
@@ -182,8 +210,8 @@ absl::Status PlanRun::WaitFor(Device* d, int step) {
   return d->Wait(events_[step]);
 }
 
-absl::Status PlanRun::Settle(int buffer) {
-  auto it = in_flight_.find(buffer);
+absl::Status PlanRun::Settle(int mem) {
+  auto it = in_flight_.find(mem);
   if (it == in_flight_.end()) return absl::OkStatus();
   std::shared_ptr<CollectiveGroup::Wait> wait = it->second;
   std::vector<int> done;  // its buffers
@@ -196,8 +224,8 @@ absl::Status PlanRun::Settle(int buffer) {
 // RAW and WAW: the last writer; WAR: the readers since. A collective in flight on the
 // buffer: it is done first (the host waits).
 absl::Status PlanRun::Order(Device* d, int buffer, bool write) {
-  RETURN_IF_ERROR(Settle(buffer));
-  const Access& a = access_[buffer];
+  RETURN_IF_ERROR(Settle(Mem(buffer)));
+  const Access& a = access_[Mem(buffer)];
   if (a.writer >= 0) RETURN_IF_ERROR(WaitFor(d, a.writer));
   if (write)
     for (int r : a.readers) RETURN_IF_ERROR(WaitFor(d, r));
@@ -205,7 +233,7 @@ absl::Status PlanRun::Order(Device* d, int buffer, bool write) {
 }
 
 void PlanRun::Record(int step, int buffer, bool write) {
-  Access& a = access_[buffer];
+  Access& a = access_[Mem(buffer)];
   if (write) {
     a.writer = step;
     a.readers.clear();
@@ -288,7 +316,7 @@ absl::Status PlanRun::PeerCopy(size_t i, const Plan::Copy& c) {
     char* p = static_cast<char*>(*at) + (sending ? c.src_offset : c.dst_offset);
     PeerLink::Wait started = sending ? link->Send(dst->peer_rank(), p, c.bytes)
                                      : link->Recv(src->peer_rank(), p, c.bytes);
-    in_flight_[buffer] = std::make_shared<CollectiveGroup::Wait>(
+    in_flight_[Mem(buffer)] = std::make_shared<CollectiveGroup::Wait>(
         [done = std::move(started), where = Where(i)] { return Prefixed(done(), where); });
   } else {
     std::vector<uint8_t> host(c.bytes);
@@ -329,8 +357,8 @@ absl::Status PlanRun::Collective(size_t i, const Plan::Collective& c) {
         [done = group->Start(c.arg, *in_at, *out_at, c.count, dtype), where = Where(i)] {
           return Prefixed(done(), where);  // (a later step waits: the error names this one)
         });
-    in_flight_[c.src] = wait;  // (two statements: an insert may move the other entry)
-    in_flight_[c.dst] = wait;
+    in_flight_[Mem(c.src)] = wait;  // (two statements: an insert may move the other entry)
+    in_flight_[Mem(c.dst)] = wait;
   } else {
     std::vector<uint8_t> host_in(in_bytes), host_out(out_bytes);
     RETURN_IF_ERROR(d->CopyOut(host_in.data(), in, in_bytes));

@@ -136,6 +136,14 @@ std::string ByteString(uint64_t bytes) {
   return absl::StrFormat("%.2f GiB", bytes / 1073741824.0);
 }
 
+uint64_t Plan::OwnBytes() const {
+  uint64_t total = 0;
+  for (const Arena& a : arenas) total += a.bytes;
+  for (size_t b = num_inputs; b < buffers.size(); ++b)
+    if (b >= arena_of.size() || arena_of[b] < 0) total += buffers[b].bytes();
+  return total;
+}
+
 std::string PlanString(const Plan& plan) {
   int kernels = 0, copies = 0;
   uint64_t total = 0;
@@ -148,7 +156,12 @@ std::string PlanString(const Plan& plan) {
   std::string out =
       absl::StrCat("plan of ", plan.steps.size(), " steps (", kernels, " kernels, ", copies,
                    " copies", collectives ? absl::StrCat(", ", collectives, " collectives") : "",
-                   "), ", plan.buffers.size(), " buffers (", ByteString(total), ")\n");
+                   "), ", plan.buffers.size(), " buffers (", ByteString(total),
+                   plan.arenas.empty()
+                       ? std::string()
+                       : absl::StrCat("; it allocates ", ByteString(plan.OwnBytes()),
+                                      ", its temporaries sharing ", plan.arenas.size(), " arenas"),
+                   ")\n");
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Plan::Step& s = plan.steps[i];
     if (const auto* k = std::get_if<Plan::Kernel>(&s.op)) {

@@ -57,16 +57,27 @@ struct Plan {
     std::string device;  // where it runs: a kernel's device, a copy's destination, a collective's
   };
 
+  /// Memory that temporaries whose lives do not overlap share (runtime/memory_plan.h).
+  struct Arena {
+    std::string device;
+    uint64_t bytes = 0;
+  };
+
   std::vector<BufferSpec> buffers;  // inputs first (in canonical order), then the rest
   std::vector<Step> steps;          // in run order
   std::vector<int> outputs;         // plan buffer of each root
   std::vector<VarArg> vars;         // the VARs its kernels read, sorted by name
   int num_inputs = 0;
+  std::vector<Arena> arenas;
+  std::vector<int> arena_of;  // of each buffer: its arena, or -1 (memory of its own)
 
   /// The kernel steps, in order.
   std::vector<const Kernel*> kernels() const;
   /// The copy steps, in order.
   std::vector<const Copy*> copies() const;
+  /// The bytes a run allocates: its outputs' and temporaries' (those that share arenas
+  /// counted once an arena).
+  uint64_t OwnBytes() const;
 };
 
 /// The plan of a lowered graph (Rangeify's output, after any later passes).
