@@ -151,7 +151,16 @@ uopc_error* RenderWith(const uopc_render_args* a, const LaunchLimits& limits, uo
 
 uopc_error* Render(const uopc_render_args* a, uopc_blob** out) {
   LaunchDims dims;  // a caller of the ABI 1.0 call launches once: nothing is mapped
-  return RenderWith(a, LaunchLimits{1, 1}, out, &dims);
+  if (uopc_error* e = RenderWith(a, LaunchLimits{1, 1}, out, &dims)) return e;
+  if (dims == LaunchDims{}) return nullptr;
+  // a kernel the host mapped to a grid (ABI 1.5) would run on one thread: its dims are
+  // render_kernel's to say
+  uopc_sdk_blob_destroy(*out);
+  *out = nullptr;
+  return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                        "cuda plugin: render: kernel %s is mapped to a grid of %u blocks of %u "
+                        "threads, which this call cannot say; use render_kernel",
+                        a->name, dims.global[0], dims.local[0]);
 }
 
 uopc_error* RenderKernel(const uopc_render_args* a, uopc_render_result* out) {

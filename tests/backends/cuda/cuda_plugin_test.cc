@@ -12,6 +12,8 @@
 #include "absl/strings/str_split.h"
 
 #include "backends/cuda/driver.h"
+#include "core/serialize.h"
+#include "passes/launch_dims.h"
 #include "devices/registry.h"
 #include "frontend/tensor.h"
 #include "tests/backends/conformance/conformance.h"
@@ -61,6 +63,32 @@ TEST(CudaPlugin, PassesTheConformanceSuite) {
     EXPECT_NE(c.status, ConformanceCase::kFail) << c.section << ": " << c.name << ": " << c.detail;
   std::printf("%s%d passed, %d failed, %d skipped\n", r.matrix.c_str(), r.passed, r.failed,
               r.skipped);
+}
+
+// A kernel the host mapped to a grid (ABI 1.5) is refused by the ABI 1.0 render call, which
+// cannot say its launch dims (its caller would launch one thread); render_kernel says them.
+TEST(CudaPlugin, TheOldRenderCallRefusesAKernelMappedToAGrid) {
+  Device* d = Gpu();
+  if (!d) GTEST_SKIP() << "no GPU here";
+  UOp i = UOp::Range(1024, 0);
+  UOp k = UOp::Sink({UOp::Buffer(DType::kF32, 0, 1024).Index(i).Store(UOp::Const(DType::kF32, 1.0f)).End({i})});
+  LaunchDims dims;
+  const std::string mapped = SerializeGraph(*MapToLaunchDims(k, {}, &dims));
+  ASSERT_EQ(dims.global[0], 4u);
+  uopc_render_args a{};
+  a.struct_size = sizeof a;
+  a.backend = d->backend();
+  a.kernel = mapped.data();
+  a.kernel_size = mapped.size();
+  a.name = "k";
+  uopc_blob* source = nullptr;
+  absl::Status s = d->plugin().Backend(&uopc_backend_api::render, "render", &a, &source);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("use render_kernel"), std::string::npos) << s;
+  EXPECT_EQ(source, nullptr);
+  absl::StatusOr<RenderedKernel> r = d->Render(mapped, "k");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->dims, dims);
 }
 
 TEST(CudaPlugin, ATensorProgramOnTheGpuEqualsItOnTheCpu) {
