@@ -152,16 +152,19 @@ absl::StatusOr<std::shared_ptr<const Plan>> Runtime::FindPlan(const Graph& g,
       std::shared_ptr<const uopc::Plan> plan, plans_.Get(*canonical, [&](const UOp& sink, int n) {
         PassManager pm = LoweringPipeline();
         PassContext ctx;
-        ctx.target_of = [this](absl::string_view device) -> const Target* {
-          if (target_) return &*target_;
+        auto device_of = [](absl::string_view device) -> Device* {  // (null: none such)
           DeviceRegistry& r = DeviceRegistry::Get();
           absl::StatusOr<Device*> d = device.empty() ? r.Default() : r.GetDevice(device);
-          return d.ok() ? &(*d)->target() : nullptr;
+          return d.ok() ? *d : nullptr;
         };
-        ctx.maps_launch_of = [](absl::string_view device) {
-          DeviceRegistry& r = DeviceRegistry::Get();
-          absl::StatusOr<Device*> d = device.empty() ? r.Default() : r.GetDevice(device);
-          return !d.ok() || (*d)->TakesMappedLaunch();
+        ctx.target_of = [this, device_of](absl::string_view device) -> const Target* {
+          if (target_) return &*target_;
+          const Device* d = device_of(device);
+          return d ? &d->target() : nullptr;
+        };
+        ctx.maps_launch_of = [device_of](absl::string_view device) {
+          const Device* d = device_of(device);
+          return !d || d->TakesMappedLaunch();
         };
         if (search_)
           ctx.choose_opts = [&](const OptSpace& space) { return search_->Choose(space); };

@@ -136,6 +136,39 @@ UOp ReadTransposesCopied(const UOp& sum, const ShapeMap& shapes) {
   });
 }
 
+// The (k, n) view of a buffer that `x`, an operand of a sum over the middle axis of
+// (..., m, k, n), broadcasts (down its view chain: EXPANDs, float casts, reshapes that keep
+// its sizes), with its sizes; a null view where it reads something else.
+struct MatrixOperand {
+  UOp view;
+  int64_t rows = 0, columns = 0;
+};
+MatrixOperand RightOperand(const UOp& x, const ShapeMap& shapes) {
+  if (!shapes.contains(x.get())) return {};
+  UOp view = x;
+  while (view.is(Ops::EXPAND) || IsFloatCast(view) ||
+         (view.is(Ops::RESHAPE) && !view.src(0).is(Ops::BUFFER) &&
+          Sizes(shapes.at(view.get())) == Sizes(shapes.at(view.src(0).get()))))
+    view = view.src(0);
+  if (!view.is(Ops::RESHAPE) || !view.src(0).is(Ops::BUFFER)) return {};
+  const std::vector<int64_t> rc = Sizes(shapes.at(view.get()));
+  const Shape& in = shapes.at(x.src(0).get());  // (what the EXPAND broadcasts: b's (k, n))
+  const size_t d = in.size();
+  if (rc.size() != 2 || d < 2 || !in[d - 2].IsStatic() || !in[d - 1].IsStatic() ||
+      in[d - 2].value() != rc[0] || in[d - 1].value() != rc[1])
+    return {};
+  return {view, rc[0], rc[1]};
+}
+
+// `x` reading `copy` (the elements of `view`, in their order) where it read `view`: the copy
+// reshaped to the view's shape, at its rank.
+UOp ReadFrom(const UOp& x, const UOp& view, const UOp& copy, const ShapeMap& shapes) {
+  std::vector<UOp> back{copy};
+  for (const Dim& dim : shapes.at(view.get())) back.push_back(dim.AsUOp());
+  const UOp read = UOp::Derived(Ops::RESHAPE, back);
+  return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == view ? read : r; });
+}
+
 // A sum over the middle axis of (..., m, k, n) reading b, a (k, n) view of a buffer whose
 // rows lie a multiple of the L1's set stride apart (`stride`: its size over its ways, 4 KiB
 // on the x86 cores measured; n = 1024 floats, 2048...): a block of b's columns, read by
@@ -147,30 +180,20 @@ constexpr int64_t kPackedSteps = 64;         // a shorter sum: not worth a packe
 constexpr int64_t kPackedRowBytes = 2048;    // rows closer: the prefetchers follow them
 UOp ReadRowsPadded(const UOp& sum, const ShapeMap& shapes, int64_t stride) {
   return ReadCopies(sum, [&](const UOp& x) {
-    if (!shapes.contains(x.get())) return x;
-    UOp view = x;  // down the view chain to a (k, n) view of a buffer
-    while (view.is(Ops::EXPAND) || IsFloatCast(view) ||
-           (view.is(Ops::RESHAPE) && !view.src(0).is(Ops::BUFFER) &&
-            Sizes(shapes.at(view.get())) == Sizes(shapes.at(view.src(0).get()))))
-      view = view.src(0);
-    if (!view.is(Ops::RESHAPE) || !view.src(0).is(Ops::BUFFER)) return x;
-    const std::vector<int64_t> rc = Sizes(shapes.at(view.get()));
-    const Shape& in = shapes.at(x.src(0).get());  // (what the EXPAND broadcasts: b's (k, n))
-    const size_t d = in.size();
-    if (rc.size() != 2 || d < 2 || !in[d - 2].IsStatic() || !in[d - 1].IsStatic() ||
-        in[d - 2].value() != rc[0] || in[d - 1].value() != rc[1] || rc[0] < kPaddedRows ||
-        stride <= 0 || rc[1] * DTypeSize(view.dtype()) % stride != 0)
+    const MatrixOperand b = RightOperand(x, shapes);
+    if (!b.view || b.rows < kPaddedRows || stride <= 0 ||
+        b.columns * DTypeSize(b.view.dtype()) % stride != 0)
       return x;
-    const UOp matrix = UOp::Derived(Ops::RESHAPE, {view.src(0), UOp::Int(rc[0]), UOp::Int(rc[1])});
+    const UOp& buffer = b.view.src(0);
+    const UOp matrix = UOp::Derived(Ops::RESHAPE, {buffer, UOp::Int(b.rows), UOp::Int(b.columns)});
     const UOp padded = UOp::Derived(
         Ops::STAGE,
         {UOp::Derived(Ops::PAD, {matrix, UOp::Int(0), UOp::Int(0), UOp::Int(0), UOp::Int(16)})},
-        DeviceArg{view.src(0).arg().Get<ParamArg>().device});
-    std::vector<UOp> back{UOp::Derived(
-        Ops::SHRINK, {padded, UOp::Int(0), UOp::Int(rc[0]), UOp::Int(0), UOp::Int(rc[1])})};
-    for (const Dim& dim : shapes.at(view.get())) back.push_back(dim.AsUOp());  // (the view's)
-    const UOp copy = UOp::Derived(Ops::RESHAPE, back);
-    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == view ? copy : r; });
+        DeviceArg{buffer.arg().Get<ParamArg>().device});
+    return ReadFrom(x, b.view,
+                    UOp::Derived(Ops::SHRINK, {padded, UOp::Int(0), UOp::Int(b.rows), UOp::Int(0),
+                                               UOp::Int(b.columns)}),
+                    shapes);
   });
 }
 
@@ -183,32 +206,19 @@ UOp ReadRowsPadded(const UOp& sum, const ShapeMap& shapes, int64_t stride) {
 // a step's columns adjacent, a panel front to back, as a BLAS packs b.
 UOp ReadColumnsPacked(const UOp& sum, const ShapeMap& shapes, int64_t columns, int64_t l2_bytes) {
   return ReadCopies(sum, [&](const UOp& x) {
-    if (!shapes.contains(x.get())) return x;
-    UOp view = x;  // down the view chain to a (k, n) view of a buffer
-    while (view.is(Ops::EXPAND) || IsFloatCast(view) ||
-           (view.is(Ops::RESHAPE) && !view.src(0).is(Ops::BUFFER) &&
-            Sizes(shapes.at(view.get())) == Sizes(shapes.at(view.src(0).get()))))
-      view = view.src(0);
-    if (!view.is(Ops::RESHAPE) || !view.src(0).is(Ops::BUFFER)) return x;
-    const std::vector<int64_t> rc = Sizes(shapes.at(view.get()));
-    const Shape& in = shapes.at(x.src(0).get());  // (what the EXPAND broadcasts: b's (k, n))
-    const size_t d = in.size();
-    if (rc.size() != 2 || d < 2 || !in[d - 2].IsStatic() || !in[d - 1].IsStatic() ||
-        in[d - 2].value() != rc[0] || in[d - 1].value() != rc[1] || columns < 2 ||
-        rc[1] % columns != 0 || rc[1] * DTypeSize(view.dtype()) < kPackedRowBytes ||
-        2 * rc[0] * rc[1] * DTypeSize(view.dtype()) <= l2_bytes)
+    const MatrixOperand b = RightOperand(x, shapes);
+    const int64_t k = b.rows, n = b.columns;
+    if (!b.view || columns < 2 || n % columns != 0 ||
+        n * DTypeSize(b.view.dtype()) < kPackedRowBytes ||
+        2 * k * n * DTypeSize(b.view.dtype()) <= l2_bytes)
       return x;
-    const int64_t k = rc[0], n = rc[1];
+    const UOp& buffer = b.view.src(0);
     const UOp panels = UOp::Derived(
         Ops::PERMUTE,
-        {UOp::Derived(Ops::RESHAPE, {view.src(0), UOp::Int(k), UOp::Int(n / columns), UOp::Int(columns)})},
+        {UOp::Derived(Ops::RESHAPE, {buffer, UOp::Int(k), UOp::Int(n / columns), UOp::Int(columns)})},
         Axes{{1, 0, 2}});
-    const UOp packed =
-        UOp::Derived(Ops::STAGE, {panels}, DeviceArg{view.src(0).arg().Get<ParamArg>().device});
-    std::vector<UOp> back{UOp::Derived(Ops::PERMUTE, {packed}, Axes{{1, 0, 2}})};
-    for (const Dim& dim : shapes.at(view.get())) back.push_back(dim.AsUOp());  // (the view's)
-    const UOp copy = UOp::Derived(Ops::RESHAPE, back);
-    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == view ? copy : r; });
+    const UOp packed = UOp::Derived(Ops::STAGE, {panels}, DeviceArg{buffer.arg().Get<ParamArg>().device});
+    return ReadFrom(x, b.view, UOp::Derived(Ops::PERMUTE, {packed}, Axes{{1, 0, 2}}), shapes);
   });
 }
 
@@ -251,10 +261,7 @@ UOp ReadAcrossRowsPacked(const UOp& sum, const Shape& in, const ShapeMap& shapes
         {UOp::Derived(Ops::RESHAPE, {value, UOp::Int(steps), UOp::Int(len / panel), UOp::Int(panel)})},
         Axes{{1, 0, 2}});
     const UOp packed = UOp::Derived(Ops::STAGE, {panels}, DeviceArg{device});
-    std::vector<UOp> back{UOp::Derived(Ops::PERMUTE, {packed}, Axes{{1, 0, 2}})};
-    for (const Dim& d : shapes.at(value.get())) back.push_back(d.AsUOp());
-    const UOp copy = UOp::Derived(Ops::RESHAPE, back);
-    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == value ? copy : r; });
+    return ReadFrom(x, value, UOp::Derived(Ops::PERMUTE, {packed}, Axes{{1, 0, 2}}), shapes);
   });
 }
 
