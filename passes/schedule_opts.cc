@@ -10,6 +10,7 @@
 #include "core/shape.h"
 #include "core/status_macros.h"
 #include "core/substitute.h"
+#include "core/symbolic/simplify.h"
 #include "passes/lowered_steps.h"
 #include "passes/number_loops.h"
 #include "passes/opts.h"
@@ -41,9 +42,10 @@ bool IsZero(const UOp& u) {
   return u.ConstIntValue() == 0;
 }
 
-// Whether `x` is read from a buffer: a load, through float casts to or from a half (a half
-// read as f32, an f32 rounded to a half as it is read) and a PAD's mask where(valid, x, 0).
-bool IsRead(UOp x) {
+// The load `x` reads from a buffer, through float casts to or from a half (a half read as
+// f32, an f32 rounded to a half as it is read) and a PAD's mask where(valid, x, 0); null if
+// it is not a read.
+UOp ReadLoad(UOp x) {
   while (true) {
     if (x.is(Ops::CAST) && (IsHalf(x.src(0).dtype()) || IsHalf(x.dtype())) &&
         IsFloat(x.src(0).dtype()) && IsFloat(x.dtype()))
@@ -53,10 +55,25 @@ bool IsRead(UOp x) {
     else
       break;
   }
-  if (!x.is(Ops::LOAD)) return false;
+  if (!x.is(Ops::LOAD)) return UOp();
   UOp b = x.src(0).src(0);
   while (b.is(Ops::AFTER)) b = b.src(0);
-  return b.is(Ops::BUFFER);
+  return b.is(Ops::BUFFER) ? x : UOp();
+}
+
+bool IsRead(const UOp& x) { return static_cast<bool>(ReadLoad(x)); }
+
+// Whether the read `x` may take consecutive elements (or one) as `loop` steps: false when
+// it steps by another constant. A register tile's columns are one vector load each only
+// then; read across rows (a matmul by a transposed matrix, as attention's q @ k^T in
+// bf16), they are a gather per step, and the sums go faster as rows (the group form). An
+// index that divides the loop (a merged loop) steps by 1 but at the splits: not refused.
+bool ReadsAlong(const UOp& x, const UOp& loop) {
+  const UOp index = Simplify(ReadLoad(x).src(0).src(1));
+  const UOp next =
+      RewriteNodes(index, [&](const UOp& o, const UOp& r) { return o == loop ? loop + 1 : r; });
+  const std::optional<int64_t> step = Simplify(next - index).ConstIntValue();
+  return !step || *step == 0 || *step == 1;
 }
 
 // `r` (a loop-level REDUCE) with the loops that `unrolls` name (by their place among its
@@ -107,11 +124,13 @@ KernelLoops KernelLoopsOf(const UOp& kernel) {
   if (k.reduces)
     for (size_t i = 1; i < sums[0].src().size(); ++i)
       k.reduction.push_back(sums[0].src(i).src(0).ConstIntValue());
-  k.matmul = k.reduces && std::all_of(sums.begin(), sums.end(), [](const UOp& r) {
-               const UOp& v = r.src(0);
-               return r.arg().Get<ReduceArg>().op == Ops::ADD && v.is(Ops::MUL) &&
-                      IsRead(v.src(0)) && IsRead(v.src(1));
-             });
+  k.matmul =
+      k.reduces && !top.loops.empty() && std::all_of(sums.begin(), sums.end(), [&](const UOp& r) {
+        const UOp& v = r.src(0);
+        return r.arg().Get<ReduceArg>().op == Ops::ADD && v.is(Ops::MUL) && IsRead(v.src(0)) &&
+               IsRead(v.src(1)) && ReadsAlong(v.src(0), top.loops.back()) &&
+               ReadsAlong(v.src(1), top.loops.back());
+      });
   k.shape = ShapeToString(shape);
   return k;
 }

@@ -623,6 +623,35 @@ TEST(Rangeify, EveryActionOnAMatmulIsExact) {
   EXPECT_EQ(WithSpaces(Matmul(m, k, n, false), check), 1);
 }
 
+// Attention's q @ k^T (batched, so no transposed copy is made): the columns of a register
+// tile would read k across its rows (a gather a step), so the sums come as rows instead;
+// the same product with k stored as (k, n) keeps its register tile.
+TEST(Rangeify, ABatchedMatmulByATransposeHasNoRegisterTile) {
+  using Dims4 = std::vector<int64_t>;
+  const int64_t batch = 2, m = 16, k = 8, n = 32;
+  // (batch, m, k) @ (batch, k, n), b stored as (batch, n, k) when `transposed`
+  auto batched = [&](bool transposed) {
+    UOp a = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, batch * m * k), {batch, m, k});
+    UOp b = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 1, batch * n * k),
+                 transposed ? Dims4{batch, n, k} : Dims4{batch, k, n});
+    const Dims4 full = transposed ? Dims4{batch, m, n, k} : Dims4{batch, m, k, n};
+    const Dims4 as = transposed ? Dims4{batch, m, 1, k} : Dims4{batch, m, k, 1};
+    const Dims4 bs = transposed ? Dims4{batch, 1, n, k} : Dims4{batch, 1, k, n};
+    UOp prod = UOp::Derived(Ops::MUL, {Dims(Ops::EXPAND, Dims(Ops::RESHAPE, a, as), full),
+                                       Dims(Ops::EXPAND, Dims(Ops::RESHAPE, b, bs), full)});
+    return UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {transposed ? 3 : 2}});
+  };
+  auto defaults = [&](bool transposed) {
+    std::string opts;
+    EXPECT_EQ(WithSpaces(batched(transposed),
+                         [&](const OptSpace& s) { opts = OptsToString(s.defaults); }),
+              1);
+    return opts;
+  };
+  EXPECT_EQ(defaults(true), "group 1 4, group 2 32");
+  EXPECT_EQ(defaults(false), "upcast 1 8, upcast 2 32");
+}
+
 // An unroll added to the defaults (a row of 3 sums): the reduction over k in steps of 4, its
 // inner loop a constant 4 long.
 TEST(Rangeify, AnUnrolledReductionRunsInStepsOfTheSameOrder) {
