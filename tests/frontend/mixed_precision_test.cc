@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/c/c_kernel.h"
+#include "core/float16.h"
 #include "frontend/autocast.h"
 #include "frontend/error.h"
 #include "frontend/realize.h"
@@ -97,6 +98,31 @@ TEST(MixedPrecision, AMatmulOfHalvesIsStoredAsTheHalf) {
   }
   EXPECT_EQ(f32, 0);
   EXPECT_GE(bf16, 3);  // a, a @ a, and the result
+}
+
+// A large bf16 matmul reads its rows from an f32 copy, converted once (a kernel of its own)
+// instead of at every step of every register tile; the values are the same: each output
+// is its products summed in f32 in the order of k, rounded to bf16 once.
+TEST(MixedPrecision, ALargeBf16MatmulReadsF32CopiesOfItsOperands) {
+  constexpr int64_t m = 256, k = 512, n = 64;
+  Tensor::ManualSeed(2);
+  Tensor a = Tensor::Randn({m, k}).Cast(DType::kBF16).Realize();
+  Tensor b = Tensor::Randn({k, n}).Cast(DType::kBF16).Realize();
+  Tensor y = a.Matmul(b);
+  absl::StatusOr<std::shared_ptr<const Plan>> p = Runtime::Get().PlanFor({y.data()});
+  ASSERT_TRUE(p.ok()) << p.status();
+  bool widened = false;  // (a's copy: m x k floats)
+  for (const Plan::BufferSpec& buffer : (*p)->buffers)
+    widened |= buffer.dtype == DType::kF32 && buffer.count == m * k;
+  EXPECT_TRUE(widened);
+  const std::vector<float> av = a.Float().ToVector<float>(), bv = b.Float().ToVector<float>();
+  const std::vector<float> out = y.Float().ToVector<float>();
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float s = 0;
+      for (int64_t x = 0; x < k; ++x) s = std::fma(av[i * k + x], bv[x * n + j], s);
+      ASSERT_EQ(out[i * n + j], BF16ToF32(F32ToBF16(s))) << i << ", " << j;
+    }
 }
 
 TEST(MixedPrecision, ReductionsOfHalvesSumInF32) {
