@@ -1,10 +1,15 @@
 """The peer of bench/gpt_bench.cc: the same GPT training step in PyTorch's CPU eager mode.
 
-    python3 bench/pytorch_gpt_step.py      # needs Debian's python3-torch
+    python3 bench/pytorch_gpt_step.py [--autocast bf16]   # Debian's python3-torch, or the
+                                                         # bench's own (bench/install_peers.sh)
 
 Prints ms per step and tokens/s for the bench GPT (bench/peer_gpt.py) at batch 16 x 64,
-with AdamW, as the uopc benchmark measures it.
+with AdamW, as the uopc benchmark measures it. `--autocast bf16` runs the step under
+torch.autocast("cpu", torch.bfloat16), the peer of BM_GptTrainStepBf16 (f32 parameters and
+AdamW, matmuls in bf16).
 """
+import argparse
+import contextlib
 import time
 
 import torch
@@ -13,6 +18,9 @@ import torch.nn.functional as F
 import peer_blas
 from peer_gpt import CONTEXT, GPT, V
 
+parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+parser.add_argument("--autocast", choices=["bf16"], help="run the step under torch.autocast")
+args = parser.parse_args()
 B, T = 16, CONTEXT
 peer_blas.check()
 torch.manual_seed(0)
@@ -23,7 +31,9 @@ y = (torch.arange(B * T) * 7).remainder(V)
 
 
 def step():
-    loss = F.cross_entropy(model(x).view(B * T, V), y)
+    with (torch.autocast("cpu", dtype=torch.bfloat16) if args.autocast
+          else contextlib.nullcontext()):
+        loss = F.cross_entropy(model(x).view(B * T, V), y)
     opt.zero_grad()
     loss.backward()
     opt.step()
@@ -35,4 +45,5 @@ while time.perf_counter() - start < 5.0:
     step()
     n += 1
 ms = (time.perf_counter() - start) / n * 1e3
-print(f"pytorch {torch.__version__} cpu eager, {torch.get_num_threads()} threads: {ms:.1f} ms/step, {B * T / ms * 1e3:.0f} tokens/s")
+mode = "autocast bf16" if args.autocast else "f32"
+print(f"pytorch {torch.__version__} cpu eager {mode}, {torch.get_num_threads()} threads: {ms:.1f} ms/step, {B * T / ms * 1e3:.0f} tokens/s")
