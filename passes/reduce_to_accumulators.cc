@@ -31,11 +31,9 @@ std::optional<bool> MovesEvenlyAlong(const UOp& v, const UOp& r) {
   bool strided = false;
   for (const UOp& x : v.Toposort()) {
     if (!x.is(Ops::INDEX)) continue;
-    UOp next = RewriteNodes(
-        x.src(1), [&](const UOp& orig, const UOp& rebuilt) { return orig == r ? r + 1 : rebuilt; });
-    if (next == x.src(1)) continue;  // does not move with r
-    const std::optional<int64_t> step = Simplify(next - x.src(1)).ConstIntValue();
+    const std::optional<int64_t> step = StepAlong(x.src(1), r);
     if (!step) return std::nullopt;
+    if (*step == 0) continue;  // does not move with r
     strided |= *step != 1;
   }
   return strided;

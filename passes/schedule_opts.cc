@@ -15,6 +15,7 @@
 #include "passes/number_loops.h"
 #include "passes/opts.h"
 #include "passes/reduce_to_accumulators.h"
+#include "passes/scope.h"
 
 namespace uopc {
 namespace {
@@ -69,10 +70,7 @@ bool IsRead(const UOp& x) { return static_cast<bool>(ReadLoad(x)); }
 // bf16), they are a gather per step, and the sums go faster as rows (the group form). An
 // index that divides the loop (a merged loop) steps by 1 but at the splits: not refused.
 bool ReadsAlong(const UOp& x, const UOp& loop) {
-  const UOp index = Simplify(ReadLoad(x).src(0).src(1));
-  const UOp next =
-      RewriteNodes(index, [&](const UOp& o, const UOp& r) { return o == loop ? loop + 1 : r; });
-  const std::optional<int64_t> step = Simplify(next - index).ConstIntValue();
+  const std::optional<int64_t> step = StepAlong(Simplify(ReadLoad(x).src(0).src(1)), loop);
   return !step || *step == 0 || *step == 1;
 }
 

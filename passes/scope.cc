@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <iterator>
 
+#include "core/substitute.h"
+#include "core/symbolic/simplify.h"
+
 namespace uopc {
 
 ScopeAnalysis::ScopeAnalysis(const UOp& root) {
@@ -39,6 +42,13 @@ bool Reaches(const UOp& root, const UOp& node) {
   for (const UOp& u : root.Toposort())
     if (u == node) return true;
   return false;
+}
+
+std::optional<int64_t> StepAlong(const UOp& index, const UOp& loop) {
+  const UOp next =
+      RewriteNodes(index, [&](const UOp& o, const UOp& r) { return o == loop ? loop + 1 : r; });
+  if (next == index) return 0;
+  return Simplify(next - index).ConstIntValue();
 }
 
 }  // namespace uopc

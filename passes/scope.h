@@ -3,6 +3,8 @@
 // lists. The linearizer places nodes by it; rangeify places accumulators by it.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -30,5 +32,9 @@ std::vector<UOp> OpenRanges(const UOp& u);
 
 /// Whether `root`'s graph contains `node` (`root` depends on it: a loop, a load...).
 bool Reaches(const UOp& root, const UOp& node);
+
+/// How far `index` moves when `loop` steps by one: 0 where it does not depend on it, a
+/// constant, or nullopt where the step is not one constant (a loop split by a div or mod).
+std::optional<int64_t> StepAlong(const UOp& index, const UOp& loop);
 
 }  // namespace uopc
