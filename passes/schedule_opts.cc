@@ -62,15 +62,15 @@ UOp ReadLoad(UOp x) {
   return b.is(Ops::BUFFER) ? x : UOp();
 }
 
-bool IsRead(const UOp& x) { return static_cast<bool>(ReadLoad(x)); }
-
-// Whether the read `x` may take consecutive elements (or one) as `loop` steps: false when
-// it steps by another constant. A register tile's columns are one vector load each only
+// Whether `x` is a read (ReadLoad) that may take consecutive elements (or one) as `loop`
+// steps: false when it steps by another constant. A register tile's columns are one vector load each only
 // then; read across rows (a matmul by a transposed matrix, as attention's q @ k^T in
 // bf16), they are a gather per step, and the sums go faster as rows (the group form). An
 // index that divides the loop (a merged loop) steps by 1 but at the splits: not refused.
 bool ReadsAlong(const UOp& x, const UOp& loop) {
-  const std::optional<int64_t> step = StepAlong(Simplify(ReadLoad(x).src(0).src(1)), loop);
+  const UOp load = ReadLoad(x);
+  if (!load) return false;
+  const std::optional<int64_t> step = StepAlong(Simplify(load.src(0).src(1)), loop);
   return !step || *step == 0 || *step == 1;
 }
 
@@ -125,9 +125,8 @@ KernelLoops KernelLoopsOf(const UOp& kernel) {
   k.matmul =
       k.reduces && !top.loops.empty() && std::all_of(sums.begin(), sums.end(), [&](const UOp& r) {
         const UOp& v = r.src(0);
-        return r.arg().Get<ReduceArg>().op == Ops::ADD && v.is(Ops::MUL) && IsRead(v.src(0)) &&
-               IsRead(v.src(1)) && ReadsAlong(v.src(0), top.loops.back()) &&
-               ReadsAlong(v.src(1), top.loops.back());
+        return r.arg().Get<ReduceArg>().op == Ops::ADD && v.is(Ops::MUL) &&
+               ReadsAlong(v.src(0), top.loops.back()) && ReadsAlong(v.src(1), top.loops.back());
       });
   k.shape = ShapeToString(shape);
   return k;

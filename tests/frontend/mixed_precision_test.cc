@@ -100,10 +100,10 @@ TEST(MixedPrecision, AMatmulOfHalvesIsStoredAsTheHalf) {
   EXPECT_GE(bf16, 3);  // a, a @ a, and the result
 }
 
-// A large bf16 matmul reads its rows from an f32 copy, converted once (a kernel of its own)
+// A large bf16 matmul reads a's rows from an f32 copy, converted once (a kernel of its own)
 // instead of at every step of every register tile; the values are the same: each output
 // is its products summed in f32 in the order of k, rounded to bf16 once.
-TEST(MixedPrecision, ALargeBf16MatmulReadsF32CopiesOfItsOperands) {
+TEST(MixedPrecision, ALargeBf16MatmulReadsAnF32CopyOfItsRows) {
   constexpr int64_t m = 256, k = 512, n = 64;
   Tensor::ManualSeed(2);
   Tensor a = Tensor::Randn({m, k}).Cast(DType::kBF16).Realize();
