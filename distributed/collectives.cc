@@ -5,7 +5,9 @@
 // more. Each received segment is reduced and at once queued for the next step, so the
 // sender thread has it on the wire while the next one is reduced. Each chunk is summed in
 // one fixed order (starting at its owner's successor), and the owner's bits are what every
-// rank gets: results are the same on every rank and in every run.
+// rank gets: results are the same on every rank and in every run. f16 and bf16 travel as
+// themselves, half the bytes of f32: each rank sums in f32 and rounds its partial sum to
+// the half as it passes it on (as NCCL does), so p = 2 rounds once.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -119,6 +121,21 @@ void FromF32(DType t, const float* in, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) h[i] = t == DType::kF16 ? F32ToF16(in[i]) : F32ToBF16(in[i]);
 }
 
+/// dst (f32) = dst (op) src, where `src` holds n elements of the wire's dtype `wire` (maybe
+/// unaligned): a half is widened to f32 first, so sums of halves accumulate in f32.
+void ReduceFrom(DType wire, DType t, ReduceOp op, void* dst, const char* src, int64_t n) {
+  if (wire == t) return Reduce(t, op, dst, src, n);
+  constexpr int64_t kBlock = 1024;
+  uint16_t half[kBlock];
+  float wide[kBlock];
+  for (int64_t i = 0; i < n; i += kBlock) {
+    const int64_t m = std::min(kBlock, n - i);
+    std::memcpy(half, src + i * 2, m * 2);
+    ToF32(wire, half, wide, m);
+    Reduce(t, op, static_cast<float*>(dst) + i, wide, m);
+  }
+}
+
 }  // namespace
 
 /// One collective on this rank: its header, and segments to send and to take.
@@ -176,21 +193,29 @@ struct ProcessGroup::Call {
   }
 };
 
-absl::Status ProcessGroup::RingReduceScatter(Call& c, void* work, DType wd, int64_t total,
-                                             ReduceOp op) {
+absl::Status ProcessGroup::RingReduceScatter(Call& c, void* work, DType wd, void* stage,
+                                             DType wire, int64_t total, ReduceOp op) {
   const int p = c.p(), r = c.r(), next = Mod(r + 1, p), prev = Mod(r - 1, p);
   if (p == 1) return absl::OkStatus();
-  const int64_t w = DTypeSize(wd), per = SegmentElements(total, p, w);
+  const int64_t w = DTypeSize(wd), per = SegmentElements(total, p, DTypeSize(wire));
   char* base = static_cast<char*>(work);
-  for (Span s : Chunk(total, p, Mod(r - 1, p), per)) c.Send(next, 0, work, wd, s);
+  // a segment goes out as it is, or (a half's f32 sums) rounded into `stage` (each chunk is
+  // sent once, so its place there stays put until the collective ends)
+  auto send = [&](uint32_t step, Span s) {
+    if (wire == wd) return c.Send(next, step, work, wd, s);
+    FromF32(wire, reinterpret_cast<float*>(base + s.offset * w),
+            static_cast<char*>(stage) + s.offset * DTypeSize(wire), s.n);
+    c.Send(next, step, stage, wire, s);
+  };
+  for (Span s : Chunk(total, p, Mod(r - 1, p), per)) send(0, s);
   for (int step = 0; step < p - 1; ++step) {
     const int chunk = Mod(r - step - 2, p);
     for (Span s : Chunk(total, p, chunk, per)) {
-      ASSIGN_OR_RETURN(InFrame f, c.Take(prev, step, wd, s));
-      f.ForEachRun(w, [&](const char* p, int64_t first, int64_t n) {
-        Reduce(wd, op, base + (s.offset + first) * w, p, n);
+      ASSIGN_OR_RETURN(InFrame f, c.Take(prev, step, wire, s));
+      f.ForEachRun(DTypeSize(wire), [&](const char* p, int64_t first, int64_t n) {
+        ReduceFrom(wire, wd, op, base + (s.offset + first) * w, p, n);
       });
-      if (step + 1 < p - 1) c.Send(next, step + 1, work, wd, s);
+      if (step + 1 < p - 1) send(step + 1, s);
     }
   }
   return absl::OkStatus();
@@ -273,10 +298,12 @@ absl::Status ProcessGroup::DoAllReduce(uint64_t seq, void* data, int64_t count, 
   Call c{*this, seq, name, dtype, count, static_cast<uint32_t>(2 * (p - 1))};
   const std::vector<Span> own = Chunk(count, p, rank(), count + 1);
   const int64_t begin = own[0].offset, n = own[0].n, w = DTypeSize(wd);
-  void* work = wd == dtype ? data : job_->Scratch(count * w);
-  if (wd != dtype) ToF32(dtype, data, static_cast<float*>(work), count);
-  RETURN_IF_ERROR(RingReduceScatter(c, work, wd, count, op));
-  char* mine = static_cast<char*>(work) + begin * w;
+  // a half is summed in f32 here and travels as the half (each rank's partial sums rounded
+  // as they go on, as NCCL's are): half the bytes of f32 on the wire
+  char* work = wd == dtype ? static_cast<char*>(data) : job_->Scratch(count * (w + 2));
+  if (wd != dtype) ToF32(dtype, data, reinterpret_cast<float*>(work), count);
+  RETURN_IF_ERROR(RingReduceScatter(c, work, wd, work + count * w, dtype, count, op));
+  char* mine = work + begin * w;
   if (op == ReduceOp::kAvg) Divide(wd, mine, n, p);
   if (wd != dtype)
     FromF32(dtype, reinterpret_cast<float*>(mine),
@@ -290,13 +317,13 @@ absl::Status ProcessGroup::DoReduceScatter(uint64_t seq, const void* in, void* o
   const int p = world_size();
   const DType wd = WorkDType(dtype);
   const int64_t total = count * p, w = DTypeSize(wd);
-  char* work = job_->Scratch(total * w);
+  char* work = job_->Scratch(total * (w + (wd != dtype ? 2 : 0)));
   if (wd != dtype)
     ToF32(dtype, in, reinterpret_cast<float*>(work), total);
   else
     std::memcpy(work, in, total * w);
   Call c{*this, seq, "reduce_scatter", dtype, count, static_cast<uint32_t>(p - 1)};
-  RETURN_IF_ERROR(RingReduceScatter(c, work, wd, total, op));
+  RETURN_IF_ERROR(RingReduceScatter(c, work, wd, work + total * w, dtype, total, op));
   char* mine = work + rank() * count * w;
   if (op == ReduceOp::kAvg) Divide(wd, mine, count, p);
   if (wd != dtype)

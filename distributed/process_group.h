@@ -10,7 +10,8 @@
 // The all-reduce is the bandwidth-optimal ring (reduce-scatter then all-gather, 2(p-1)
 // steps of N/p elements), in segments of 256 KiB to 4 MiB pipelined so that sending one
 // overlaps reducing the next; segments go out from the caller's memory, uncopied. Results are
-// bit-identical from run to run and on every rank. f16 and bf16 sums accumulate in f32. Every wait
+// bit-identical from run to run and on every rank. f16 and bf16 travel as themselves and
+// are summed in f32 on each rank (partial sums rounded as they are passed on). Every wait
 // has the job's timeout; a rank that dies, stalls, sends garbage or calls another collective makes
 // the others fail with a message that names it, and a failing rank tells every peer, so that nobody
 // waits out the timeout for nothing.
@@ -148,7 +149,8 @@ class ProcessGroup {
 
   // the algorithms (collectives.cc)
   struct Call;
-  absl::Status RingReduceScatter(Call& c, void* work, DType work_dtype, int64_t total, ReduceOp op);
+  absl::Status RingReduceScatter(Call& c, void* work, DType work_dtype, void* stage, DType wire,
+                                 int64_t total, ReduceOp op);
   absl::Status DirectAllReduce(Call& c, void* data, DType work_dtype, ReduceOp op);
   absl::Status RingAllGather(Call& c, void* data, DType wire, int64_t total, uint32_t first_step);
   absl::Status DoAllReduce(uint64_t seq, void* data, int64_t count, DType dtype, ReduceOp op,

@@ -17,9 +17,12 @@ Tensor Param(Tensor t) {
 }
 
 // f: a replicated value entering rank-specific work (identity; the gradient is summed).
+// Under an Autocast it enters in the low dtype that its matmul reads, so that its gradient
+// is summed over the ranks in that dtype too (half the bytes).
 Tensor EnterTensorParallel(const TensorParallel& tp, const Tensor& x) {
   if (tp.size == 1) return x;
-  return x.Collective(
+  const std::optional<DType> low = Autocast::Current();
+  return (low && x.dtype() == DType::kF32 ? x.Cast(*low) : x).Collective(
       {CollectiveKind::kIdentity, CollectiveKind::kAllReduce, Ops::ADD, tp.group, tp.size});
 }
 

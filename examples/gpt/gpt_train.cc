@@ -398,7 +398,7 @@ int main(int argc, char** argv) {
         std::erase_if(held, [](Tensor* p) { return p->device()->peer_rank() >= 0; });
       }
       if (dp_graph) {
-        AverageGradientsInPlan(*dp_graph, held, static_cast<int64_t>(bucket_mb * (1 << 20)));
+        AverageGradientsInPlan(*dp_graph, held, static_cast<int64_t>(bucket_mb * (1 << 20)), low);
         // (in a plan of its own: the step's plan is then the same on every stage)
         if (pp > 1) RealizeGradients(held);
       }
@@ -467,9 +467,11 @@ int main(int argc, char** argv) {
         if (p->device()->peer_rank() < 0) held += static_cast<double>(p->numel().value());
       for (const auto& b : model.h) blocks += b->ln_1.weight.device()->peer_rank() < 0 ? 1 : 0;
       const double ring_dp = 2.0 * (dp - 1) / dp, ring_tp = 2.0 * (tp - 1) / tp;
-      const double activation = static_cast<double>(local * context * dim) * 4;
-      const double grads = ring_dp * held * 4,
-                   acts = ring_tp * 4.0 * blocks * activation +
+      // (a low precision's gradients and tensor-parallel activations go as it: 2 bytes)
+      const double low_bytes = static_cast<double>(DTypeSize(low)),
+                   activation = static_cast<double>(local * context * dim) * 4;
+      const double grads = ring_dp * held * low_bytes,
+                   acts = ring_tp * 4.0 * blocks * activation * low_bytes / 4 +
                           (pp > 1 ? activation : 0) +
                           (pp > 1 && tie ? activation : 0);  // (the head's input gradient back)
       const double sent = static_cast<double>(group->bytes_sent() - sent_before);

@@ -196,6 +196,58 @@ void CheckBitIdentical(ProcessGroup& g, int64_t n) {
            absl::StrCat("rank ", r, "'s all_reduce differs in bits"));
 }
 
+/// f16 and bf16 all-reduces and reduce-scatters around the ring send half the bytes of
+/// f32, and give exactly the defined sum: chunk c starts at rank c+1, each rank adds its
+/// value in f32 to what it received and rounds to the half as it passes it on, and the
+/// owner c adds its own last and rounds once.
+void CheckHalvesOnTheWire(ProcessGroup& g) {
+  const int p = g.world_size();
+  const int64_t n = (1 << 20) / 4 + 7;  // around the ring, not direct
+  auto values = [&](DType t, int rank) {
+    std::mt19937 rng(99 + rank);
+    std::normal_distribution<float> normal;
+    std::vector<char> b(n * DTypeSize(t));
+    for (int64_t i = 0; i < n; ++i) Put(t, b, i, normal(rng));
+    return b;
+  };
+  auto round = [](DType t, float v) {
+    std::vector<char> b(2);
+    Put(t, b, 0, v);
+    return static_cast<float>(Get(t, b, 0));
+  };
+  std::vector<float> f32 = [&] {
+    std::vector<char> b = values(DType::kF32, g.rank());
+    return std::vector<float>(reinterpret_cast<float*>(b.data()),
+                              reinterpret_cast<float*>(b.data()) + n);
+  }();
+  uint64_t before = g.bytes_sent();
+  Must(g.AllReduce(f32.data(), n, DType::kF32, ReduceOp::kSum)->Wait());
+  const uint64_t f32_bytes = g.bytes_sent() - before;
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    std::vector<std::vector<char>> all;
+    for (int r = 0; r < p; ++r) all.push_back(values(t, r));
+    std::vector<char> b = all[g.rank()];
+    before = g.bytes_sent();
+    Must(g.AllReduce(b.data(), n, t, ReduceOp::kSum)->Wait());
+    const uint64_t bytes = g.bytes_sent() - before;
+    Expect(bytes * 2 == f32_bytes, absl::StrCat("all_reduce of ", n, " x ", DTypeName(t), " sent ",
+                                                bytes, " bytes; f32 sent ", f32_bytes));
+    int64_t bad = 0, first = -1;
+    for (int c = 0; c < p; ++c) {
+      const int64_t begin = n / p * c + n % p * c / p, end = n / p * (c + 1) + n % p * (c + 1) / p;
+      for (int64_t i = begin; i < end; ++i) {
+        float sum = static_cast<float>(Get(t, all[(c + 1) % p], i));
+        for (int k = 2; k < p; ++k)
+          sum = round(t, sum + static_cast<float>(Get(t, all[(c + k) % p], i)));
+        sum = static_cast<float>(Get(t, all[c], i)) + sum;
+        if (Get(t, b, i) != round(t, sum) && bad++ == 0) first = i;
+      }
+    }
+    Expect(bad == 0, absl::StrCat("all_reduce of ", n, " x ", DTypeName(t), " around the ring: ",
+                                  bad, " not the defined sum, first at ", first));
+  }
+}
+
 int Collectives(ProcessGroup& g, bool big) {
   const int p = g.world_size();
   std::vector<int64_t> sizes = {0, 1, p - 1, 1009, 100003, (1 << 20) / 4};  // direct and ring
@@ -212,6 +264,7 @@ int Collectives(ProcessGroup& g, bool big) {
   for (int64_t n : {int64_t{1} << 20, int64_t{2}})
     for (ReduceOp op : ops) CheckReduceScatter(g, DType::kF32, op, n);
   CheckBitIdentical(g, 100003);
+  if (p > 1) CheckHalvesOnTheWire(g);
   // many collectives in flight at once complete in order
   std::vector<std::vector<char>> bufs;
   std::vector<std::shared_ptr<Work>> works;

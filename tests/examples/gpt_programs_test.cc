@@ -521,16 +521,26 @@ TEST(GptTrain, HalfPrecisionsFollowTheF32RunAndResumeInAny) {
   ASSERT_TRUE(std::regex_search(f16.out, m, std::regex("scale ([0-9]+)\n[^\n]*saved"))) << f16.out;
   EXPECT_NE(more.out.find("scale " + m[1].str()), std::string::npos) << more.out;
   // data- and tensor-parallel over two ranks: the single process's bf16 losses (to bf16's
-  // rounding of other shapes' sums: 0.7% apart at step 30 of this small, fast-learning model)
+  // rounding of other shapes' sums: 0.7% apart at step 30 of this small, fast-learning model),
+  // with the gradients (and the tensor-parallel activations) sent in bf16: half f32's bytes
+  const std::regex sent_a_step("sent ([0-9.]+) KiB a step to the other ranks \\(in theory "
+                               "([0-9.]+) KiB");
   for (const std::string layout : {"", " --tp 2"}) {
-    CommandResult two = RunCommand(Runfile("distributed/uopc_launch") + " --nproc 2 -- " +
-                                       Bin("gpt_train") + args + layout +
-                                       " --precision bf16 --checkpoint " + Tmp("two.safetensors"),
-                                   300);
+    const std::string launch = Runfile("distributed/uopc_launch") + " --nproc 2 -- " +
+                               Bin("gpt_train") + kSmall + layout + " --checkpoint " +
+                               Tmp("two.safetensors");
+    CommandResult two = RunCommand(launch + " --steps 40 --precision bf16", 300);
     ASSERT_EQ(two.status, 0) << two.out;
     const std::vector<double> b = Losses(two.out);
     ASSERT_EQ(b.size(), got.size()) << two.out;
     for (size_t i = 0; i < b.size(); ++i) EXPECT_NEAR(b[i], got[i], 0.02 * got[i]) << layout << i;
+    CommandResult wide = RunCommand(launch + " --steps 2", 300);
+    ASSERT_EQ(wide.status, 0) << wide.out;
+    std::smatch half, full;
+    ASSERT_TRUE(std::regex_search(two.out, half, sent_a_step)) << two.out;
+    ASSERT_TRUE(std::regex_search(wide.out, full, sent_a_step)) << wide.out;
+    EXPECT_NEAR(std::stod(half[1]), std::stod(full[1]) / 2, 0.02 * std::stod(full[1])) << layout;
+    EXPECT_NEAR(std::stod(half[1]), std::stod(half[2]), 0.02 * std::stod(half[2])) << layout;
   }
   CommandResult bad = RunCommand(Bin("gpt_train") + args + " --precision f8");
   EXPECT_EQ(bad.status, 1);
