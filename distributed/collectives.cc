@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 #include "core/float16.h"
@@ -187,9 +188,17 @@ struct ProcessGroup::Call {
              static_cast<uint64_t>(s.n),
              static_cast<uint64_t>(s.n * DTypeSize(wire)),
              absl::StrCat("step ", step + 1, " of ", steps)};
-    return g.job_->mailbox.Take(
+    absl::StatusOr<InFrame> f = g.job_->mailbox.Take(
         {g.ranks_[from], g.id_, p2p, seq, tag, step, static_cast<uint64_t>(s.offset)}, e,
         std::chrono::steady_clock::now() + g.job_->env.timeout);
+    // a peer that cannot be heard from over TCP (another node, as a rule): say where it is
+    const std::string& at = g.address_of(from);
+    if (!f.ok() && (absl::IsUnavailable(f.status()) || absl::IsDeadlineExceeded(f.status())) &&
+        !absl::StartsWith(at, "unix"))
+      return absl::Status(f.status().code(),
+                          absl::StrCat(f.status().message(), "; rank ", g.ranks_[from], " is at ",
+                                       at));
+    return f;
   }
 };
 

@@ -7,6 +7,7 @@ PACKAGES=(
   g++ gcc libabsl-dev libprotobuf-dev protobuf-compiler
   libgrpc++-dev protobuf-compiler-grpc libgtest-dev libbenchmark-dev libdlpack-dev
   python3-numpy  # the peer of the DLPack test (numpy.from_dlpack)
+  iproute2 nftables  # the multi-node tests' network bed (namespaces, a redirecting router)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -382,6 +382,7 @@ TEST_P(LauncherKilled, TakesEveryRankWithIt) {
   const int n = GetParam();
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/killed" + std::to_string(n);
   mkdir(dir.c_str(), 0755);
+  for (int r = 0; r < n; ++r) unlink((dir + "/pid." + std::to_string(r)).c_str());  // a past run's
   pid_t launcher = fork();
   if (launcher == 0) {
     std::string script = "echo $$ > " + dir + "/pid.$RANK; exec sleep 60";
