@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <system_error>
+#include <cstring>
 
+#include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 
 namespace uopc::cpu {
 
@@ -34,20 +36,41 @@ ThreadPool& ThreadPool::Get() {
 
 ThreadPool::ThreadPool(int threads) {
   // the caller's thread is one; a worker the system cannot start (its limit on threads or
-  // address space) leaves the pool smaller, with one line on stderr, never an abort
-  for (int i = 1; i < threads; ++i) {
-    try {
-      workers_.emplace_back([this] { Work(); });
-    } catch (const std::system_error& e) {
+  // address space) leaves the pool smaller, with one line on stderr, never an abort. Workers
+  // get 1 MiB stacks, not the default 8: a kernel's locals are its accumulators (KiBs), and
+  // 1,024 threads must not take the address space the plans' buffers need.
+  constexpr size_t kStack = 1 << 20;
+  // under an address-space limit, the stacks take at most a quarter of it
+  if (rlimit as; getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    const int most = static_cast<int>(std::clamp<rlim_t>(as.rlim_cur / 4 / kStack, 1, 1 << 20));
+    if (threads > most) {
+      std::fprintf(stderr,
+                   "uopc: c plugin: the stacks of %d threads would take more than a quarter of "
+                   "the address-space limit (ulimit -v %llu); kernels run on %d\n",
+                   threads, static_cast<unsigned long long>(as.rlim_cur >> 10), most);
+      threads = most;
+    }
+  }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, kStack);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);  // they sleep until the process ends
+  int started = 1;
+  for (; started < threads; ++started) {
+    pthread_t id;
+    const int error = pthread_create(
+        &id, &attr, [](void* pool) -> void* { static_cast<ThreadPool*>(pool)->Work(); return nullptr; },
+        this);
+    if (error != 0) {
       std::fprintf(stderr,
                    "uopc: c plugin: %d of the %d threads asked for could be started (%s); "
                    "kernels run on %d (UOPC_THREADS sets how many)\n",
-                   i, threads, e.what(), i);
+                   started, threads, std::strerror(error), started);
       break;
     }
   }
-  threads_ = static_cast<int>(workers_.size()) + 1;
-  for (std::thread& t : workers_) t.detach();  // they sleep until the process ends
+  pthread_attr_destroy(&attr);
+  threads_ = started;
 }
 
 void ThreadPool::Job::Run() {

@@ -45,7 +45,6 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Job>> jobs_;
-  std::vector<std::thread> workers_;
 };
 
 /// UOPC_THREADS if set (>= 1), else the CPUs this process may run on.

@@ -167,22 +167,30 @@ TEST(UopcTool, RenderShowsWhatATargetGets) {
   EXPECT_NE(missing.out.find("cannot read /no/such.uir"), std::string::npos) << missing.out;
 }
 
-// Workers the system cannot start (here: an address-space limit that 100,000 thread stacks
-// exceed) leave the C plugin with fewer threads and one line, not an abort (issue 33's
-// probe: exit 134 from an uncaught std::system_error); a bad count says what it accepts.
+// Workers whose stacks an address-space limit cannot hold leave the C plugin with fewer
+// threads and one line, not an abort, and room for the rest of the program (issue 33's
+// probe: exit 134 from an uncaught std::system_error, then std::bad_alloc once the stacks had
+// taken the address space); a bad count says what it accepts.
 TEST(UopcTool, ThreadsTheSystemCannotStartAreFewerThreadsNotACrash) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "a sanitizer's shadow memory does not fit the address-space limit";
 #endif
-  Result r = RunCommand("ulimit -v 6000000; UOPC_THREADS=100000 " + Runfile("tools/uopc") +
+  Result r = RunCommand("ulimit -v 1000000; UOPC_THREADS=100000 " + Runfile("tools/uopc") +
                         " devices");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("smoke kernel: PASS"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("UOPC_THREADS=100000 is not a count of threads from 1 to 1024; using 1024"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find(" of the 1024 threads asked for could be started ("), std::string::npos)
+  EXPECT_NE(r.out.find("the stacks of 1024 threads would take more than a quarter of the "
+                       "address-space limit (ulimit -v 1000000); kernels run on 244"),
+            std::string::npos)
       << r.out;
+  // and a training run under the limit the probe used
+  r = RunCommand("ulimit -v 6000000; UOPC_THREADS=1024 " + Runfile("examples/gpt/gpt_train") +
+                 " --steps 1 --layers 1 --dim 32 --heads 2 --context 16 --batch 2 --checkpoint " +
+                 std::getenv("TEST_TMPDIR") + "/threads.safetensors");
+  EXPECT_EQ(r.status, 0) << r.out;
 }
 
 TEST(UopcTool, ABadThreadCountSaysWhatItAccepts) {
