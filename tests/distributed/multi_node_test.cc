@@ -4,6 +4,7 @@
 // machines. Every run is bounded in time; faults are bounded by a small UOPC_TIMEOUT. Where
 // the machine refuses namespaces (not root), the tests skip and say why.
 #include <csignal>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -147,6 +148,56 @@ TEST_F(MultiNode, ANodeWhoseLauncherIsKilledTakesItsRanksWithIt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(left, "") << "still running on node 1";
+}
+
+// uopc_launch --max-restarts on each node, gpt_train --resume-if-present: rank 1 (on node 1)
+// killed once it has printed step 15 of 40, checkpoints every 10 steps. Node 1's launcher
+// restarts its rank, node 0's restarts its own (whose all-reduce lost its peer), they meet
+// again at the rendezvous, resume at step 10, and the final checkpoint is the uninterrupted
+// one-host run's, bit for bit.
+TEST_F(MultiNode, AJobRestartedOnBothNodesEndsAsTheUninterruptedRun) {
+  const std::string kill_at = bed_->Path("kill_at.sh"), at15 = bed_->Path("at15"),
+                    killed = bed_->Path("killed");
+  {
+    std::ofstream f(kill_at);
+    f << "#!/usr/bin/env bash\n"  // kill_at.sh PROGRAM ARGS...
+         "if [ \"$RANK\" = 0 ]; then  # (the rank that prints) marks step 15\n"
+         "  \"$@\" | while IFS= read -r line; do\n"
+         "    printf '%s\\n' \"$line\"\n"
+         "    [[ $line =~ ^step\\ +15/ ]] && : > " << at15 << "\n"
+         "  done\n"
+         "  exit ${PIPESTATUS[0]}\n"
+         "fi\n"
+         "[ -e " << killed << " ] && exec \"$@\"\n"
+         ": > " << killed << "\n"
+         "\"$@\" & pid=$!\n"
+         "while [ ! -e " << at15 << " ] && kill -0 $pid 2>/dev/null; do sleep 0.02; done\n"
+         "kill -9 $pid; wait $pid; exit 137\n";
+  }
+  ASSERT_EQ(RunCommand("chmod +x " + kill_at).status, 0);
+  const std::string flags = " --steps 40 --save-every 10 --log-every 5";
+  CommandResult straight = RunCommand(Runfile("distributed/uopc_launch") + " --nproc 2 -- " +
+                                          Train(flags, "straight"),
+                                      300);
+  ASSERT_EQ(straight.status, 0) << straight.out;
+  const std::string program =
+      kill_at + " " + Train(flags + " --resume-if-present", "restarted");
+  for (int k : {1, 0})
+    bed_->Start(k,
+                "env UOPC_JOB_TOKEN=bed-job UOPC_TIMEOUT=10 " + Runfile("distributed/uopc_launch") +
+                    " --nproc 1 --nnodes 2 --node-rank " + std::to_string(k) + " --master-addr " +
+                    NetBed::Address(0) + " --master-port 29500 --grace 1 --max-restarts 2 -- " +
+                    program,
+                "node" + std::to_string(k) + ".log");
+  ASSERT_TRUE(Ended(0, 300) && Ended(1, 60)) << Log(0) << Log(1);
+  EXPECT_TRUE(Has(Log(0), "exit 0") && Has(Log(1), "exit 0")) << Log(0) << Log(1);
+  EXPECT_TRUE(Has(Log(1), "restarting the job (restart 1 of 2: rank 1 failed)")) << Log(1);
+  EXPECT_TRUE(Has(Log(0), "restarting the job (restart 1 of 2: rank 0 failed)")) << Log(0);
+  EXPECT_TRUE(Has(Log(0), "resuming at step 10")) << Log(0);
+  const std::string a = NetBed::Read(bed_->Path("straight.safetensors")),
+                    b = NetBed::Read(bed_->Path("restarted.safetensors"));
+  EXPECT_GT(a.size(), 1000u);
+  EXPECT_TRUE(a == b) << "the checkpoints differ\n" << straight.out << Log(0) << Log(1);
 }
 
 }  // namespace

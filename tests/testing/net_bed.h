@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -87,6 +88,8 @@ class NetBed {
   /// bed's file `log`; returns the process id of the command itself.
   int Start(int k, const std::string& command, const std::string& log) const {
     const std::string pid = dir_ + "/" + log + ".pid";
+    std::remove(pid.c_str());  // (a past start's)
+    std::remove(Path(log).c_str());
     RunCommand("(ip netns exec " + Namespace(k) + " " + command + " > " + Path(log) +
                " 2>&1 & echo $! > " + pid + "; wait $!; echo \"exit $?\" >> " + Path(log) +
                ") > /dev/null 2>&1 &");
