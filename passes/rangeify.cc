@@ -1,5 +1,7 @@
 #include "passes/rangeify.h"
 
+#include <cstdint>
+
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -137,6 +139,17 @@ absl::StatusOr<UOp> Rangeify(const UOp& ordered, const PassContext&) {
         "first)");
   const UOp& staged = ordered.src(1);
   ASSIGN_OR_RETURN(ShapeMap shapes, InferShapes(staged));
+  // kernels index with 32 bits: a value past 2^31-1 elements would wrap (refused, not wrong)
+  for (const UOp& u : staged.Toposort()) {
+    auto shape = shapes.find(u.get());
+    if (shape == shapes.end()) continue;
+    const Dim n = NumElements(MaxShape(shape->second));
+    if (n.IsStatic() && n.value() > INT32_MAX)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rangeify: a ", OpName(u.op()), " of shape ", ShapeToString(shape->second), " (",
+          DTypeName(u.dtype()), ") has ", n.value(),
+          " elements; kernels index with 32 bits, up to 2^31-1 (2147483647) elements: split it"));
+  }
   int next_slot = 0;
   for (const UOp& u : staged.Toposort())
     if (u.is(Ops::BUFFER)) next_slot = std::max(next_slot, u.arg().Get<ParamArg>().slot + 1);

@@ -53,7 +53,7 @@ uopc_error* Check(uopc_device* d, CUresult r, const char* what, const std::strin
   if (r == kOutOfMemory)
     return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: %s on %s: %s", what,
                           d->name.c_str(), err.c_str());
-  if (r == kIllegalAddress || r == kLaunchFailed || r == 214 /* ECC */ || r == 999 /* unknown */) {
+  if (BreaksContext(r)) {
     std::lock_guard<std::mutex> lock(d->mu);
     if (!d->lost) {
       d->lost_why = absl::StrCat(err, kernel.empty() ? "" : " in or before kernel " + kernel);

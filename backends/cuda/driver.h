@@ -22,6 +22,17 @@ using CUhostFn = void (*)(void*);
 
 inline constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kNoDevice = 100,
                           kNotReady = 600, kIllegalAddress = 700, kLaunchFailed = 719;
+/// Whether `r` leaves the context unusable ("sticky": every later call fails the same way):
+/// an illegal or misaligned address, an illegal instruction or address space, a device-side
+/// assert, a launch timeout, a hardware stack error, an invalid PC, a failed launch, an
+/// uncorrectable ECC error or an unknown error. The device is then lost.
+constexpr bool BreaksContext(CUresult r) {
+  return r == kIllegalAddress || r == 702 /* launch timeout */ || r == 710 /* assert */ ||
+         r == 714 /* hardware stack */ || r == 715 /* illegal instruction */ ||
+         r == 716 /* misaligned address */ || r == 717 /* invalid address space */ ||
+         r == 718 /* invalid PC */ || r == kLaunchFailed || r == 214 /* ECC uncorrectable */ ||
+         r == 999 /* unknown */;
+}
 inline constexpr int kAttrMaxThreadsPerBlock = 1, kAttrMaxGridDimX = 5, kAttrWarpSize = 10,
                      kAttrMultiprocessors = 16, kAttrL2Bytes = 38, kAttrCcMajor = 75,
                      kAttrCcMinor = 76, kAttrSharedPerBlockOptin = 97;

@@ -167,6 +167,27 @@ TEST(UopcTool, RenderShowsWhatATargetGets) {
   EXPECT_NE(missing.out.find("cannot read /no/such.uir"), std::string::npos) << missing.out;
 }
 
+// Kernels index with 32 bits: a tensor past 2^31-1 elements is refused when it is lowered,
+// for every target (its loop end wrapped to -1294967296 on sm_90, one thread running none of
+// it), and one of 2^31-1 elements is not.
+TEST(UopcTool, RenderRefusesATensorPast32BitIndices) {
+  auto add = [](int64_t n) {
+    const std::string b = std::to_string(n);
+    return "%0 = buffer " + b + " : dtype=f32 slot=0\n%1 = buffer " + b +
+           " : dtype=f32 slot=1\n%2 = add %0, %1\n%3 = sink %2\n";
+  };
+  for (const std::string target : {"", "--target sm_90 "}) {
+    Result big = Uopc("render " + target, add(3000000000));
+    EXPECT_EQ(big.status, 1) << big.out;
+    EXPECT_NE(big.out.find("a buffer of shape (3000000000) (f32) has 3000000000 elements; "
+                           "kernels index with 32 bits, up to 2^31-1 (2147483647) elements"),
+              std::string::npos)
+        << big.out;
+    Result most = Uopc("render " + target, add(2147483647));
+    EXPECT_EQ(most.status, 0) << most.out;
+  }
+}
+
 // Workers whose stacks an address-space limit cannot hold leave the C plugin with fewer
 // threads and one line, not an abort, and room for the rest of the program (issue 33's
 // probe: exit 134 from an uncaught std::system_error, then std::bad_alloc once the stacks had

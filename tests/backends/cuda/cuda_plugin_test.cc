@@ -40,6 +40,15 @@ TEST(CudaPlugin, ExportsOnlyItsEntry) {
   EXPECT_EQ(testing::RunCommand("ldd " + PluginPath() + " | grep -c -i cuda").out, "0\n");
 }
 
+// The errors after which a CUDA context is unusable lose the device (DEVICE_LOST naming the
+// kernel, then on every later call); the others stay the call's own error.
+TEST(CudaPlugin, ContextBreakingErrorsAreTheStickyOnes) {
+  for (cuda::CUresult r : {700, 702, 710, 714, 715, 716, 717, 718, 719, 214, 999})
+    EXPECT_TRUE(cuda::BreaksContext(r)) << r;
+  for (cuda::CUresult r : {0, 1, 2, 100, 200, 209, 218, 300, 400, 600, 701, 999 - 1})
+    EXPECT_FALSE(cuda::BreaksContext(r)) << r;
+}
+
 TEST(CudaPlugin, WithoutADriverItIsRefusedSayingWhy) {
   if (cuda::Driver::Present()) GTEST_SKIP() << "this machine has a CUDA driver";
   absl::StatusOr<std::unique_ptr<Plugin>> p = Plugin::Load(PluginPath());
