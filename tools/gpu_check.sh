@@ -4,30 +4,42 @@
 #   tools/gpu_check.sh bundle     # here: build, and gather what the check runs into gpu_bundle/
 #   gpu_bundle/run.sh             # there (repository root): the whole check, in one go
 #
-# The bundle holds the programs (built with --dynamic_mode=off), both plugins beside them,
+# The bundle holds the programs (built with --dynamic_mode=off), the plugins beside them,
 # the shared libraries they need that a bare Ubuntu lacks (Abseil, protobuf, gRPC, ...),
-# the corpus, and run.sh. run.sh runs, writing everything also to $OUT (if set):
-#   1. uopc devices;
-#   2. the CUDA plugin's tests (the conformance suite on CUDA:0, a tensor program against the
-#      CPU) and the standalone conformance runner on CUDA:0;
-#   3. 20 steps of gpt_train on CPU and on CUDA:0, whose losses must agree within 1e-4;
-#   4. the CUDA benchmarks, and their PyTorch peers (/opt/torch/.venv/bin/python3).
-# It exits non-zero if any check failed. With the device tool:
+# the corpus, and run.sh. run.sh runs each step under a time limit (GPU_CHECK_STEP_S,
+# default 240 s), writing its log, a summary and the artifacts below into $OUT (if set, else
+# /tmp/gpu_check):
+#   1. uopc devices, which must list CUDA:0 (else the check stops at once: FAILED);
+#   2. the CUDA plugin's tests (conformance on CUDA:0, a tensor program, multi-block and
+#      run-time-length kernels, DLPack on CUDA), none of which may skip, and the standalone
+#      conformance runner on CUDA:0;
+#   3. 20 steps of gpt_train on CPU and on CUDA:0, whose losses must agree within 1e-4, and
+#      50 greedy tokens of gpt_generate from the CUDA checkpoint on both, which must agree;
+#   4. uopc_device_server serving CUDA:0 to the remote plugin: conformance on REMOTE:0;
+#   5. artifacts: nvidia-smi -q, every kernel's CUDA source and the trace of a GPT step on
+#      CUDA:0, and compute-sanitizer --tool memcheck of a short run (where the toolkit has it);
+#   6. the CUDA benchmarks, and their PyTorch peers (/opt/torch/.venv/bin/python3).
+# It exits non-zero if any check failed; summary.txt has one line a step and the figures.
+# With the device tool:
 #   run(command="gpu_bundle/run.sh", carry=["gpu_bundle"], timeout_s=540)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 bundle() {
   local out=gpu_bundle
-  local targets=(//tools:uopc //tests/backends/conformance:uopc_conformance
-                 //examples/gpt:gpt_train //tests/backends/cuda:cuda_plugin_test
+  local targets=(//tools:uopc //tools:uopc_device_server
+                 //tests/backends/conformance:uopc_conformance
+                 //examples/gpt:gpt_train //examples/gpt:gpt_generate
+                 //tests/backends/cuda:cuda_plugin_test
                  //bench:cuda_bench //backends/c:libuopc_plugin_c.so
-                 //backends/cuda:libuopc_plugin_cuda.so)
+                 //backends/cuda:libuopc_plugin_cuda.so //backends/remote:libuopc_plugin_remote.so)
   bazel build --dynamic_mode=off "${targets[@]}" || return 1
   rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
-  for f in tools/uopc tests/backends/conformance/uopc_conformance examples/gpt/gpt_train \
+  for f in tools/uopc tools/uopc_device_server tests/backends/conformance/uopc_conformance \
+           examples/gpt/gpt_train examples/gpt/gpt_generate \
            tests/backends/cuda/cuda_plugin_test bench/cuda_bench \
-           backends/c/libuopc_plugin_c.so backends/cuda/libuopc_plugin_cuda.so; do
+           backends/c/libuopc_plugin_c.so backends/cuda/libuopc_plugin_cuda.so \
+           backends/remote/libuopc_plugin_remote.so; do
     cp "bazel-bin/$f" "$out/bin/" || return 1
   done
   chmod u+w "$out"/bin/*
@@ -56,13 +68,47 @@ run() {
   mkdir -p "$b/runfiles/uopc/backends/c" "$b/runfiles/uopc/backends/cuda"
   ln -sf "$b/bin/libuopc_plugin_c.so" "$b/runfiles/uopc/backends/c/"  # links: loaded once
   ln -sf "$b/bin/libuopc_plugin_cuda.so" "$b/runfiles/uopc/backends/cuda/"
-  local log="${OUT:-/tmp}/gpu_check.log" failed=0
-  say() { echo "== $*" | tee -a "$log"; }
-  step() { say "$1"; shift; "$@" 2>&1 | tee -a "$log"; local rc=${PIPESTATUS[0]};
-           [ "$rc" = 0 ] || { echo "FAILED (exit $rc): $*" | tee -a "$log"; failed=1; }; }
+  local out="${OUT:-/tmp/gpu_check}" limit="${GPU_CHECK_STEP_S:-240}" failed=0
+  mkdir -p "$out"
+  local log="$out/gpu_check.log" summary="$out/summary.txt"
   : > "$log"
+  : > "$summary"
+  say() { echo "== $*" | tee -a "$log"; }
+  # step TITLE COMMAND...: runs it under the time limit; its output in the log
+  step() {
+    local title="$1"; shift
+    say "$title"
+    local t0=$SECONDS
+    timeout -k 5 "$limit" "$@" 2>&1 | tee -a "$log"
+    local rc=${PIPESTATUS[0]}
+    if [ "$rc" = 0 ]; then
+      echo "PASS  $title ($((SECONDS - t0)) s)" >> "$summary"
+    else
+      [ "$rc" = 124 ] && echo "TIMED OUT after $limit s" | tee -a "$log"
+      echo "FAILED (exit $rc): $*" | tee -a "$log"
+      echo "FAIL  $title (exit $rc, $((SECONDS - t0)) s)" >> "$summary"
+      failed=1
+    fi
+    return "$rc"
+  }
+  fail() { echo "FAILED: $*" | tee -a "$log"; echo "FAIL  $*" >> "$summary"; failed=1; }
+  finish() {
+    say "gpu check: $([ $failed = 0 ] && echo PASSED || echo FAILED)"
+    echo "gpu check: $([ $failed = 0 ] && echo PASSED || echo FAILED)" >> "$summary"
+    cat "$summary"
+    return $failed
+  }
+  command -v nvidia-smi > /dev/null && nvidia-smi -q > "$out/nvidia-smi.txt" 2>&1
   step "devices" "$b/bin/uopc" devices
+  if ! grep -q "device CUDA:0 " "$log"; then
+    fail "uopc devices lists no CUDA:0: nothing else can be checked"
+    finish
+    return
+  fi
   step "the CUDA plugin's tests" "$b/bin/cuda_plugin_test"
+  if awk '/^== the CUDA plugin/ {f = 1; next} /^== / {f = 0} f && /\[  SKIPPED \]/' "$log" | grep -q .; then
+    fail "a CUDA plugin test skipped on a machine with CUDA:0"
+  fi
   step "conformance on CUDA:0" "$b/bin/uopc_conformance" --plugin "$b/bin/libuopc_plugin_cuda.so" --device CUDA:0
   local args=(--data "$b/corpus.txt" --steps 20 --log-every 1 --layers 2 --dim 64 --seed 1)
   step "gpt_train on CPU" "$b/bin/gpt_train" "${args[@]}" --checkpoint /tmp/gpu_check_cpu.safetensors
@@ -73,19 +119,62 @@ run() {
   if ! paste <(losses CPU) <(losses CUDA:0) |
        awk '{d = $1 - $2; if (d < 0) d = -d; print; if (NF < 2 || d > 1.5e-4) bad = 1; n++}
             END {exit (bad || n != 20)}' | tee -a "$log"; then
-    echo "FAILED: the losses differ" | tee -a "$log"
-    failed=1
+    fail "the losses of CPU and CUDA:0 differ"
+  fi
+  # into FILE CMD...: CMD's stdout into FILE (into_all: its stderr too), not the log
+  # (commands, not functions: timeout runs them)
+  local into=(sh -c 'f=$1; shift; exec "$@" > "$f"' into)
+  local into_all=(sh -c 'f=$1; shift; exec "$@" > "$f" 2>&1' into_all)
+  local gen=(--checkpoint /tmp/gpu_check_gpu.safetensors --prompt "The " --tokens 50 --temperature 0)
+  for dev in CPU CUDA:0; do
+    step "gpt_generate on $dev" "${into[@]}" "$out/generate_${dev%%:*}.txt" "$b/bin/gpt_generate" "${gen[@]}" --device "$dev"
+  done
+  cmp -s "$out/generate_CPU.txt" "$out/generate_CUDA.txt" ||
+    fail "gpt_generate's greedy text differs between CPU and CUDA:0 (generate_*.txt)"
+  # the device server serving CUDA:0, to the remote plugin
+  export UOPC_DEVICE_TOKEN=gpu-check
+  timeout -k 5 "$limit" "$b/bin/uopc_device_server" --device CUDA:0 --port 0 > "$out/server.txt" 2>&1 &
+  local server=$! address=""
+  for _ in $(seq 100); do
+    address=$(grep -o '127.0.0.1:[0-9]*' "$out/server.txt" | head -1)
+    [ -n "$address" ] && break
+    sleep 0.1
+  done
+  if [ -z "$address" ]; then
+    fail "uopc_device_server --device CUDA:0 did not start: $(cat "$out/server.txt")"
+  else
+    UOPC_REMOTE_DEVICES="$address" step "conformance on REMOTE:0 (a device server serving CUDA:0)" \
+      "$b/bin/uopc_conformance" --plugin "$b/bin/libuopc_plugin_remote.so" --device REMOTE:0
+  fi
+  kill "$server" 2> /dev/null
+  # artifacts: every kernel's source and the trace of a GPT step on CUDA:0; memcheck
+  UOPC_DEBUG=2 UOPC_TRACE="$out/gpt_step_cuda.trace.json" step "a GPT step on CUDA:0, its kernels and trace" \
+    "${into_all[@]}" "$out/kernels_cuda.txt" \
+    "$b/bin/gpt_train" "${args[@]}" --steps 2 --device CUDA:0 --checkpoint /tmp/gpu_check_step.safetensors
+  local sanitizer=/usr/local/cuda/bin/compute-sanitizer
+  if [ -x "$sanitizer" ]; then
+    step "compute-sanitizer memcheck of 2 steps on CUDA:0" "${into_all[@]}" "$out/memcheck.txt" \
+      "$sanitizer" --tool memcheck --error-exitcode 1 \
+      "$b/bin/gpt_train" "${args[@]}" --steps 2 --device CUDA:0 --checkpoint /tmp/gpu_check_san.safetensors
+    tail -n 3 "$out/memcheck.txt" | tee -a "$log"
+  else
+    say "no compute-sanitizer at $sanitizer: memcheck not run"
   fi
   step "uopc benchmarks on CUDA:0" "$b/bin/cuda_bench" --benchmark_min_time=1
+  if awk '/^== uopc benchmarks/ {f = 1; next} /^== / {f = 0} f && /ERROR OCCURRED/' "$log" | grep -q .; then
+    fail "a uopc benchmark could not run (ERROR OCCURRED, in the log)"
+  fi
   if [ -x /opt/torch/.venv/bin/python3 ]; then
     step "PyTorch peers" /opt/torch/.venv/bin/python3 "$b/pytorch_cuda_peers.py"
   fi
-  say "gpu check: $([ $failed = 0 ] && echo PASSED || echo FAILED)"
-  return $failed
+  { echo; echo "figures (uopc, then the peers):"
+    awk '/^== uopc benchmarks/ {f = 1; next} /^== / {f = 0} f && /^BM_|^[A-Z][A-Za-z]*\// ' "$log"
+    awk '/^== PyTorch peers/ {f = 1; next} /^== / {f = 0} f' "$log"; } >> "$summary"
+  finish
 }
 
 case "${1:-}" in
   bundle) bundle ;;
   run) run ;;
-  *) sed -n '2,18p' "$0"; exit 2 ;;
+  *) sed -n '2,26p' "$0"; exit 2 ;;
 esac

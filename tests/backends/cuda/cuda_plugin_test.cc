@@ -15,6 +15,7 @@
 #include "core/serialize.h"
 #include "passes/launch_dims.h"
 #include "devices/registry.h"
+#include "frontend/dlpack.h"
 #include "frontend/tensor.h"
 #include "tests/backends/conformance/conformance.h"
 #include "tests/testing/command.h"
@@ -114,6 +115,43 @@ TEST(CudaPlugin, ATensorProgramOnTheGpuEqualsItOnTheCpu) {
   // and the copy between them
   Tensor x = Tensor::FromVector<float>({1, 2, 3}, {3}, DType::kF32, "CPU").To("CUDA:0") * 2.0;
   EXPECT_EQ(x.To("CPU").ToVector<float>(), (std::vector<float>{2, 4, 6}));
+}
+
+// A kernel over many blocks (4M elements: 16,384 blocks of 256 threads) and one of run-time
+// length (a VAR: its grid computed at each launch from the length), at lengths around the
+// block size, give the CPU's values; so do a reduction too long for one thread.
+TEST(CudaPlugin, MultiBlockAndRunTimeLengthKernelsEqualTheCpu) {
+  if (!Gpu()) GTEST_SKIP() << "no GPU here";
+  auto program = [](const char* dev) {
+    Tensor::ManualSeed(5);
+    Tensor a = Tensor::Randn({1 << 22}, DType::kF32, dev);
+    return ((a * 2.0 + 1.0).Relu().Sum({0}) / 1e3).ToVector<float>()[0];
+  };
+  EXPECT_NEAR(program("CUDA:0"), program("CPU"), 1e-3 * std::abs(program("CPU")) + 1e-3);
+  std::vector<float> data(1000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i % 97) - 48;
+  for (int64_t n : {1, 255, 256, 257, 600, 1000}) {
+    SymInt T = SymInt::Variable("T", 1, 1000, n);
+    auto run = [&](const char* dev) {
+      Tensor x = Tensor::FromVector(data, {1000}, DType::kF32, dev).Slice(0, 0, T);
+      return (x * x + 1.0).ToVector<float>();
+    };
+    EXPECT_EQ(run("CUDA:0"), run("CPU")) << "length " << n;
+  }
+}
+
+// DLPack on CUDA: a CUDA tensor goes out as kDLCUDA memory and comes back in place.
+TEST(CudaPlugin, DLPackSharesCudaMemory) {
+  if (!Gpu()) GTEST_SKIP() << "no GPU here";
+  Tensor x = Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2}, DType::kF32, "CUDA:0") * 3.0;
+  x.Realize();
+  DLManagedTensor* m = ToDLPack(x);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->dl_tensor.device.device_type, kDLCUDA);
+  EXPECT_EQ(m->dl_tensor.device.device_id, 0);
+  Tensor back = FromDLPack(m);
+  EXPECT_EQ(back.device(), x.device());
+  EXPECT_EQ(back.To("CPU").ToVector<float>(), (std::vector<float>{3, 6, 9, 12}));
 }
 
 }  // namespace
