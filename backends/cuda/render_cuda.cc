@@ -7,6 +7,16 @@
 
 namespace uopc {
 
+std::string HalfNanBits() {
+  return R"CU(UOPC_FN uint32_t uopc_f16_nan_to_f32_bits(uint16_t h) {  /* its payload kept */
+  return ((uint32_t)(h & 0x8000u) << 16) | 0x7f800000u | ((uint32_t)(h & 0x3ffu) << 13);
+}
+UOPC_FN uint16_t uopc_f32_nan_to_f16_bits(uint32_t u) {  /* quiet, its top payload bits kept */
+  return (uint16_t)(((u >> 16) & 0x8000u) | 0x7e00u | ((u >> 13) & 0x3ffu));
+}
+)CU";
+}
+
 std::string CudaPrelude() {
   return R"CU(typedef signed char int8_t;
 typedef unsigned char uint8_t;
@@ -19,12 +29,15 @@ typedef unsigned long long uint64_t;
 #define NAN __int_as_float(0x7fc00000)
 #define INFINITY __int_as_float(0x7f800000)
 #define UOPC_FN static __device__ __forceinline__
-UOPC_FN float uopc_f16_to_f32(uint16_t h) {
+)CU" + HalfNanBits() + R"CU(UOPC_FN float uopc_f16_to_f32(uint16_t h) {
+  if ((h & 0x7fffu) > 0x7c00u) return __uint_as_float(uopc_f16_nan_to_f32_bits(h));
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
   return f;
 }
 UOPC_FN uint16_t uopc_f32_to_f16(float f) {
+  const uint32_t u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uopc_f32_nan_to_f16_bits(u);
   uint16_t h;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;

@@ -2,7 +2,8 @@
 // to a grid of threads (passes/launch_dims.h: one thread per output element). The text is
 // the C-style renderer's in its CUDA form (backends/c/render_c.h); the prelude needs no
 // header, not even NVRTC's own: integer types are typedefs, f16 converts with PTX's cvt
-// (round to nearest even), bf16 with the same bit arithmetic as the C backend.
+// (round to nearest even; NaNs by bits, as core/float16.h), bf16 with the same bit
+// arithmetic as the C backend.
 #pragma once
 
 #include <string>
@@ -18,6 +19,10 @@ namespace uopc {
 
 /// The helpers a translation unit of CUDA kernels starts with (once).
 std::string CudaPrelude();
+/// The prelude's f16 NaN conversions, in plain C (PTX's cvt gives every NaN one canonical
+/// pattern; these keep the bits core/float16.h defines): uopc_f16_nan_to_f32_bits(h) and
+/// uopc_f32_nan_to_f16_bits(u), with UOPC_FN, uint16_t and uint32_t defined by the includer.
+std::string HalfNanBits();
 
 struct CudaKernel {
   std::string source;  // the kernel alone; a translation unit is CudaPrelude() + kernels

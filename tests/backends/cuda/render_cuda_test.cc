@@ -4,15 +4,60 @@
 #include "backends/cuda/render_cuda.h"
 
 #include <gtest/gtest.h>
+#include <dlfcn.h>
 
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+
+#include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 
 #include "backends/cuda/nvrtc.h"
+#include "core/float16.h"
 #include "tests/backends/conformance/conformance.h"
+#include "tests/testing/command.h"
 #include "tests/testing/seed_program.h"
 
 namespace uopc {
 namespace {
+
+// The CUDA prelude's f16 NaN conversions (PTX's cvt makes every NaN 0x7fff) keep the bits
+// the reference does: compiled here by gcc as the plain C they are, loaded with dlopen, and
+// checked on every f16 NaN and every f32 NaN against core/float16.
+TEST(RenderCuda, HalfNaNsKeepTheReferencesBits) {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  std::ofstream(dir + "/nan_bits.c")
+      << "#include <stdint.h>\n#define UOPC_FN static inline\n"
+      << HalfNanBits()
+      << "uint32_t to_f32(uint16_t h) { return uopc_f16_nan_to_f32_bits(h); }\n"
+         "uint16_t to_f16(uint32_t u) { return uopc_f32_nan_to_f16_bits(u); }\n";
+  testing::CommandResult cc = testing::RunCommand("gcc -O2 -shared -fPIC -o " + dir +
+                                                  "/nan_bits.so " + dir + "/nan_bits.c");
+  ASSERT_EQ(cc.status, 0) << cc.out;
+  void* so = dlopen((dir + "/nan_bits.so").c_str(), RTLD_NOW);
+  ASSERT_NE(so, nullptr) << dlerror();
+  auto to_f32 = reinterpret_cast<uint32_t (*)(uint16_t)>(dlsym(so, "to_f32"));
+  auto to_f16 = reinterpret_cast<uint16_t (*)(uint32_t)>(dlsym(so, "to_f16"));
+  ASSERT_TRUE(to_f32 && to_f16);
+  int64_t nans = 0, bad = 0;
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    if ((h & 0x7fffu) <= 0x7c00u) continue;
+    ++nans;
+    const float want = F16ToF32(static_cast<uint16_t>(h));
+    bad += to_f32(static_cast<uint16_t>(h)) != absl::bit_cast<uint32_t>(want);
+  }
+  EXPECT_EQ(nans, 2046);
+  for (uint64_t u = 0x7f800001u; u <= 0xffffffffu; ++u) {
+    if ((u & 0x7fffffffu) <= 0x7f800000u) {  // past the positive NaNs: on to the negative ones
+      u = 0xff800000u;
+      continue;
+    }
+    bad += to_f16(static_cast<uint32_t>(u)) != F32ToF16(absl::bit_cast<float>(static_cast<uint32_t>(u)));
+  }
+  EXPECT_EQ(bad, 0);
+  dlclose(so);
+}
 
 TEST(RenderCuda, SeedProgramGetsAThreadPerRow) {
   // the output loop (4 rows) becomes 4 threads; the run-time trip count stays a loop
