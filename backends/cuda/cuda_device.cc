@@ -78,29 +78,7 @@ bool Usable(uopc_device* d) {
   return e == nullptr;
 }
 
-// ---- pinned staging buffers ----
-
-size_t SizeClass(size_t n) {
-  size_t c = 64 << 10;
-  while (c < n) c <<= 1;
-  return c;
-}
-
-// A pinned chunk of at least `n` bytes (null if pinned memory ran out).
-void* TakePinned(uopc_device* d, size_t n) {
-  size_t c = SizeClass(n);
-  {
-    std::lock_guard<std::mutex> lock(d->mu);
-    auto& free = d->pinned[c];
-    if (!free.empty()) {
-      void* p = free.back();
-      free.pop_back();
-      return p;
-    }
-  }
-  void* p = nullptr;
-  return g_driver->MemAllocHost(&p, c) == kSuccess ? p : nullptr;
-}
+// ---- pinned staging (backends/cuda/pinned_pool.h) ----
 
 struct Staged {
   uopc_device* device;
@@ -109,13 +87,40 @@ struct Staged {
   void* out;  // where a copy-out's bytes go; null for a copy-in
 };
 
-// A host function on the stream, after the staged copy: lands a copy-out's bytes and
-// returns the chunk to its pool (no CUDA call may be made here).
+// A host function on the stream, after a staged piece: lands a copy-out's bytes and returns
+// the chunk to the pool (no CUDA call may be made here).
 void FinishStaged(void* arg) {
   std::unique_ptr<Staged> s(static_cast<Staged*>(arg));
   if (s->out) std::memcpy(s->out, s->pinned, s->size);
-  std::lock_guard<std::mutex> lock(s->device->mu);
-  s->device->pinned[SizeClass(s->size)].push_back(s->pinned);
+  s->device->staging->Give(s->pinned);
+}
+
+// A copy between host memory `host` and device memory `dev` of `size` bytes, in pieces
+// staged through the pool's chunks (the caller's memory is free, for a copy-in, when this
+// returns); from pageable memory where no chunk can be had.
+uopc_error* StagedCopy(uopc_queue* q, CUdeviceptr dev, void* host, uint64_t size, bool in) {
+  uopc_device* d = q->device;
+  const size_t chunk = d->staging->chunk_bytes();
+  for (uint64_t at = 0; at < size; at += chunk) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, size - at));
+    char* h = static_cast<char*>(host) + at;
+    void* pin = d->staging->Take();
+    if (!pin) {  // the rest straight from (or to) pageable memory
+      CUresult r = in ? g_driver->MemcpyHtoDAsync(dev + at, h, size - at, q->stream)
+                      : g_driver->MemcpyDtoHAsync(h, dev + at, size - at, q->stream);
+      return Check(d, r, in ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync", q->last_kernel);
+    }
+    if (in) std::memcpy(pin, h, n);
+    CUresult r = in ? g_driver->MemcpyHtoDAsync(dev + at, pin, n, q->stream)
+                    : g_driver->MemcpyDtoHAsync(pin, dev + at, n, q->stream);
+    if (r == kSuccess)
+      r = g_driver->LaunchHostFunc(q->stream, FinishStaged, new Staged{d, pin, n, in ? nullptr : h});
+    if (r != kSuccess) {
+      d->staging->Give(pin);
+      return Check(d, r, in ? "a staged copy in" : "a staged copy out", q->last_kernel);
+    }
+  }
+  return nullptr;
 }
 
 // Records an event on `q` for `done`, if asked.
@@ -273,23 +278,8 @@ uopc_error* CopyH2D(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* s
   if (uopc_error* e = CheckRange(dst, off, size, "copy in")) return e;
   uopc_device* d = q->device;
   if (uopc_error* e = Use(d)) return e;
-  if (size) {
-    void* pin = TakePinned(d, size);
-    if (pin) {  // staged: the caller's memory is free at once
-      std::memcpy(pin, src, size);
-      if (uopc_error* e = Check(d, g_driver->MemcpyHtoDAsync(dst->ptr + off, pin, size, q->stream),
-                                "cuMemcpyHtoDAsync"))
-        return e;
-      if (uopc_error* e =
-              Check(d, g_driver->LaunchHostFunc(q->stream, FinishStaged, new Staged{d, pin, size, nullptr}),
-                    "cuLaunchHostFunc"))
-        return e;
-    } else if (uopc_error* e =  // no pinned memory left: straight from pageable memory
-                   Check(d, g_driver->MemcpyHtoDAsync(dst->ptr + off, src, size, q->stream),
-                         "cuMemcpyHtoDAsync")) {
-      return e;
-    }
-  }
+  if (uopc_error* e = StagedCopy(q, dst->ptr + off, const_cast<void*>(src), size, /*in=*/true))
+    return e;
   return Done(q, done);
 }
 
@@ -300,21 +290,7 @@ uopc_error* CopyD2H(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t o
   if (uopc_error* e = CheckRange(src, off, size, "copy out")) return e;
   uopc_device* d = q->device;
   if (uopc_error* e = Use(d)) return e;
-  if (size) {
-    void* pin = TakePinned(d, size);
-    if (pin) {
-      if (uopc_error* e = Check(d, g_driver->MemcpyDtoHAsync(pin, src->ptr + off, size, q->stream),
-                                "cuMemcpyDtoHAsync", q->last_kernel))
-        return e;
-      if (uopc_error* e =
-              Check(d, g_driver->LaunchHostFunc(q->stream, FinishStaged, new Staged{d, pin, size, dst}),
-                    "cuLaunchHostFunc"))
-        return e;
-    } else if (uopc_error* e = Check(d, g_driver->MemcpyDtoHAsync(dst, src->ptr + off, size, q->stream),
-                                     "cuMemcpyDtoHAsync", q->last_kernel)) {
-      return e;
-    }
-  }
+  if (uopc_error* e = StagedCopy(q, src->ptr + off, dst, size, /*in=*/false)) return e;
   return Done(q, done);
 }
 
@@ -531,6 +507,13 @@ absl::Status OpenDevices(const Driver& driver) {
     d->kind = absl::StrCat(name, ", sm_", d->arch);
     d->uid = absl::StrCat("cuda://", bus[0] ? bus : std::to_string(i));
     d->backend = absl::StrCat("cuda-nvrtc-sm_", d->arch);
+    d->staging = new PinnedPool(  // (never deleted: no driver call at the process's exit)
+        PinnedPoolOptionsFromEnvironment(),
+        [](size_t n) -> void* {
+          void* p = nullptr;
+          return g_driver->MemAllocHost(&p, n) == kSuccess ? p : nullptr;
+        },
+        [](void* p) { g_driver->MemFreeHost(p); });
     g_devices.push_back(std::move(d));
   }
   return absl::OkStatus();

@@ -1,8 +1,9 @@
 // The devices of the CUDA plugin: one per GPU ("CUDA:0" ...), on its primary context.
 // Memory is cuMemAlloc'd (the host's caching allocator keeps it); a queue is a stream; an
-// event is a CUDA event; copies to and from host memory are staged through pinned buffers
-// (a pool per device: the caller's memory is free when the call returns, and copy-outs land
-// in it through a host function on the stream); copies between two GPUs are peer copies.
+// event is a CUDA event; copies to and from host memory are staged through pinned chunks
+// (a bounded pool per device, pinned_pool.h: the caller's memory is free when a copy-in
+// returns, and copy-outs land in it through a host function on the stream); copies between
+// two GPUs are peer copies.
 // A kernel's parameters are every buffer slot (null for unused ones) then its VARs as int.
 //
 // CUDA's errors map to the ABI's codes: out of memory is RESOURCE_EXHAUSTED; an error that
@@ -20,6 +21,7 @@
 #include "absl/status/status.h"
 
 #include "backends/cuda/driver.h"
+#include "backends/cuda/pinned_pool.h"
 #include "backends/plugin_api.h"
 #include "backends/target_args.h"
 
@@ -33,7 +35,7 @@ struct uopc_device {
   uint32_t max_threads = 1024;
   uint64_t max_grid = 2147483647, total_mem = 0;
   std::mutex mu;
-  std::map<size_t, std::vector<void*>> pinned;  // free pinned chunks by size class, under mu
+  uopc::cuda::PinnedPool* staging = nullptr;  // copies to and from host memory go through it
   std::atomic<bool> lost{false};
   std::string lost_why;  // set once, before `lost`
 };
