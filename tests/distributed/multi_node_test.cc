@@ -12,25 +12,19 @@
 #include <gtest/gtest.h>
 
 #include "tests/testing/command.h"
+#include "tests/testing/gpt_output.h"
 #include "tests/testing/net_bed.h"
 
 namespace {
 
 using uopc::testing::CommandResult;
+using uopc::testing::Losses;
 using uopc::testing::NetBed;
 using uopc::testing::RunCommand;
 using uopc::testing::Runfile;
 
 const std::string kModel =
     " --layers 2 --dim 32 --heads 2 --context 32 --batch 8 --lr 1e-2 --warmup 5";
-
-std::vector<double> Losses(const std::string& out) {
-  std::vector<double> v;
-  std::regex re("loss ([0-9.]+)");
-  for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it)
-    v.push_back(std::stod((*it)[1]));
-  return v;
-}
 
 bool Has(const std::string& out, const std::string& s) { return out.find(s) != std::string::npos; }
 

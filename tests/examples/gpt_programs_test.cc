@@ -15,11 +15,14 @@
 #include "core/json.h"
 #include "frontend/safetensors.h"
 #include "tests/testing/command.h"
+#include "tests/testing/gpt_output.h"
 #include "tests/testing/server_process.h"
 
 namespace {
 
 using uopc::testing::CommandResult;
+using uopc::testing::Losses;
+using uopc::testing::PlansCompiled;
 using uopc::testing::RunCommand;
 using uopc::testing::Runfile;
 
@@ -154,21 +157,6 @@ TEST(GptTrain, AJobRestartedAfterAKilledRankEndsAsTheUninterruptedRun) {
   const std::string a = bytes(Tmp("straight.safetensors")), b = bytes(Tmp("restarted.safetensors"));
   EXPECT_GT(a.size(), 1000u);
   EXPECT_TRUE(a == b) << "the checkpoints differ\n" << straight.out << restarted.out;
-}
-
-// The losses of every progress line.
-std::vector<double> Losses(const std::string& out) {
-  std::vector<double> v;
-  std::regex re("loss ([0-9.]+)");
-  for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it)
-    v.push_back(std::stod((*it)[1]));
-  return v;
-}
-
-// "(N plans compiled)" of gpt_train's last line.
-int PlansCompiled(const std::string& out) {
-  std::smatch m;
-  return std::regex_search(out, m, std::regex("\\(([0-9]+) plans compiled\\)")) ? std::stoi(m[1]) : -1;
 }
 
 // Under uopc_launch, two ranks with half a batch each follow the single-process run.
