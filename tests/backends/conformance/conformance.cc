@@ -164,6 +164,7 @@ struct KernelCase {
   DType out_type = DType::kVoid;
   DType to = DType::kVoid;  // a cast's target, whose support is asked too
   int ulps = 0;
+  std::vector<std::pair<std::string, int64_t>> vars;  // the kernel's VARs and their values
 };
 
 class Suite {
@@ -472,6 +473,23 @@ std::vector<KernelCase> LoopCases() {
     c.out_type = DType::kF32;
     cases.push_back(std::move(c));
   }
+  {  // out[i] = x[i] * 2 + i for i < n, n a VAR (a kernel parameter): the tail stays unwritten
+    KernelCase c;
+    c.section = "loops";
+    c.name = "a kernel over a VAR";
+    UOp x = UOp::Buffer(DType::kF32, 0, kN), out = UOp::Buffer(DType::kF32, 3, kN);
+    UOp i = UOp::Range(UOp::Var("n", 1, kN), 0);
+    c.kernel = UOp::Sink(
+        {out.Index(i).Store(x.Index(i).Load() * UOp::Const(DType::kF32, 2.0) + i.Cast(DType::kF32))
+             .End({i})});
+    c.in_types = {DType::kF32};
+    std::vector<Arg> xs;
+    for (int64_t k = 0; k < kN; ++k) xs.push_back(Arg(static_cast<double>(k) - 20.5));
+    c.inputs = {xs};
+    c.out_type = DType::kF32;
+    c.vars = {{"n", kN - 7}};
+    cases.push_back(std::move(c));
+  }
   return cases;
 }
 
@@ -488,7 +506,13 @@ std::string Suite::RunOne(const KernelCase& c, const Program& prog, uint32_t ent
   refs[3] = {want.data(), c.out_type, kN};
   absl::StatusOr<std::vector<UOp>> program = Linearize(c.kernel);
   if (!program.ok()) return "linearize: " + std::string(program.status().message());
-  if (absl::Status s = Interpret(*program, refs); !s.ok())
+  absl::flat_hash_map<std::string, int64_t> vars;
+  std::vector<int64_t> var_values;  // (one VAR at most: the signature's order is moot)
+  for (const auto& [name, value] : c.vars) {
+    vars[name] = value;
+    var_values.push_back(value);
+  }
+  if (absl::Status s = Interpret(*program, refs, vars); !s.ok())
     return "reference: " + std::string(s.message());
   // device: inputs, an output between guards, launch, read back
   int size = DTypeSize(c.out_type);
@@ -509,7 +533,7 @@ std::string Suite::RunOne(const KernelCase& c, const Program& prog, uint32_t ent
   if (absl::Status st = d_.CopyIn(*ob, got.data(), got.size()); !st.ok()) return st.ToString();
   bufs[3] = ob->handle();
   offsets[3] = kGuard * size;
-  if (absl::Status st = d_.Launch(prog, entry, bufs, {}, offsets, dims).status(); !st.ok())
+  if (absl::Status st = d_.Launch(prog, entry, bufs, var_values, offsets, dims).status(); !st.ok())
     return st.ToString();
   if (absl::Status st = d_.CopyOut(got.data(), *ob, got.size()); !st.ok()) return st.ToString();
   for (int64_t k = 0; k < kGuard * size; ++k)
