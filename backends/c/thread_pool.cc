@@ -1,6 +1,7 @@
 #include "backends/c/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -83,15 +84,52 @@ void ThreadPool::Job::Run() {
   }
 }
 
+namespace {
+
+// How long an idle worker, and a launcher whose chunks others still run, spin before they
+// sleep: the kernels of a plan follow each other within microseconds, and a sleeping thread
+// takes tens of them to wake (more on a virtual machine), at every kernel. OpenMP's workers
+// (PyTorch's) spin the same way, for longer.
+constexpr auto kSpin = std::chrono::microseconds(200);
+
+void Relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until `ready()` or kSpin has passed; whether it became ready.
+template <typename F>
+bool SpinUntil(F ready) {
+  const auto end = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    Relax();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= end) return ready();
+  }
+}
+
+}  // namespace
+
 void ThreadPool::Work() {
+  uint64_t seen = 0;    // how many jobs had been posted when this worker last looked
+  bool again = false;  // a job was all taken: the next one may be there already
   for (;;) {
+    if (!again) SpinUntil([&] { return posted_.load(std::memory_order_acquire) != seen; });
+    again = false;
     std::shared_ptr<Job> job;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return !jobs_.empty(); });
+      if (jobs_.empty()) {
+        ++sleeping_;
+        wake_.wait(lock, [&] { return !jobs_.empty(); });
+        --sleeping_;
+      }
+      seen = posted_.load(std::memory_order_relaxed);
       job = jobs_.front();
       if (job->next.load(std::memory_order_relaxed) >= job->n) {  // all its chunks taken
         jobs_.pop_front();
+        again = true;
         continue;
       }
     }
@@ -107,13 +145,16 @@ void ThreadPool::ParallelFor(int n, const std::function<void(int)>& fn) {
   auto job = std::make_shared<Job>();
   job->fn = &fn;
   job->n = n;
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
     jobs_.push_back(job);
+    posted_.fetch_add(1, std::memory_order_release);
+    wake = sleeping_ > 0;  // (a spinning worker sees posted_ move)
   }
-  wake_.notify_all();
+  if (wake) wake_.notify_all();
   job->Run();
-  {
+  if (!SpinUntil([&] { return job->done.load(std::memory_order_acquire) == n; })) {
     std::unique_lock<std::mutex> lock(job->mu);
     job->finished.wait(lock, [&] { return job->done.load(std::memory_order_acquire) == n; });
   }

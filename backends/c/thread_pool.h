@@ -1,8 +1,8 @@
 // ThreadPool: the worker threads that the CPU devices run a kernel's chunks on (the chunks
 // of its global range, see passes/thread_outer_loop.h): UOPC_THREADS threads in all
 // (default: every core the process may run on), the launching thread being one of them.
-// Idle workers sleep on a condition variable; nothing spins. Several devices may share it
-// at once: each launch waits for its own chunks only.
+// An idle worker spins for the next kernel for 200 us, then sleeps on a condition variable.
+// Several devices may share it at once: each launch waits for its own chunks only.
 #pragma once
 
 #include <atomic>
@@ -45,6 +45,8 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Job>> jobs_;
+  std::atomic<uint64_t> posted_{0};  // jobs posted so far (what spinning workers watch)
+  int sleeping_ = 0;                 // workers asleep on wake_, under mu_
 };
 
 /// UOPC_THREADS if set (>= 1), else the CPUs this process may run on.
