@@ -12,15 +12,17 @@ CONTEXT, C, H, L, V = 64, 128, 4, 4, 65
 
 
 class Block(nn.Module):
-    def __init__(self):
+    def __init__(self, dim=C, heads=H, context=CONTEXT):
         super().__init__()
-        self.ln_1, self.ln_2 = nn.LayerNorm(C), nn.LayerNorm(C)
-        self.c_attn, self.c_proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
-        self.c_fc, self.mlp_proj = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
-        self.register_buffer("mask", torch.triu(torch.ones(CONTEXT, CONTEXT, dtype=torch.bool), 1))
+        self.dim, self.heads = dim, heads
+        self.ln_1, self.ln_2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.c_attn, self.c_proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.c_fc, self.mlp_proj = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+        self.register_buffer("mask", torch.triu(torch.ones(context, context, dtype=torch.bool), 1))
 
     def forward(self, x):
         B, T, _ = x.shape
+        C, H = self.dim, self.heads
         q, k, v = self.c_attn(self.ln_1(x)).split(C, dim=2)
         q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in (q, k, v))
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(C // H))
@@ -30,11 +32,13 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self):
+    """The bench GPT by default; other sizes as gpt_train's flags give them."""
+
+    def __init__(self, vocab=V, dim=C, heads=H, layers=L, context=CONTEXT):
         super().__init__()
-        self.wte, self.wpe = nn.Embedding(V, C), nn.Embedding(CONTEXT, C)
-        self.h = nn.ModuleList(Block() for _ in range(L))
-        self.ln_f, self.lm_head = nn.LayerNorm(C), nn.Linear(C, V, bias=False)
+        self.wte, self.wpe = nn.Embedding(vocab, dim), nn.Embedding(context, dim)
+        self.h = nn.ModuleList(Block(dim, heads, context) for _ in range(layers))
+        self.ln_f, self.lm_head = nn.LayerNorm(dim), nn.Linear(dim, vocab, bias=False)
 
     def forward(self, idx, last_only=False):
         """Token indices (B, T) to logits (B, T, V); with last_only, of the last position."""
