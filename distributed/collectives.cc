@@ -191,14 +191,13 @@ struct ProcessGroup::Call {
     absl::StatusOr<InFrame> f = g.job_->mailbox.Take(
         {g.ranks_[from], g.id_, p2p, seq, tag, step, static_cast<uint64_t>(s.offset)}, e,
         std::chrono::steady_clock::now() + g.job_->env.timeout);
+    if (f.ok() || !(absl::IsUnavailable(f.status()) || absl::IsDeadlineExceeded(f.status())))
+      return f;
     // a peer that cannot be heard from over TCP (another node, as a rule): say where it is
     const std::string& at = g.address_of(from);
-    if (!f.ok() && (absl::IsUnavailable(f.status()) || absl::IsDeadlineExceeded(f.status())) &&
-        !absl::StartsWith(at, "unix"))
-      return absl::Status(f.status().code(),
-                          absl::StrCat(f.status().message(), "; rank ", g.ranks_[from], " is at ",
-                                       at));
-    return f;
+    if (absl::StartsWith(at, "unix")) return f;
+    return absl::Status(f.status().code(), absl::StrCat(f.status().message(), "; rank ",
+                                                        g.ranks_[from], " is at ", at));
   }
 };
 

@@ -12,6 +12,7 @@ void AverageGradientsInPlan(const GraphGroup& g, const std::vector<Tensor*>& par
     if ((*it)->grad()) have.push_back(*it);
   const double scale = 1.0 / g.size();
   const bool half = IsHalf(wire);
+  const DType carried = half ? wire : DType::kF32;  // the buckets' dtype
   // what a rank puts in the bucket: its gradient, or (a half) its share of the average
   auto share = [&](const Tensor& grad) {
     return half ? (grad.Cast(DType::kF32) * scale).Cast(wire) : grad.Cast(DType::kF32);
@@ -21,15 +22,14 @@ void AverageGradientsInPlan(const GraphGroup& g, const std::vector<Tensor*>& par
     int64_t count = 0;
     while (last < have.size() &&
            (last == first ||
-            (count + have[last]->numel().value()) * DTypeSize(half ? wire : DType::kF32) <=
-                bucket_bytes))
+            (count + have[last]->numel().value()) * DTypeSize(carried) <= bucket_bytes))
       count += have[last++]->numel().value();
     Tensor bucket;
     if (last - first == 1) {  // one gradient: all-reduced as it is
       bucket = share(have[first]->grad()).Reshape({count});
     } else {  // several: each written into its part (in its own shape: its kernel keeps its loops)
       Device* device = have[first]->grad().device();
-      absl::StatusOr<Buffer> memory = device->Allocate(half ? wire : DType::kF32, count);
+      absl::StatusOr<Buffer> memory = device->Allocate(carried, count);
       ThrowIfError(memory.status());
       bucket = Tensor::FromBuffer(*memory, {count});
       int64_t at = 0;
