@@ -239,6 +239,10 @@ class Tensor {
   /// This tensor with src[i][j] added at [index[i][j]][j] (dim 0; likewise for any dim):
   /// index and src of one shape, this tensor's rank and, on the other dims, its sizes.
   Tensor ScatterAdd(int dim, const Tensor& index, const Tensor& src) const;
+  /// ScatterAdd in place (PyTorch's scatter_add_): src[i][j] added into this tensor at
+  /// [index[i][j]][j], lazily, as Assign on a view writes. On a CPU it costs what `index`
+  /// has, not what this tensor has: a KV cache's new rows written into its pool.
+  void ScatterAddInPlace(int dim, const Tensor& index, const Tensor& src);
 
   // ---- autograd ----
   /// Marks this tensor as a parameter (realizing it, and dropping its history): Backward

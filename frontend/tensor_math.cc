@@ -302,11 +302,15 @@ Tensor Tensor::OneHot(int64_t num_classes) const {
 
 namespace {
 
-// 0, 1, ..., n-1 along axis `at` of a rank-`rank` tensor (1 elsewhere), as `dtype`.
-Tensor IotaAlong(int64_t n, int at, int rank, DType dtype, Device* device) {
+// 0, 1, ..., n-1 along axis `at` of a rank-`rank` tensor (1 elsewhere), as `dtype` (n may
+// be symbolic: the first n of its largest value).
+Tensor IotaAlong(const SymInt& n, int at, int rank, DType dtype, Device* device) {
   TensorShape s(rank, 1);
   s[at] = n;
-  return Tensor::Arange(0, static_cast<double>(n), 1, device).Cast(dtype).Reshape(s);
+  return Tensor::Arange(0, static_cast<double>(n.max()), 1, device)
+      .Slice(0, 0, n)
+      .Cast(dtype)
+      .Reshape(s);
 }
 
 }  // namespace
@@ -314,7 +318,7 @@ Tensor IotaAlong(int64_t n, int at, int rank, DType dtype, Device* device) {
 Tensor Tensor::Gather(int dim, const Tensor& index) const {
   const int d = Axis(dim, "gather");
   const SymInt n = shape()[d];
-  bool fits = index.ndim() == ndim() && !n.is_symbolic();
+  bool fits = index.ndim() == ndim();
   for (int a = 0; fits && a < ndim(); ++a)
     fits = a == d || index.shape()[a] == shape()[a] ||
            (!index.shape()[a].is_symbolic() && !shape()[a].is_symbolic() &&
@@ -324,13 +328,13 @@ Tensor Tensor::Gather(int dim, const Tensor& index) const {
                               ShapeString(shape()), " by an index of ", DTypeName(index.dtype()),
                               " ", ShapeString(index.shape()),
                               "; expected an integer index of the same rank, no larger on the "
-                              "other dims, and a dim of known size"));
+                              "other dims"));
   std::vector<std::pair<SymInt, SymInt>> extent;
   for (int a = 0; a < ndim(); ++a) extent.push_back({0, a == d ? n : index.shape()[a]});
   const Tensor x = IsBool(dtype()) ? Cast(DType::kI32) : *this;
   // (..., i, k, ...): index[..., i, ...] == k, times x[..., k, ...], summed over k
   const Tensor picks =
-      index.Unsqueeze(d + 1).Eq(IotaAlong(n.value(), d + 1, ndim() + 1, index.dtype(), device()));
+      index.Unsqueeze(d + 1).Eq(IotaAlong(n, d + 1, ndim() + 1, index.dtype(), device()));
   const Tensor out = (picks.Cast(x.dtype()) * x.Shrink(extent).Unsqueeze(d)).Sum({d + 1});
   return IsBool(dtype()) ? out.Cast(DType::kBool) : out;
 }
@@ -349,8 +353,7 @@ Tensor Tensor::IndexSelect(int dim, const Tensor& index) const {
 Tensor Tensor::ScatterAdd(int dim, const Tensor& index, const Tensor& src) const {
   const int d = Axis(dim, "scatter_add");
   const SymInt n = shape()[d];
-  bool fits = index.shape() == src.shape() && index.ndim() == ndim() && !n.is_symbolic() &&
-              src.dtype() == dtype();
+  bool fits = index.shape() == src.shape() && index.ndim() == ndim() && src.dtype() == dtype();
   for (int a = 0; fits && a < ndim(); ++a) fits = a == d || index.shape()[a] == shape()[a];
   if (!IsInt(index.dtype()) || !fits)
     ThrowInvalid(absl::StrCat("scatter_add: into dim ", dim, " of ", DTypeName(dtype()), " ",
@@ -361,8 +364,14 @@ Tensor Tensor::ScatterAdd(int dim, const Tensor& index, const Tensor& src) const
                               "tensor's rank, dtype and sizes on the other dims"));
   // (..., k, i, ...): index[..., i, ...] == k, times src[..., i, ...], summed over i
   const Tensor picks =
-      index.Unsqueeze(d).Eq(IotaAlong(n.value(), d, ndim() + 1, index.dtype(), device()));
+      index.Unsqueeze(d).Eq(IotaAlong(n, d, ndim() + 1, index.dtype(), device()));
   return *this + (picks.Cast(dtype()) * src.Unsqueeze(d)).Sum({d + 1});
+}
+
+void Tensor::ScatterAddInPlace(int dim, const Tensor& index, const Tensor& src) {
+  // (through a view of the whole tensor: Assign writes a view in place, and kernelize lets
+  // a value that reads each element only where it writes it be computed in place)
+  Unsqueeze(0).Assign(ScatterAdd(dim, index, src).Unsqueeze(0));
 }
 
 Tensor Tensor::CrossEntropy(const Tensor& targets) const {

@@ -133,6 +133,28 @@ bool ReadsBuffer(const UOp& u, const UOp& buffer) {
   return false;
 }
 
+// Whether each element of `u` reads `buffer` (if at all) only at its own position: every
+// path from `u` down to the buffer passes through elementwise ops and reshapes alone (both
+// keep an element's flat position), so that writing `u` over a reshape of the whole buffer
+// in place reads nothing it has overwritten (an index_add_: the buffer plus a scatter).
+bool ReadsOnlyInPlace(const UOp& u, const UOp& buffer) {
+  if (!ReadsBuffer(u, buffer)) return true;
+  if (u == buffer) return true;
+  if (!IsAlu(u.op()) && !u.is(Ops::RESHAPE) && !u.is(Ops::AFTER)) return false;
+  const size_t n = IsAlu(u.op()) ? u.src().size() : 1;  // (a reshape's dims, an AFTER's writes)
+  for (size_t i = 0; i < n; ++i)
+    if (!ReadsOnlyInPlace(u.src(i), buffer)) return false;
+  return true;
+}
+
+// Whether `target` is the whole of its buffer, reshaped: what ReadsOnlyInPlace's positions
+// are positions in.
+bool IsWholeBuffer(const UOp& target) {
+  UOp x = target;
+  while (x.is(Ops::RESHAPE) || x.is(Ops::AFTER)) x = x.src(0);
+  return x.is(Ops::BUFFER);
+}
+
 constexpr const char* kSeveral = "\x01";  // a node without a device reached from two
 
 // The device each node of `order` is computed on: its own (Placement), or for a node with
@@ -197,9 +219,11 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
     bool down = !boundary && (expanded[u.get()] || u.is(Ops::EXPAND));
     for (const UOp& s : u.src()) expanded[s.get()] |= down;
   }
-  // an in-place ASSIGN's value that reads the buffer it writes is computed whole first
+  // an in-place ASSIGN's value that reads the buffer it writes is computed whole first,
+  // unless each element reads only the one it overwrites
   for (const UOp& u : order)
-    if (u.is(Ops::ASSIGN) && ReadsBuffer(u.src(1), ViewedBuffer(u.src(0))))
+    if (u.is(Ops::ASSIGN) && ReadsBuffer(u.src(1), ViewedBuffer(u.src(0))) &&
+        !(IsWholeBuffer(u.src(0)) && ReadsOnlyInPlace(u.src(1), ViewedBuffer(u.src(0)))))
       staged.insert(u.src(1).get());
   StageBroadcastIntoReduces(order, staged, placed);
   // then, until none is left, the outermost reduction or transcendental that several

@@ -111,11 +111,16 @@ UOp ScatterKernel(const UOp& kernel) {
   const std::optional<ScatterRow> row = ScatterOf(Simplify(sum.src(0)), top.loops);
   if (!row) return UOp();
   // zeros (or the base); then, in the reduction's order (its loops outermost, which no
-  // thread splits: two steps may add into one row), each value into its row
+  // thread splits: two steps may add into one row), each value into its row. A base that
+  // is the output itself (an in-place index_add_) is there already: only the adds run.
   const UOp &out = store.src(0).src(0), &at = store.src(0).src(1);
-  std::vector<UOp> zeros{out.Index(at).Store(base ? base : UOp::ConstInt(store.src(1).dtype(), 0))};
-  zeros.insert(zeros.end(), top.loops.begin(), top.loops.end());
-  const UOp written = UOp::Derived(Ops::AFTER, {out, UOp::Derived(Ops::END, zeros)});
+  UOp written = out;
+  if (!(base && base.is(Ops::LOAD) && base.src(0) == store.src(0))) {
+    std::vector<UOp> zeros{
+        out.Index(at).Store(base ? base : UOp::ConstInt(store.src(1).dtype(), 0))};
+    zeros.insert(zeros.end(), top.loops.begin(), top.loops.end());
+    written = UOp::Derived(Ops::AFTER, {out, UOp::Derived(Ops::END, zeros)});
+  }
   int next = NextLoopNumber(kernel);
   absl::flat_hash_map<UOp, UOp> again;  // the other output loops, once more (a loop has one END)
   std::vector<UOp> adds{UOp()};

@@ -133,6 +133,47 @@ TEST(Gather, GatherIndexSelectAndScatterAddAsPlainLoops) {
             0);
 }
 
+// Largest loop length in the kernels.
+int64_t LongestLoop(const std::vector<UOp>& kernels) {
+  int64_t n = 0;
+  for (const UOp& k : kernels)
+    for (const UOp& u : k.Toposort())
+      if (u.is(Ops::RANGE)) n = std::max(n, u.src(0).ConstIntValue().value_or(0));
+  return n;
+}
+
+// A scatter-add in place writes only the rows it adds to: one kernel whose loops run over
+// the index (2 x 3), none over the tensor (97 x 3); the other rows keep their values, even
+// ones no plan wrote (the tensor is not copied first).
+TEST(Gather, ScatterAddInPlaceTouchesOnlyTheIndexedRows) {
+  Tensor pool = Tensor::Randn({kVocab, 3}).Realize();
+  const std::vector<float> before = pool.ToVector<float>();
+  const std::vector<int32_t> at = {4, 96, 4, 0, 0, 0};
+  Tensor src = Tensor::Randn({2, 3}).Realize();
+  pool.ScatterAddInPlace(0, Tensor::FromVector(at, {2, 3}), src);
+  std::vector<UOp> kernels = KernelsOf({pool});
+  EXPECT_EQ(kernels.size(), 1u);
+  EXPECT_LE(LongestLoop(kernels), 3);
+  std::vector<float> want = before, sv = src.ToVector<float>();
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j) want[at[i * 3 + j] * 3 + j] += sv[i * 3 + j];
+  EXPECT_EQ(pool.ToVector<float>(), want);
+  // again, on the dim 1 of a (3, 97) tensor, with what was read before the write kept old
+  Tensor t = Tensor::Randn({3, kVocab}).Realize();
+  std::vector<float> tv = t.ToVector<float>();
+  Tensor old_sum = t.Sum();
+  t.ScatterAddInPlace(1, Tensor::FromVector(std::vector<int32_t>{5, 5, 7}, {3, 1}),
+                      Tensor::Ones({3, 1}));
+  Tensor new_sum = t.Sum();
+  Tensor::RealizeAll({&old_sum, &new_sum});
+  double s = 0;
+  for (float v : tv) s += v;
+  EXPECT_NEAR(old_sum.Item<float>(), s, 1e-3);
+  EXPECT_NEAR(new_sum.Item<float>(), s + 3, 1e-3);
+  tv[5] += 1, tv[kVocab + 5] += 1, tv[2 * kVocab + 7] += 1;
+  EXPECT_EQ(t.ToVector<float>(), tv);
+}
+
 // The gradient of a gather is a scatter-add of the output's gradient (against central
 // differences of a smooth function of it), and out-of-range indices read 0 and add nowhere.
 TEST(Gather, GradientsAndIndicesOutsideTheDim) {

@@ -169,13 +169,30 @@ TEST(Pipeline, KernelOrderPutsAWriteAfterTheReadsOfTheOldContents) {
   const UOp g = *ParseUir(kUir);
   std::map<std::string, UOp> after = AfterEachPass({g.src().begin(), g.src().end()});
   const UOp& order = after["kernel_order"];
-  // the read of the old contents (and the written value, staged: it reads the buffer too),
-  // then the write
-  ASSERT_EQ(order.src(0).src().size(), 3u);
+  // the read of the old contents, then the write (computed in place: each element of the
+  // value reads only the element it overwrites)
+  ASSERT_EQ(order.src(0).src().size(), 2u);
   EXPECT_TRUE(order.src(0).src(0).is(Ops::STAGE));
-  EXPECT_TRUE(order.src(0).src(1).is(Ops::STAGE));
-  EXPECT_TRUE(order.src(0).src(2).is(Ops::ASSIGN));
+  EXPECT_TRUE(order.src(0).src(1).is(Ops::ASSIGN));
   EXPECT_EQ(order.src(1), after["kernelize"]);  // the roots, as kernelize left them
+}
+
+// A written value that reads its buffer elsewhere than where it writes (a flip of it) is
+// computed whole first, then written: in place, it would read what it had overwritten.
+TEST(Pipeline, AWriteThatReadsOtherElementsOfItsBufferIsStagedFirst) {
+  constexpr char kUir[] = R"(%0 = buffer 4 : dtype=f32 slot=0 device=CPU:0
+%1 = flip %0 : axes=0
+%2 = add %0, %1
+%3 = assign %0, %2
+%4 = sink %3
+)";
+  const UOp g = *ParseUir(kUir);
+  std::map<std::string, UOp> after = AfterEachPass({g.src().begin(), g.src().end()});
+  const UOp& order = after["kernel_order"];
+  ASSERT_EQ(order.src(0).src().size(), 2u);
+  EXPECT_TRUE(order.src(0).src(0).is(Ops::STAGE));
+  EXPECT_TRUE(order.src(0).src(1).is(Ops::ASSIGN));
+  // and the flip read in place would be wrong: the kernels compute x + flip(x) of the old x
 }
 
 // The lowered graph's kernels (its steps that are kernels).
