@@ -13,18 +13,6 @@
 namespace uopc {
 namespace {
 
-void Check(const Gpt& model, const std::vector<int64_t>& prompt, const GenerateOptions& o) {
-  if (prompt.empty()) ThrowInvalid("generate: an empty prompt; expected at least one token");
-  for (size_t i = 0; i < prompt.size(); ++i)
-    if (prompt[i] < 0 || prompt[i] >= model.config.vocab)
-      ThrowInvalid(absl::StrCat("generate: prompt token ", i, " is ", prompt[i],
-                                "; expected a token id in [0, ", model.config.vocab, ")"));
-  if (o.max_tokens < 0 || !(o.temperature >= 0) || !std::isfinite(o.temperature) || o.top_k < 0)
-    ThrowInvalid(absl::StrCat("generate: max_tokens ", o.max_tokens, ", temperature ",
-                              o.temperature, ", top_k ", o.top_k,
-                              "; expected max_tokens >= 0, a finite temperature >= 0, top_k >= 0"));
-}
-
 // The logits of the last of `tokens`: a prefill of them (1, T), T a VAR.
 std::vector<float> LastLogits(const Gpt& model, const std::vector<int64_t>& tokens,
                               KvCache* cache) {
@@ -61,7 +49,21 @@ class Decoder {
   std::unique_ptr<CapturedStep> step_;
 };
 
-int64_t Choose(std::vector<float> logits, const GenerateOptions& o, std::mt19937_64& rng) {
+}  // namespace
+
+void CheckGenerateRequest(const Gpt& model, const std::vector<int64_t>& prompt, const GenerateOptions& o) {
+  if (prompt.empty()) ThrowInvalid("generate: an empty prompt; expected at least one token");
+  for (size_t i = 0; i < prompt.size(); ++i)
+    if (prompt[i] < 0 || prompt[i] >= model.config.vocab)
+      ThrowInvalid(absl::StrCat("generate: prompt token ", i, " is ", prompt[i],
+                                "; expected a token id in [0, ", model.config.vocab, ")"));
+  if (o.max_tokens < 0 || !(o.temperature >= 0) || !std::isfinite(o.temperature) || o.top_k < 0)
+    ThrowInvalid(absl::StrCat("generate: max_tokens ", o.max_tokens, ", temperature ",
+                              o.temperature, ", top_k ", o.top_k,
+                              "; expected max_tokens >= 0, a finite temperature >= 0, top_k >= 0"));
+}
+
+int64_t ChooseToken(std::vector<float> logits, const GenerateOptions& o, std::mt19937_64& rng) {
   if (o.temperature == 0)
     return std::max_element(logits.begin(), logits.end()) - logits.begin();
   std::vector<int64_t> order(logits.size());
@@ -76,10 +78,8 @@ int64_t Choose(std::vector<float> logits, const GenerateOptions& o, std::mt19937
   return order[pick(rng)];
 }
 
-}  // namespace
-
 Generation Generate(Gpt& model, const std::vector<int64_t>& prompt, const GenerateOptions& o) {
-  Check(model, prompt, o);
+  CheckGenerateRequest(model, prompt, o);
   const bool was_training = model.training();
   model.Train(false);
   const size_t plans_before = Runtime::Get().plans().size();
@@ -112,7 +112,7 @@ Generation Generate(Gpt& model, const std::vector<int64_t>& prompt, const Genera
         logits = LastLogits(model, feed, cache.get());
       }
       if (o.on_logits) o.on_logits(logits);
-      int64_t token = Choose(std::move(logits), o, rng);
+      int64_t token = ChooseToken(std::move(logits), o, rng);
       seq.push_back(token);
       g.tokens.push_back(token);
       if ((o.on_token && !o.on_token(token)) || token == o.stop_token) break;

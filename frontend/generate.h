@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <vector>
 
 #include "frontend/nn.h"
@@ -37,6 +38,16 @@ struct Generation {
   int64_t plans_built = 0;      // plans built (compiled) during the generation
   int64_t prefills = 0;         // times the cache was filled from a sequence of tokens
 };
+
+/// Throws uopc::Error naming what is wrong with a request: an empty prompt, a token outside
+/// the vocabulary, a negative max_tokens or top_k, a temperature that is not finite and >= 0.
+void CheckGenerateRequest(const Gpt& model, const std::vector<int64_t>& prompt,
+                          const GenerateOptions& options);
+
+/// The next token from `logits` as `options` say (greedy at temperature 0, else sampled
+/// among the top_k at that temperature, with `rng`).
+int64_t ChooseToken(std::vector<float> logits, const GenerateOptions& options,
+                    std::mt19937_64& rng);
 
 /// Tokens that continue `prompt` (token ids in [0, vocab), at least one), from `model` in
 /// evaluation mode (restored afterwards). Throws uopc::Error on a bad prompt or option.

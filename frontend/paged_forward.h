@@ -1,0 +1,32 @@
+// PagedForward: one step of a Gpt over many sequences at once, their keys and values in a
+// PagedKvCache. The step's M tokens are any mix: one new token of each decoding sequence,
+// a chunk of a prompt of another. Each token's key and value are added into its row of the
+// pool (free rows are zeros), and each token attends to the positions [0, its own] of its
+// sequence, read through the sequence's block table: a row index that is a load of the
+// table (an INDEX whose index is a LOAD). M, the span L and the number of sequences S are
+// VARs, so one plan serves every step, whatever the batch and the lengths.
+#pragma once
+
+#include "frontend/nn.h"
+#include "frontend/paged_kv_cache.h"
+#include "frontend/sym_int.h"
+
+namespace uopc {
+
+/// A step's tokens (each an i32 tensor on the model's device).
+struct PagedStep {
+  Tensor tokens;     // (M): the token ids
+  Tensor positions;  // (M): each token's position in its sequence
+  Tensor rows;       // (M): the pool row each token's key and value go to
+  Tensor sequence;   // (M): which row of `tables` each token's sequence has
+  Tensor tables;     // (N, cache.table_width()), N a number: block tables (padded with 0)
+  Tensor last;       // (S): the step index of each sequence's token whose logits are wanted
+  SymInt span;       // L: the positions read, at least 1 + every token's position
+};
+
+/// The logits (S, vocab) of the `last` tokens; the cache's rows of the step's tokens are
+/// written (lazily, by the plan that realizes the logits). Throws uopc::Error for a model
+/// on several devices or split over ranks, or a step whose shapes do not agree.
+Tensor PagedForward(const Gpt& model, PagedKvCache& cache, const PagedStep& step);
+
+}  // namespace uopc

@@ -1,0 +1,178 @@
+// Many generations at once over a paged KV cache: each sequence's greedy tokens are the
+// ones it gets alone, whatever joins and leaves beside it; one plan serves every step; a
+// pool too small for everyone preempts and recomputes instead of failing; blocks come back.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "core/uir.h"
+#include "frontend/continuous_batcher.h"
+#include "frontend/paged_forward.h"
+#include "frontend/realize.h"
+#include "tests/testing/error_of.h"
+
+namespace uopc {
+namespace {
+
+using testing::ErrorOf;
+
+GenerateOptions Greedy(int64_t n) {
+  GenerateOptions o;
+  o.max_tokens = n;
+  o.temperature = 0;
+  return o;
+}
+
+std::vector<int64_t> Prompt(std::mt19937& rng, int64_t vocab, int64_t length) {
+  std::vector<int64_t> p(length);
+  for (int64_t& t : p) t = static_cast<int64_t>(rng() % vocab);
+  return p;
+}
+
+struct Request {
+  std::vector<int64_t> prompt;
+  int64_t new_tokens;
+};
+
+// 32 requests of random lengths (8-40 prompt tokens, 4-24 new), for a context of 64.
+std::vector<Request> Requests(int64_t vocab) {
+  std::mt19937 rng(5);
+  std::vector<Request> r;
+  for (int i = 0; i < 32; ++i) {
+    int64_t length = 8 + rng() % 33;
+    r.push_back({Prompt(rng, vocab, length), 4 + static_cast<int64_t>(rng() % 21)});
+  }
+  return r;
+}
+
+Gpt Model() {
+  Tensor::ManualSeed(31);
+  return Gpt(GptConfig{50, 64, 32, 4, 2, 0.0});
+}
+
+TEST(ContinuousBatcher, AloneAndBatchedGiveGenerateTokensWithOnePlan) {
+  Gpt model = Model();
+  const std::vector<Request> requests = Requests(50);
+  // each alone, one at a time
+  std::vector<std::vector<int64_t>> alone;
+  {
+    ContinuousBatcher b(model, {.max_sequences = 4, .step_tokens = 24});
+    for (const Request& r : requests) {
+      int64_t id = b.Submit(r.prompt, Greedy(r.new_tokens));
+      b.Run();
+      alone.push_back(b.Tokens(id));
+      ASSERT_EQ(static_cast<int64_t>(alone.back().size()), r.new_tokens);
+    }
+    EXPECT_EQ(b.cache().free_blocks(), b.cache().num_blocks());
+  }
+  // as Generate gives them, for a few
+  for (int i : {0, 7, 19})
+    EXPECT_EQ(Generate(model, requests[i].prompt, Greedy(requests[i].new_tokens)).tokens,
+              alone[i])
+        << "request " << i;
+  // all 32 at once, joining as the pool lets them and leaving as they finish; the prompts
+  // fed in chunks of at most 24 tokens among the decodes
+  ContinuousBatcher b(model, {.max_sequences = 32, .step_tokens = 24});
+  std::vector<int64_t> ids;
+  for (const Request& r : requests) ids.push_back(b.Submit(r.prompt, Greedy(r.new_tokens)));
+  int64_t most_running = 0;
+  while (b.Step()) most_running = std::max(most_running, b.running());
+  EXPECT_GT(most_running, 8);
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(b.Tokens(ids[i]), alone[i]) << i;
+  EXPECT_LE(b.stats().plans_built, 2);  // (the step; clearing a freed block)
+  EXPECT_EQ(b.cache().free_blocks(), b.cache().num_blocks());
+}
+
+TEST(ContinuousBatcher, APoolForFourSequencesServesThirtyTwoByPreemption) {
+  Gpt model = Model();
+  const std::vector<Request> requests = Requests(50);
+  std::vector<std::vector<int64_t>> want;
+  for (const Request& r : requests) want.push_back(Generate(model, r.prompt, Greedy(r.new_tokens)).tokens);
+  // 4 full-context sequences' blocks (4 x 64 / 16), 32 admitted at once
+  ContinuousBatcher b(model, {.max_sequences = 32, .step_tokens = 64, .num_blocks = 16});
+  std::vector<int64_t> ids;
+  for (const Request& r : requests) ids.push_back(b.Submit(r.prompt, Greedy(r.new_tokens)));
+  b.Run();
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(b.Tokens(ids[i]), want[i]) << i;
+  EXPECT_GT(b.stats().preemptions, 0);
+  EXPECT_EQ(b.cache().free_blocks(), 16);
+}
+
+TEST(ContinuousBatcher, CancelFreesBlocksAtOnceAndBadRequestsAreRefused) {
+  Gpt model = Model();
+  ContinuousBatcher b(model, {.max_sequences = 4, .step_tokens = 16});
+  std::mt19937 rng(1);
+  const int64_t a = b.Submit(Prompt(rng, 50, 30), Greedy(20));
+  const int64_t c = b.Submit(Prompt(rng, 50, 5), Greedy(3));
+  ASSERT_TRUE(b.Step());
+  const int64_t free_before = b.cache().free_blocks();
+  EXPECT_TRUE(b.Cancel(a));
+  EXPECT_EQ(b.cache().free_blocks(), free_before + 2);  // (30 positions: 2 blocks)
+  EXPECT_FALSE(b.Cancel(a));
+  b.Run();
+  EXPECT_TRUE(b.Finished(c));
+  EXPECT_EQ(b.Tokens(c).size(), 3u);
+  EXPECT_EQ(ErrorOf([&] { b.Submit(Prompt(rng, 50, 60), Greedy(5)); }),
+            "continuous batcher: a prompt of 60 tokens and up to 5 new ones (65 positions, 5 "
+            "blocks of 16); expected at most the model's context (64 positions) and the pool "
+            "(16 blocks)");
+  EXPECT_NE(ErrorOf([&] { b.Submit({3, 50}, Greedy(1)); }).find("prompt token 1 is 50"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { ContinuousBatcher(model, {.step_tokens = 0}); }).find("step_tokens 0"),
+            std::string::npos);
+}
+
+// A free block reads as zeros, so a scatter-add writes a key exactly: the pool holds each
+// token's key where its row says, and a released block is zeros again.
+TEST(PagedKvCache, BlocksGrowAndComeBackCleared) {
+  Gpt model = Model();
+  PagedKvCache cache(model, 4, 16);
+  EXPECT_TRUE(cache.Grow(7, 20));
+  EXPECT_EQ(cache.Table(7).size(), 2u);
+  EXPECT_FALSE(cache.Grow(8, 64 - 16 + 1));  // (needs 4 blocks; 2 are free)
+  EXPECT_TRUE(cache.Table(8).empty());
+  EXPECT_EQ(cache.free_blocks(), 2);
+  const int64_t row = cache.Row(7, 17);
+  EXPECT_EQ(row, cache.Table(7)[1] * 16 + 1);
+  cache.keys(0).ScatterAddInPlace(0, Tensor::FromVector(std::vector<int32_t>(32, row), {1, 32}),
+                                  Tensor::Ones({1, 32}) * 3.0);
+  std::vector<float> k = cache.keys(0).ToVector<float>();
+  EXPECT_EQ(k[row * 32 + 5], 3.0f);
+  cache.Release(7);
+  EXPECT_EQ(cache.free_blocks(), 4);
+  for (float v : cache.keys(0).ToVector<float>()) ASSERT_EQ(v, 0.0f);
+}
+
+// A step reads its sequences' rows through their block tables and writes its own: no loop of
+// any kernel runs over the pool (37 blocks of 16: 592 rows), so a step costs what its
+// positions do, not what the pool holds.
+TEST(PagedForward, NoKernelLoopsOverThePool) {
+  Gpt model = Model();
+  PagedKvCache cache(model, 37, 16);
+  ASSERT_TRUE(cache.Grow(0, 20));
+  ASSERT_TRUE(cache.Grow(1, 3));
+  std::vector<int32_t> rows;
+  for (int p = 17; p < 20; ++p) rows.push_back(static_cast<int32_t>(cache.Row(0, p)));
+  rows.push_back(static_cast<int32_t>(cache.Row(1, 2)));
+  std::vector<int32_t> tables(2 * cache.table_width(), 0);
+  for (int s = 0; s < 2; ++s)
+    std::copy(cache.Table(s).begin(), cache.Table(s).end(), tables.begin() + s * cache.table_width());
+  const PagedStep step{Tensor::FromVector(std::vector<int32_t>{1, 2, 3, 4}, {4}),
+                       Tensor::FromVector(std::vector<int32_t>{17, 18, 19, 2}, {4}),
+                       Tensor::FromVector(rows, {4}),
+                       Tensor::FromVector(std::vector<int32_t>{0, 0, 0, 1}, {4}),
+                       Tensor::FromVector(tables, {2, cache.table_width()}),
+                       Tensor::FromVector(std::vector<int32_t>{2, 3}, {2}),
+                       SymInt::Variable("span", 1, 64, 20)};
+  Tensor logits = PagedForward(model, cache, step);
+  absl::StatusOr<std::shared_ptr<const Plan>> plan = Runtime::Get().PlanFor({logits.data()});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  for (const Plan::Kernel* k : (*plan)->kernels())
+    for (const UOp& u : k->ast.Toposort())
+      EXPECT_FALSE(u.is(Ops::RANGE) && u.src(0).ConstIntValue() == 37 * 16) << ToUir(k->ast);
+  EXPECT_EQ(logits.shape(), (TensorShape{2, 50}));
+}
+
+}  // namespace
+}  // namespace uopc
