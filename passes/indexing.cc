@@ -48,7 +48,25 @@ SourceIndex IndexThrough(const UOp& view, const Index& idx, const ShapeMap& shap
   const Shape &in = shapes.at(view.src(0).get()), &out = shapes.at(view.get());
   Index x = idx;
   switch (view.op()) {
-    case Ops::RESHAPE: return {Unravel(Ravel(idx, out), in)};
+    case Ops::RESHAPE: {
+      // the dims the same at the front of both shapes, and at the back, keep their indices;
+      // the ones between are raveled and unraveled (with no division by a symbolic size
+      // where only dims of 1 come or go, or a static dim is split)
+      size_t front = 0, back = 0;
+      while (front < in.size() && front < out.size() && in[front].ProvablyEquals(out[front]))
+        ++front;
+      while (back < in.size() - front && back < out.size() - front &&
+             in[in.size() - 1 - back].ProvablyEquals(out[out.size() - 1 - back]))
+        ++back;
+      if (front == 0 && back == 0) return {Unravel(Ravel(idx, out), in)};
+      const Index middle(idx.begin() + front, idx.end() - back);
+      const Index from = Unravel(Ravel(middle, Shape(out.begin() + front, out.end() - back)),
+                                 Shape(in.begin() + front, in.end() - back));
+      Index x(idx.begin(), idx.begin() + front);
+      x.insert(x.end(), from.begin(), from.end());
+      x.insert(x.end(), idx.end() - back, idx.end());
+      return {x};
+    }
     case Ops::EXPAND:
       for (size_t d = 0; d < in.size(); ++d)
         if (in[d].IsStatic() && in[d].value() == 1 && !(out[d].IsStatic() && out[d].value() == 1))
