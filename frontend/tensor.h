@@ -239,10 +239,15 @@ class Tensor {
   /// This tensor with src[i][j] added at [index[i][j]][j] (dim 0; likewise for any dim):
   /// index and src of one shape, this tensor's rank and, on the other dims, its sizes.
   Tensor ScatterAdd(int dim, const Tensor& index, const Tensor& src) const;
-  /// ScatterAdd in place (PyTorch's scatter_add_): src[i][j] added into this tensor at
-  /// [index[i][j]][j], lazily, as Assign on a view writes. On a CPU it costs what `index`
-  /// has, not what this tensor has: a KV cache's new rows written into its pool.
+  /// This tensor with src[i][j] at [index[i][j]][j] (dim 0; likewise for any dim; PyTorch's
+  /// scatter): shapes as ScatterAdd's; of indices that repeat, which value lands is
+  /// unspecified, as in PyTorch.
+  Tensor Scatter(int dim, const Tensor& index, const Tensor& src) const;
+  /// ScatterAdd and Scatter in place (PyTorch's scatter_add_ and scatter_), lazily, as Assign
+  /// on a view writes. On a CPU they cost what `index` has, not what this tensor has: a KV
+  /// cache's new rows written into its pool.
   void ScatterAddInPlace(int dim, const Tensor& index, const Tensor& src);
+  void ScatterInPlace(int dim, const Tensor& index, const Tensor& src);
 
   // ---- autograd ----
   /// Marks this tensor as a parameter (realizing it, and dropping its history): Backward

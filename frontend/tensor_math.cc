@@ -350,21 +350,48 @@ Tensor Tensor::IndexSelect(int dim, const Tensor& index) const {
   return Gather(d, index.Reshape(along).Expand(out));
 }
 
-Tensor Tensor::ScatterAdd(int dim, const Tensor& index, const Tensor& src) const {
-  const int d = Axis(dim, "scatter_add");
-  const SymInt n = shape()[d];
-  bool fits = index.shape() == src.shape() && index.ndim() == ndim() && src.dtype() == dtype();
-  for (int a = 0; fits && a < ndim(); ++a) fits = a == d || index.shape()[a] == shape()[a];
+namespace {
+
+// (..., k, i, ...): index[..., i, ...] == k, for k along `dim` of `self`, after checking
+// ScatterAdd's and Scatter's shapes (`op` names which).
+Tensor ScatterPicks(const Tensor& self, int d, int dim, const Tensor& index, const Tensor& src,
+                    const char* op) {
+  bool fits = index.shape() == src.shape() && index.ndim() == self.ndim() &&
+              src.dtype() == self.dtype();
+  for (int a = 0; fits && a < self.ndim(); ++a)
+    fits = a == d || index.shape()[a] == self.shape()[a];
   if (!IsInt(index.dtype()) || !fits)
-    ThrowInvalid(absl::StrCat("scatter_add: into dim ", dim, " of ", DTypeName(dtype()), " ",
-                              ShapeString(shape()), " at an index of ", DTypeName(index.dtype()),
-                              " ", ShapeString(index.shape()), ", values of ",
-                              DTypeName(src.dtype()), " ", ShapeString(src.shape()),
+    ThrowInvalid(absl::StrCat(op, ": into dim ", dim, " of ", DTypeName(self.dtype()), " ",
+                              ShapeString(self.shape()), " at an index of ",
+                              DTypeName(index.dtype()), " ", ShapeString(index.shape()),
+                              ", values of ", DTypeName(src.dtype()), " ",
+                              ShapeString(src.shape()),
                               "; expected an integer index and values of one shape, of this "
                               "tensor's rank, dtype and sizes on the other dims"));
+  return index.Unsqueeze(d).Eq(
+      IotaAlong(self.shape()[d], d, self.ndim() + 1, index.dtype(), self.device()));
+}
+
+}  // namespace
+
+Tensor Tensor::Scatter(int dim, const Tensor& index, const Tensor& src) const {
+  const int d = Axis(dim, "scatter");
+  const Tensor picks = ScatterPicks(*this, d, dim, index, src, "scatter");
+  const Tensor hits = picks.Cast(DType::kI32).Sum({d + 1});
+  const Tensor x = IsBool(dtype()) ? Cast(DType::kI32) : *this;
+  const Tensor sum = (picks.Cast(x.dtype()) * src.Cast(x.dtype()).Unsqueeze(d)).Sum({d + 1});
+  const Tensor out = hits.Gt(0).Where(sum, x);
+  return IsBool(dtype()) ? out.Cast(DType::kBool) : out;
+}
+
+void Tensor::ScatterInPlace(int dim, const Tensor& index, const Tensor& src) {
+  Unsqueeze(0).Assign(Scatter(dim, index, src).Unsqueeze(0));
+}
+
+Tensor Tensor::ScatterAdd(int dim, const Tensor& index, const Tensor& src) const {
+  const int d = Axis(dim, "scatter_add");
   // (..., k, i, ...): index[..., i, ...] == k, times src[..., i, ...], summed over i
-  const Tensor picks =
-      index.Unsqueeze(d).Eq(IotaAlong(n, d, ndim() + 1, index.dtype(), device()));
+  const Tensor picks = ScatterPicks(*this, d, dim, index, src, "scatter_add");
   return *this + (picks.Cast(dtype()) * src.Unsqueeze(d)).Sum({d + 1});
 }
 

@@ -35,6 +35,7 @@ void AddOwner(Owners& to, const UOp::Node* k) {
 template <typename Placed>
 const UOp::Node* OutermostSharedWork(const std::vector<UOp>& order,
                                      const absl::flat_hash_set<const UOp::Node*>& staged,
+                                     const absl::flat_hash_set<const UOp::Node*>& repeated,
                                      const Placed& placed) {
   absl::flat_hash_map<const UOp::Node*, Owners> owners;  // node -> kernels
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -45,7 +46,7 @@ const UOp::Node* OutermostSharedWork(const std::vector<UOp>& order,
     }
     const bool boundary = IsKernel(u) || staged.contains(u.get());
     const Owners mine = owners[u.get()];  // (a copy: owners[] below may rehash)
-    if (!boundary && mine.size() > 1 && placed(u.get()) &&
+    if (!boundary && mine.size() > 1 && placed(u.get()) && !repeated.contains(u.get()) &&
         mine.size() > KernelsThatMayRepeat(u, staged))
       return u.get();
     for (const UOp& s : u.src()) {
@@ -147,6 +148,19 @@ bool ReadsOnlyInPlace(const UOp& u, const UOp& buffer) {
   return true;
 }
 
+// The count of an in-place scatter's value (Tensor::Scatter: where(0 < count, sum, base)
+// under reshapes), or null: ReduceCollapse's scatter kernel stores each value into its row
+// and never computes the count, so that it is no work to share between kernels (the keys
+// and the values of a KV cache are scattered at the same rows).
+UOp ScatterCount(const UOp& value) {
+  UOp v = value;
+  while (v.is(Ops::RESHAPE)) v = v.src(0);
+  if (!v.is(Ops::WHERE) || !v.src(0).is(Ops::CMPLT)) return UOp();
+  UOp count = v.src(0).src(1);
+  while (count.is(Ops::RESHAPE)) count = count.src(0);
+  return count.is(Ops::REDUCE) ? count : UOp();
+}
+
 // Whether `target` is the whole of its buffer, reshaped: what ReadsOnlyInPlace's positions
 // are positions in.
 bool IsWholeBuffer(const UOp& target) {
@@ -221,14 +235,19 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
   }
   // an in-place ASSIGN's value that reads the buffer it writes is computed whole first,
   // unless each element reads only the one it overwrites
-  for (const UOp& u : order)
-    if (u.is(Ops::ASSIGN) && ReadsBuffer(u.src(1), ViewedBuffer(u.src(0))) &&
+  absl::flat_hash_set<const UOp::Node*> repeated;  // (in-place scatters' counts)
+  for (const UOp& u : order) {
+    if (!u.is(Ops::ASSIGN)) continue;
+    if (ReadsBuffer(u.src(1), ViewedBuffer(u.src(0))) &&
         !(IsWholeBuffer(u.src(0)) && ReadsOnlyInPlace(u.src(1), ViewedBuffer(u.src(0)))))
       staged.insert(u.src(1).get());
+    else if (UOp count = ScatterCount(u.src(1)))
+      repeated.insert(count.get());
+  }
   StageBroadcastIntoReduces(order, staged, placed);
   // then, until none is left, the outermost reduction or transcendental that several
   // kernels would repeat
-  while (const UOp::Node* shared = OutermostSharedWork(order, staged, placed))
+  while (const UOp::Node* shared = OutermostSharedWork(order, staged, repeated, placed))
     staged.insert(shared);
   StageNarrowedReduces(order, staged, placed);
   UOp out = RewriteNodes(g, [&](const UOp& orig, const UOp& rebuilt) {

@@ -58,7 +58,8 @@ bool InStatements(const UOp& f, const UOp& r) {
 
 // v = where(e == r, f, 0) for an e that does not move with r: where(0 <= e < n, f at
 // r = e, 0), with e clamped into [0, n) where it is an index (in `at`); else a null UOp.
-UOp AtIndex(const UOp& v, const UOp& r, UOp* at = nullptr) {
+UOp AtIndex(const UOp& v, const UOp& r, UOp* at = nullptr, UOp* in_range = nullptr,
+            UOp* picked = nullptr) {
   if (!v.is(Ops::WHERE) || !IsValue(v.src(2), 0) || !v.src(0).is(Ops::CMPEQ)) return UOp();
   const UOp& c = v.src(0);
   const UOp e = c.src(0) == r ? c.src(1) : c.src(1) == r ? c.src(0) : UOp();
@@ -68,6 +69,8 @@ UOp AtIndex(const UOp& v, const UOp& r, UOp* at = nullptr) {
   if (at) *at = clamped;
   const UOp f = RewriteNodes(
       v.src(1), [&](const UOp& orig, const UOp& rebuilt) { return orig == r ? clamped : rebuilt; });
+  if (in_range) *in_range = valid;
+  if (picked) *picked = f;
   return Simplify(valid.Where(f, Zero(v.dtype())));
 }
 
@@ -94,22 +97,46 @@ UOp CollapseLoops(const Match& m) {
 
 bool IsSum(const UOp& v) { return v.is(Ops::REDUCE) && v.arg().Get<ReduceArg>().op == Ops::ADD; }
 
+// Whether `hits` counts the rows that `sum` (a sum into rows) lands in: the same one-hot
+// summed over loops of the same lengths, giving the same row and index.
+bool CountsRowsOf(const UOp& hits, const UOp& sum, const ScatterRow& row,
+                  const std::vector<UOp>& outputs) {
+  if (!IsSum(hits) || hits.src().size() != sum.src().size()) return false;
+  absl::flat_hash_map<UOp, UOp> same;  // hits' loops -> sum's
+  for (size_t i = 1; i < hits.src().size(); ++i) {
+    if (!(hits.src(i).src(0) == sum.src(i).src(0))) return false;
+    same[hits.src(i)] = sum.src(i);
+  }
+  const UOp v = RewriteNodes(hits.src(0), [&](const UOp& o, const UOp& b) {
+    auto it = same.find(o);
+    return it == same.end() ? b : it->second;
+  });
+  const std::optional<ScatterRow> counted = ScatterOf(Simplify(v), outputs);
+  return counted && counted->loop == row.loop && Simplify(counted->index) == Simplify(row.index);
+}
+
 // The scatter form of `kernel` (a SINK of loop IR whose stored value is a sum, or base + a
-// sum, into rows picked by an index), or a null UOp where it is no such kernel.
+// sum, into rows picked by an index, or those rows set over a base), or a null UOp where
+// it is no such kernel.
 UOp ScatterKernel(const UOp& kernel) {
   const TopLoops top = TopLoopsOf(kernel);
   if (!top.statement.is(Ops::STORE) || top.loops.empty()) return UOp();
   const UOp& store = top.statement;
-  UOp sum = store.src(1), base;
-  if (!IsSum(sum) && sum.is(Ops::ADD))
+  UOp sum = store.src(1), base, hits;
+  const UOp& v = store.src(1);
+  if (v.is(Ops::WHERE) && v.src(0).is(Ops::CMPLT) && IsValue(v.src(0).src(0), 0) &&
+      IsSum(v.src(1))) {  // where(0 < hits, sum, base): a set
+    hits = v.src(0).src(1), sum = v.src(1), base = v.src(2);
+  } else if (!IsSum(sum) && sum.is(Ops::ADD)) {
     for (int i : {1, 0})
       if (IsSum(sum.src(i))) {
         base = sum.src(1 - i), sum = sum.src(i);
         break;
       }
+  }
   if (!IsSum(sum)) return UOp();
   const std::optional<ScatterRow> row = ScatterOf(Simplify(sum.src(0)), top.loops);
-  if (!row) return UOp();
+  if (!row || (hits && !CountsRowsOf(hits, sum, *row, top.loops))) return UOp();
   // zeros (or the base); then, in the reduction's order (its loops outermost, which no
   // thread splits: two steps may add into one row), each value into its row. A base that
   // is the output itself (an in-place index_add_) is there already: only the adds run.
@@ -140,7 +167,9 @@ UOp ScatterKernel(const UOp& kernel) {
     }));
   };
   const UOp into = written.Index(Simplify(scattered(at)));
-  adds[0] = into.Store(into.Load() + scattered(row->value));
+  adds[0] = hits ? into.Store(Simplify(scattered(row->valid).Where(scattered(row->picked),
+                                                                    into.Load())))
+                 : into.Store(into.Load() + scattered(row->value));
   return UOp::Sink({UOp::Derived(Ops::END, adds)});
 }
 
@@ -178,7 +207,7 @@ std::optional<ScatterRow> ScatterOf(const UOp& v, const std::vector<UOp>& output
   const UOp form = OneHotForm(v);
   for (const UOp& k : outputs) {  // (the index may move with the other output loops)
     ScatterRow s{k};
-    if ((s.value = AtIndex(form, k, &s.index))) return s;
+    if ((s.value = AtIndex(form, k, &s.index, &s.valid, &s.picked))) return s;
   }
   return std::nullopt;
 }

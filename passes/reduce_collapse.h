@@ -23,8 +23,11 @@ namespace uopc {
 /// The pass: on a CPU target, a kernel that sums into rows picked by an index (ScatterOf)
 /// becomes rows of zeros (or of the base, for base + sum) and then each value added into
 /// its row, in the reduction's order (its loops outermost, which no thread splits: two
-/// steps may add into one row); then every loop-level REDUCE by ADD loses the loops that
-/// collapse (CollapseReduce).
+/// steps may add into one row); one that sets rows picked by an index (Tensor::Scatter:
+/// where(0 < hits, sum, base), hits the same one-hot's count) becomes the base and then
+/// each value stored into its row. A base that is the output itself, in place, is not
+/// copied. Then every loop-level REDUCE by ADD loses the loops that collapse
+/// (CollapseReduce).
 absl::StatusOr<UOp> ReduceCollapse(const UOp& lowered, const PassContext& ctx = {});
 
 /// The rules that move a one-hot's comparison out to a WHERE whose other value is 0:
@@ -41,9 +44,11 @@ UOp CollapseReduce(Ops op, const UOp& v, std::vector<UOp>& loops);
 /// the table gets the sum of the gradients of the tokens whose index is k): a value
 /// where(e == k, f, 0) for an output loop k and an index e that does not move with k.
 struct ScatterRow {
-  UOp loop;   // k
-  UOp index;  // e, clamped into k's range
-  UOp value;  // what is added at row e: f at k = e, 0 where e lies outside k's range
+  UOp loop;    // k
+  UOp index;   // e, clamped into k's range
+  UOp value;   // what is added at row e: f at k = e, 0 where e lies outside k's range
+  UOp valid;   // whether e lies in k's range
+  UOp picked;  // f at k = e (clamped)
 };
 /// The scatter that a sum of `v` over its reduction loops is, where it is one; `outputs`
 /// are the kernel's output loops.

@@ -174,6 +174,37 @@ TEST(Gather, ScatterAddInPlaceTouchesOnlyTheIndexedRows) {
   EXPECT_EQ(t.ToVector<float>(), tv);
 }
 
+// Scatter sets rows (PyTorch's scatter): out of place, and in place costing what the index
+// has; an index outside the dim writes nowhere, in either.
+TEST(Gather, ScatterSetsRowsAndInPlaceTouchesOnlyThem) {
+  Tensor x = Tensor::Randn({kVocab, 3}).Realize();
+  const std::vector<float> xv = x.ToVector<float>();
+  const std::vector<int32_t> at = {4, 96, -1, 0, kVocab, 2};
+  Tensor src = Tensor::Randn({2, 3}).Realize();
+  const std::vector<float> sv = src.ToVector<float>();
+  std::vector<float> want = xv;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      if (at[i * 3 + j] >= 0 && at[i * 3 + j] < kVocab) want[at[i * 3 + j] * 3 + j] = sv[i * 3 + j];
+  const Tensor index = Tensor::FromVector(at, {2, 3});
+  EXPECT_EQ(x.Scatter(0, index, src).ToVector<float>(), want);
+  EXPECT_EQ(x.ToVector<float>(), xv);  // (out of place)
+  x.ScatterInPlace(0, index, src);
+  std::vector<UOp> kernels = KernelsOf({x});
+  EXPECT_EQ(kernels.size(), 1u);
+  EXPECT_LE(LongestLoop(kernels), 3);
+  EXPECT_EQ(x.ToVector<float>(), want);
+  // the exact bits, -0.0 and NaN too (a set, not an add into zeros)
+  Tensor z = Tensor::Ones({4}).Realize();
+  z.ScatterInPlace(0, Tensor::FromVector(std::vector<int32_t>{1, 3}, {2}),
+                   Tensor::FromVector(std::vector<float>{-0.0f, NAN}, {2}));
+  std::vector<float> zv = z.ToVector<float>();
+  EXPECT_EQ(zv[0], 1.0f);
+  EXPECT_TRUE(std::signbit(zv[1]) && zv[1] == 0.0f);
+  EXPECT_TRUE(std::isnan(zv[3]));
+  EXPECT_THROW(x.Scatter(0, index, Tensor::Randn({2, 2})), Error);
+}
+
 // The gradient of a gather is a scatter-add of the output's gradient (against central
 // differences of a smooth function of it), and out-of-range indices read 0 and add nowhere.
 TEST(Gather, GradientsAndIndicesOutsideTheDim) {
