@@ -21,6 +21,13 @@ const BatcherOptions& Checked(const BatcherOptions& o) {
   return o;
 }
 
+// The options with step_tokens rounded up to whole groups of kTokenRows.
+BatcherOptions Rounded(const BatcherOptions& o) {
+  BatcherOptions r = o;
+  r.step_tokens = (o.step_tokens + kTokenRows - 1) / kTokenRows * kTokenRows;
+  return r;
+}
+
 int64_t PoolBlocks(const Gpt& model, const BatcherOptions& o) {
   if (o.num_blocks) return o.num_blocks;
   return o.max_sequences * ((model.config.context + o.block_size - 1) / o.block_size);
@@ -30,7 +37,7 @@ int64_t PoolBlocks(const Gpt& model, const BatcherOptions& o) {
 
 ContinuousBatcher::ContinuousBatcher(Gpt& model, const BatcherOptions& options)
     : model_(model),
-      options_(Checked(options)),
+      options_(Rounded(Checked(options))),
       was_training_(model.training()),
       cache_(model, PoolBlocks(model, options), options.block_size) {
   model_.Train(false);
@@ -157,6 +164,10 @@ std::vector<float> ContinuousBatcher::Forward(const std::vector<Feed>& feeds) {
     const std::vector<int32_t>& table = cache_.Table(feed.id);
     std::copy(table.begin(), table.end(), tables.begin() + f * width);
   }
+  // padded to whole groups of kTokenRows: tokens that write the scratch row, whose logits
+  // nobody reads
+  const int64_t groups = (M + kTokenRows - 1) / kTokenRows;
+  for (; M < groups * kTokenRows; ++M) rows[M] = static_cast<int32_t>(cache_.scratch_row());
   Device* dev = model_.wte.weight.device();
   std::vector<Tensor> in = {
       Tensor::FromVector(tokens, {options_.step_tokens}, DType::kI32, dev),
@@ -165,12 +176,13 @@ std::vector<float> ContinuousBatcher::Forward(const std::vector<Feed>& feeds) {
       Tensor::FromVector(sequence, {options_.step_tokens}, DType::kI32, dev),
       Tensor::FromVector(tables, {options_.max_sequences, width}, DType::kI32, dev),
       Tensor::FromVector(last, {options_.max_sequences}, DType::kI32, dev)};
-  const VarValues vars = {{"step_tokens", M}, {"step_sequences", S}, {"span", span}};
+  const VarValues vars = {{"step_groups", groups}, {"step_sequences", S}, {"span", span}};
   if (step_) return step_->Run(in, vars)[0].ToVector<float>();
   std::vector<Tensor> out;
   step_ = std::make_unique<CapturedStep>(
       [&](const std::vector<Tensor>& t) {
-        const SymInt m = SymInt::Variable("step_tokens", 1, options_.step_tokens, M);
+        const SymInt m = SymInt::Variable("step_groups", 1, options_.step_tokens / kTokenRows,
+                                          groups) * kTokenRows;
         const SymInt s = SymInt::Variable("step_sequences", 1, options_.max_sequences, S);
         const SymInt l = SymInt::Variable("span", 1, model_.config.context, span);
         const PagedStep step{t[0].Slice(0, 0, m), t[1].Slice(0, 0, m), t[2].Slice(0, 0, m),

@@ -30,6 +30,7 @@ namespace uopc {
 struct BatcherOptions {
   int64_t max_sequences = 32;  // running at once
   int64_t step_tokens = 64;    // tokens a step feeds at most: decodes first, then prompt chunks
+                               // (rounded up to a multiple of kTokenRows, 8)
   int64_t num_blocks = 0;      // the pool; 0: enough for max_sequences full-context sequences
   int64_t block_size = 16;     // positions a block holds
 };

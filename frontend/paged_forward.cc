@@ -41,7 +41,16 @@ Tensor PagedForward(const Gpt& model, PagedKvCache& cache, const PagedStep& s) {
   Device* dev = model.wte.weight.device();
   const SymInt M = s.tokens.shape(0), L = s.span;
   const int64_t bs = cache.block_size(), nb = cache.table_width(), C = c.dim, H = c.heads,
-                D = C / H, P = cache.num_blocks() * bs;
+                D = C / H, P = cache.keys(0).shape(0).value();
+  // a Linear on the tokens in groups of kTokenRows where M is a multiple of it: a loop of
+  // that many rows that the matmul can keep in registers, beside the symbolic one
+  const SymInt groups = M.FloorDiv(kTokenRows);
+  const bool grouped = groups * kTokenRows == M;
+  auto dense = [&](const Linear& l, const Tensor& x) {
+    const int64_t in = x.shape(1).value(), out = l.weight.shape(1).value();
+    return grouped ? l.Forward(x.Reshape({groups, kTokenRows, in})).Reshape({M, out})
+                   : l.Forward(x);
+  };
   // row[m][t]: where position t of token m's sequence lies, t < L: table[t / bs] * bs + t % bs
   auto along = [&](int64_t n, TensorShape view) {  // 0..n-1 repeated to nb * bs, the first L
     return Tensor::Arange(0, static_cast<double>(n), 1, dev)
@@ -72,18 +81,18 @@ Tensor PagedForward(const Gpt& model, PagedKvCache& cache, const PagedStep& s) {
   Tensor x = model.wte.Forward(s.tokens) + model.wpe.Forward(s.positions);  // (M, C)
   for (size_t l = 0; l < model.h.size(); ++l) {
     const Block& b = *model.h[l];
-    const Tensor qkv = b.attn.c_attn.Forward(b.ln_1.Forward(x));  // (M, 3C)
+    const Tensor qkv = dense(b.attn.c_attn, b.ln_1.Forward(x));  // (M, 3C)
     auto part = [&](int64_t k) { return qkv.Shrink({{0, M}, {k * C, (k + 1) * C}}); };
     Tensor& keys = cache.keys(l);
     Tensor& values = cache.values(l);
-    keys.ScatterAddInPlace(0, at, part(1).Cast(keys.dtype()));
-    values.ScatterAddInPlace(0, at, part(2).Cast(values.dtype()));
+    keys.ScatterInPlace(0, at, part(1).Cast(keys.dtype()));
+    values.ScatterInPlace(0, at, part(2).Cast(values.dtype()));
     Tensor att = part(0).Reshape({M, H, 1, D}).Matmul(read(keys).Transpose()) *
                  (1.0 / std::sqrt(static_cast<double>(D)));
     att = future.Where(-INFINITY, att).Softmax(-1);
     const Tensor y = att.Matmul(read(values)).Reshape({M, C});
-    x = x + b.attn.c_proj.Forward(y);
-    x = x + b.mlp.Forward(b.ln_2.Forward(x));
+    x = x + dense(b.attn.c_proj, y);
+    x = x + dense(b.mlp.c_proj, dense(b.mlp.c_fc, b.ln_2.Forward(x)).Gelu());
   }
   return model.ln_f.Forward(x.IndexSelect(0, s.last)).Matmul(model.head().Transpose());
 }

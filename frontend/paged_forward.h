@@ -1,7 +1,7 @@
 // PagedForward: one step of a Gpt over many sequences at once, their keys and values in a
 // PagedKvCache. The step's M tokens are any mix: one new token of each decoding sequence,
-// a chunk of a prompt of another. Each token's key and value are added into its row of the
-// pool (free rows are zeros), and each token attends to the positions [0, its own] of its
+// a chunk of a prompt of another. Each token's key and value are set into its row of the
+// pool (an in-place scatter), and each token attends to the positions [0, its own] of its
 // sequence, read through the sequence's block table: a row index that is a load of the
 // table (an INDEX whose index is a LOAD). M, the span L and the number of sequences S are
 // VARs, so one plan serves every step, whatever the batch and the lengths.
@@ -12,6 +12,10 @@
 #include "frontend/sym_int.h"
 
 namespace uopc {
+
+/// Tokens a step's matmuls take at a time where M is a multiple of it (the batcher pads a
+/// step to one, with tokens that write the cache's scratch row).
+inline constexpr int64_t kTokenRows = 8;
 
 /// A step's tokens (each an i32 tensor on the model's device).
 struct PagedStep {

@@ -10,16 +10,16 @@ namespace uopc {
 PagedKvCache::PagedKvCache(const Gpt& model, int64_t num_blocks, int64_t block_size)
     : num_blocks_(num_blocks), block_size_(block_size), context_(model.config.context) {
   const GptConfig& c = model.config;
-  if (num_blocks < 1 || block_size < 1 || num_blocks > INT32_MAX / block_size)
+  if (num_blocks < 1 || block_size < 1 || num_blocks + 1 > INT32_MAX / block_size)
     ThrowInvalid(absl::StrCat("paged kv cache: ", num_blocks, " blocks of ", block_size,
                               " positions; expected at least one block of at least one "
                               "position, and at most 2^31-1 positions in all"));
   const DType t = Autocast::Current().value_or(DType::kF32);
   for (const auto& b : model.h) {
     const int64_t width = b->attn.heads * (c.dim / c.heads);
-    for (auto* pool : {&k_, &v_})  // (uploaded zeros: a free block reads as zeros)
-      pool->push_back(Tensor::FromVector(std::vector<float>(num_blocks * block_size * width, 0),
-                                         {num_blocks * block_size, width}, t,
+    for (auto* pool : {&k_, &v_})  // (uploaded: no plan to build)
+      pool->push_back(Tensor::FromVector(std::vector<float>((num_blocks + 1) * block_size * width, 0),
+                                         {(num_blocks + 1) * block_size, width}, t,
                                          b->ln_1.weight.device()));
   }
   for (int32_t b = static_cast<int32_t>(num_blocks); b-- > 0;) free_.push_back(b);
@@ -45,7 +45,6 @@ bool PagedKvCache::Grow(int64_t seq, int64_t length) {
 void PagedKvCache::Release(int64_t seq) {
   auto it = tables_.find(seq);
   if (it == tables_.end()) return;
-  Clear(it->second);
   free_.insert(free_.end(), it->second.rbegin(), it->second.rend());
   tables_.erase(it);
 }
@@ -62,21 +61,6 @@ int64_t PagedKvCache::Row(int64_t seq, int64_t pos) const {
     ThrowInvalid(absl::StrCat("paged kv cache: position ", pos, " of sequence ", seq,
                               ", which holds ", t.size() * block_size_, " positions"));
   return t[pos / block_size_] * block_size_ + pos % block_size_;
-}
-
-// Each block's rows set to zeros, in place: one plan for every block (the block is a VAR).
-void PagedKvCache::Clear(const std::vector<int32_t>& blocks) {
-  for (int32_t b : blocks) {
-    const SymInt at = SymInt::Variable("block", 0, num_blocks_ - 1, b) * block_size_;
-    std::vector<Tensor*> pools;
-    for (auto* side : {&k_, &v_})
-      for (Tensor& pool : *side) {
-        pool.Slice(0, at, at + block_size_)
-            .Assign(Tensor::Zeros({block_size_, pool.shape(1)}, pool.dtype(), pool.device()));
-        pools.push_back(&pool);
-      }
-    Tensor::RealizeAll(pools);
-  }
 }
 
 }  // namespace uopc

@@ -7,11 +7,11 @@
 //   PagedKvCache cache(model, /*num_blocks=*/64);
 //   if (cache.Grow(seq, 20)) ...;       // positions [0, 20) of `seq` have rows now
 //   int64_t row = cache.Row(seq, 17);    // where position 17's key and value lie
-//   cache.Release(seq);                  // its blocks are free again (and read as zeros)
+//   cache.Release(seq);                  // its blocks are free again
 //
-// Pool rows are (num_blocks * block_size, dim / tp) tensors on each block's device, in
-// autocast's dtype at construction. A free block reads as zeros, so that a step adds a
-// new key into its row (an in-place scatter-add costs what the step has, not the pool).
+// Pools are ((num_blocks + 1) * block_size, dim) tensors (a scratch block last) on each block's device, in autocast's
+// dtype at construction; a step sets its new keys and values into their rows in place (a
+// scatter that costs what the step has, not the pool).
 #pragma once
 
 #include <cstdint>
@@ -41,20 +41,21 @@ class PagedKvCache {
   /// blocks from the free list: false, changing nothing, where too few are free. Throws on
   /// a length past the model's context.
   bool Grow(int64_t seq, int64_t length);
-  /// Gives `seq`'s blocks back (cleared); a sequence it does not hold is a no-op.
+  /// Gives `seq`'s blocks back; a sequence it does not hold is a no-op.
   void Release(int64_t seq);
   /// `seq`'s blocks in order (empty for one it does not hold).
   const std::vector<int32_t>& Table(int64_t seq) const;
   /// The pool row of position `pos` of `seq` (which must hold it).
   int64_t Row(int64_t seq, int64_t pos) const;
+  /// A row no sequence holds (in a block past the pool's): where a step's padding tokens
+  /// write, so that a step's token count can be rounded up.
+  int64_t scratch_row() const { return num_blocks_ * block_size_; }
 
   Tensor& keys(size_t layer) { return k_[layer]; }
   Tensor& values(size_t layer) { return v_[layer]; }
   size_t layers() const { return k_.size(); }
 
  private:
-  void Clear(const std::vector<int32_t>& blocks);
-
   std::vector<Tensor> k_, v_;
   int64_t num_blocks_, block_size_, context_;
   std::vector<int32_t> free_;  // (a stack: the block freed last is taken first)

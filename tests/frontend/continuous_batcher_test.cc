@@ -80,7 +80,7 @@ TEST(ContinuousBatcher, AloneAndBatchedGiveGenerateTokensWithOnePlan) {
   while (b.Step()) most_running = std::max(most_running, b.running());
   EXPECT_GT(most_running, 8);
   for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(b.Tokens(ids[i]), alone[i]) << i;
-  EXPECT_LE(b.stats().plans_built, 2);  // (the step; clearing a freed block)
+  EXPECT_LE(b.stats().plans_built, 1);  // (the step, for these sizes)
   EXPECT_EQ(b.cache().free_blocks(), b.cache().num_blocks());
 }
 
@@ -123,9 +123,9 @@ TEST(ContinuousBatcher, CancelFreesBlocksAtOnceAndBadRequestsAreRefused) {
             std::string::npos);
 }
 
-// A free block reads as zeros, so a scatter-add writes a key exactly: the pool holds each
-// token's key where its row says, and a released block is zeros again.
-TEST(PagedKvCache, BlocksGrowAndComeBackCleared) {
+// Blocks come from the free list as a sequence grows and go back when it ends; a row is
+// where the table says.
+TEST(PagedKvCache, BlocksGrowAndComeBack) {
   Gpt model = Model();
   PagedKvCache cache(model, 4, 16);
   EXPECT_TRUE(cache.Grow(7, 20));
@@ -135,13 +135,12 @@ TEST(PagedKvCache, BlocksGrowAndComeBackCleared) {
   EXPECT_EQ(cache.free_blocks(), 2);
   const int64_t row = cache.Row(7, 17);
   EXPECT_EQ(row, cache.Table(7)[1] * 16 + 1);
-  cache.keys(0).ScatterAddInPlace(0, Tensor::FromVector(std::vector<int32_t>(32, row), {1, 32}),
-                                  Tensor::Ones({1, 32}) * 3.0);
-  std::vector<float> k = cache.keys(0).ToVector<float>();
-  EXPECT_EQ(k[row * 32 + 5], 3.0f);
   cache.Release(7);
   EXPECT_EQ(cache.free_blocks(), 4);
-  for (float v : cache.keys(0).ToVector<float>()) ASSERT_EQ(v, 0.0f);
+  EXPECT_TRUE(cache.Grow(8, 64));  // (all four)
+  EXPECT_FALSE(cache.Grow(9, 1));
+  EXPECT_NE(ErrorOf([&] { cache.Grow(8, 65); }).find("expected at most the model's context, 64"),
+            std::string::npos);
 }
 
 // A step reads its sequences' rows through their block tables and writes its own: no loop of

@@ -1,0 +1,91 @@
+// Many generations at once against one at a time, on the bench GPT (4 layers, dim 128, 4
+// heads, context 64, vocabulary 65): the same 32 greedy requests (prompts of 8-32 tokens,
+// 8-32 new tokens each) served by a ContinuousBatcher with up to 1, 8 or 32 sequences
+// running, and by Generate one after another (the captured single-sequence decode).
+// Counters: generated tokens a second, and the mean time of one step (a decoded token's
+// latency: every running sequence gets one token a step). The peer, PyTorch eager decoding
+// the same requests batched over a padded KV cache, is bench/pytorch_gpt_batch_decode.py.
+//   bazel run -c opt //bench:batch_decode_bench
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <random>
+
+#include "frontend/continuous_batcher.h"
+#include "frontend/generate.h"
+#include "frontend/nn.h"
+
+namespace uopc {
+namespace {
+
+const GptConfig kBench{65, 64, 128, 4, 4, 0.0};
+
+Gpt& Model() {
+  static Gpt* m = [] {
+    Tensor::ManualSeed(0);
+    return new Gpt(kBench);
+  }();
+  return *m;
+}
+
+struct Request {
+  std::vector<int64_t> prompt;
+  GenerateOptions options;
+};
+
+std::vector<Request> Requests() {
+  std::mt19937 rng(3);
+  std::vector<Request> r(32);
+  for (Request& q : r) {
+    q.prompt.resize(8 + rng() % 25);
+    for (int64_t& t : q.prompt) t = static_cast<int64_t>(rng() % kBench.vocab);
+    q.options.max_tokens = 8 + static_cast<int64_t>(rng() % 25);
+    q.options.temperature = 0;
+  }
+  return r;
+}
+
+int64_t TokensOf(const std::vector<Request>& r) {
+  int64_t n = 0;
+  for (const Request& q : r) n += q.options.max_tokens;
+  return n;
+}
+
+void BM_Batched(benchmark::State& state) {
+  const std::vector<Request> requests = Requests();
+  ContinuousBatcher batcher(Model(), {.max_sequences = state.range(0), .step_tokens = 64});
+  for (const Request& q : requests) batcher.Submit(q.prompt, q.options);
+  batcher.Run();  // (compiles the step)
+  const int64_t steps = batcher.stats().steps;
+  double seconds = 0;
+  for (auto _ : state) {
+    for (const Request& q : requests) batcher.Submit(q.prompt, q.options);
+    auto start = std::chrono::steady_clock::now();
+    batcher.Run();
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  const double runs = static_cast<double>(state.iterations());
+  state.counters["tokens/s"] = TokensOf(requests) * runs / seconds;
+  state.counters["ms/step"] = 1e3 * seconds / static_cast<double>(batcher.stats().steps - steps);
+  state.counters["preemptions"] = static_cast<double>(batcher.stats().preemptions);
+  state.counters["plans built"] = static_cast<double>(batcher.stats().plans_built);
+}
+
+void BM_OneAtATime(benchmark::State& state) {
+  const std::vector<Request> requests = Requests();
+  Generate(Model(), requests[0].prompt, requests[0].options);  // (compiles)
+  int64_t decoded = 0;
+  for (auto _ : state)
+    for (const Request& q : requests)
+      decoded += static_cast<int64_t>(Generate(Model(), q.prompt, q.options).tokens.size());
+  state.counters["tokens/s"] =
+      benchmark::Counter(static_cast<double>(decoded), benchmark::Counter::kIsRate);
+}
+
+BENCHMARK(BM_Batched)->Arg(1)->Arg(8)->Arg(32)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_OneAtATime)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace uopc
+
+BENCHMARK_MAIN();
