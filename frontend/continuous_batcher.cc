@@ -81,6 +81,10 @@ bool ContinuousBatcher::Finished(int64_t id) const {
   return it == sequences_.end() || it->second.finished;
 }
 
+void ContinuousBatcher::Forget(int64_t id) {
+  if (Finished(id)) sequences_.erase(id);
+}
+
 const std::vector<int64_t>& ContinuousBatcher::Tokens(int64_t id) const {
   auto it = sequences_.find(id);
   if (it == sequences_.end())
@@ -212,8 +216,9 @@ bool ContinuousBatcher::Step() {
     s.tokens.push_back(token);
     s.generated.push_back(token);
     ++stats_.tokens_generated;
-    if (static_cast<int64_t>(s.generated.size()) >= s.options.max_tokens ||
-        token == s.options.stop_token || (s.options.on_token && !s.options.on_token(token)))
+    const bool go_on = !s.options.on_token || s.options.on_token(token);
+    if (!go_on || static_cast<int64_t>(s.generated.size()) >= s.options.max_tokens ||
+        token == s.options.stop_token)
       Finish(feeds[f].id);
   }
   stats_.plans_built += static_cast<int64_t>(Runtime::Get().plans().size() - plans_before);

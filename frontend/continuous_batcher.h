@@ -57,6 +57,8 @@ class ContinuousBatcher {
   void Run();
 
   bool Finished(int64_t id) const;
+  /// Drops what is kept of a finished request (its tokens): a server's memory stays bounded.
+  void Forget(int64_t id);
   /// The new tokens of a request so far (the prompt not included).
   const std::vector<int64_t>& Tokens(int64_t id) const;
   int64_t running() const { return static_cast<int64_t>(running_.size()); }

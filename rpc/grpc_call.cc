@@ -1,7 +1,9 @@
 #include "rpc/grpc_call.h"
 
+#include <csignal>
 #include <cstddef>
 #include <cstring>
+#include <thread>
 
 #include <fcntl.h>
 #include <grpcpp/create_channel_posix.h>
@@ -91,12 +93,45 @@ void ConfigureServer(grpc::ServerBuilder& b) {
   b.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
 }
 
-grpc::Status CheckToken(const grpc::ServerContext* ctx, const std::string& token) {
+void BlockStopSignals() {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+}
+
+bool ServeUntilSignal(grpc::ServerBuilder& b, const std::string& address, int64_t port,
+                      const std::function<void(int port)>& started) {
+  int bound = 0;
+  b.AddListeningPort(address + ":" + std::to_string(port), grpc::InsecureServerCredentials(),
+                     &bound);
+  ConfigureServer(b);
+  std::unique_ptr<grpc::Server> server = b.BuildAndStart();
+  if (!server || bound == 0) return false;
+  started(bound);
+  // (a signal handler may not shut a server down: a thread waits for the signal instead)
+  std::thread waiter([&] {
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    int sig = 0;
+    sigwait(&stop, &sig);
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  });
+  server->Wait();
+  waiter.join();
+  return true;
+}
+
+grpc::Status CheckToken(const grpc::ServerContext* ctx, const std::string& token,
+                        const char* how) {
   auto it = ctx->client_metadata().find(kTokenKey);
   if (it == ctx->client_metadata().end() || it->second.empty())  // (an unset token: empty)
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                        "no uopc-token: this server serves one uopc job only (the client sets "
-                        "UOPC_DEVICE_TOKEN, or UOPC_JOB_TOKEN under uopc_launch)");
+                        std::string("no uopc-token: this server serves one uopc job only (") +
+                            how + ")");
   if (std::string(it->second.data(), it->second.size()) != token)
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                         "wrong uopc-token: this server serves another uopc job");
@@ -106,6 +141,10 @@ grpc::Status CheckToken(const grpc::ServerContext* ctx, const std::string& token
 absl::Status ToAbsl(const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+grpc::Status ToGrpc(const absl::Status& s) {
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }
 
 }  // namespace uopc

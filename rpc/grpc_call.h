@@ -5,6 +5,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -29,8 +31,21 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
 std::shared_ptr<grpc::Channel> MakeUnixChannel(const std::string& name);
 /// Server options shared by every uopc server.
 void ConfigureServer(grpc::ServerBuilder& b);
-/// OK if the call carries `token`; else PERMISSION_DENIED (the caller changes nothing).
-grpc::Status CheckToken(const grpc::ServerContext* ctx, const std::string& token);
+/// Blocks SIGTERM and SIGINT in this thread and in the threads it starts afterwards: a
+/// server's main calls it first, so that ServeUntilSignal's waiting thread takes them.
+void BlockStopSignals();
+/// Adds a listening port `address:port` (0: any free one) to `b`, starts the server, calls
+/// `started` with the port it got, and serves until SIGTERM or SIGINT (blocked first with
+/// BlockStopSignals), then shuts down, giving calls in flight 2 s. False, having served
+/// nothing, where it cannot listen there.
+bool ServeUntilSignal(grpc::ServerBuilder& b, const std::string& address, int64_t port,
+                      const std::function<void(int port)>& started);
+/// OK if the call carries `token`; else PERMISSION_DENIED (the caller changes nothing),
+/// saying how a client sets it (`how`: by default, a uopc job's devices).
+grpc::Status CheckToken(const grpc::ServerContext* ctx, const std::string& token,
+                        const char* how = "the client sets UOPC_DEVICE_TOKEN, or UOPC_JOB_TOKEN "
+                                          "under uopc_launch");
 absl::Status ToAbsl(const grpc::Status& s);
+grpc::Status ToGrpc(const absl::Status& s);
 
 }  // namespace uopc

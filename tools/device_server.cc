@@ -14,10 +14,6 @@
 namespace uopc {
 namespace {
 
-grpc::Status ToGrpc(const absl::Status& s) {
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
-}
-
 uint64_t RandomId() {
   static std::mt19937_64 rng(std::random_device{}());
   uint64_t id = 0;

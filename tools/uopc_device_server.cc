@@ -4,10 +4,8 @@
 //
 //   UOPC_DEVICE_TOKEN=secret uopc_device_server --port 0 --device CPU:0 --latency-us 100
 //   UOPC_DEVICE_TOKEN=secret UOPC_REMOTE_DEVICES=127.0.0.1:41234 gpt_train --device REMOTE:0
-#include <csignal>
 #include <cstdlib>
 #include <iostream>
-#include <thread>
 
 #include <grpcpp/grpcpp.h>
 
@@ -58,32 +56,16 @@ int main(int argc, char** argv) {
     std::cerr << "uopc_device_server: " << d.status().message() << "\n";
     return 1;
   }
-  // signals are waited for by a thread of their own (a handler may not shut a server down)
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  BlockStopSignals();
   DeviceServer service(*d, o);
   grpc::ServerBuilder b;
-  int bound = 0;
-  b.AddListeningPort(address + ":" + std::to_string(port), grpc::InsecureServerCredentials(),
-                     &bound);
-  ConfigureServer(b);
   b.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = b.BuildAndStart();
-  if (!server || bound == 0) {
+  if (!ServeUntilSignal(b, address, port, [&](int bound) {
+        std::cout << "uopc_device_server: " << (*d)->name() << " on " << address << ":" << bound
+                  << std::endl;
+      })) {
     std::cerr << "uopc_device_server: cannot listen on " << address << ":" << port << "\n";
     return 1;
   }
-  std::cout << "uopc_device_server: " << (*d)->name() << " on " << address << ":" << bound
-            << std::endl;
-  std::thread waiter([&] {
-    int sig = 0;
-    sigwait(&stop, &sig);
-    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  });
-  server->Wait();
-  waiter.join();
   return 0;
 }

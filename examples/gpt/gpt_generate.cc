@@ -13,11 +13,10 @@
 #include "examples/gpt/char_corpus.h"
 #include "examples/gpt/device_flag.h"
 #include "core/flags.h"
+#include "examples/gpt/inference_model.h"
 #include "examples/gpt/model_config.h"
 #include "frontend/autocast.h"
 #include "frontend/generate.h"
-#include "frontend/gpt2_checkpoint.h"
-#include "frontend/safetensors.h"
 
 using namespace uopc;
 
@@ -71,28 +70,13 @@ int main(int argc, char** argv) {
   };
   if (precision != "f32" && precision != "bf16")
     return fail("--precision " + precision + "; expected f32 or bf16");
-  absl::StatusOr<Checkpoint> ckpt = LoadSafetensors(checkpoint);
-  if (!ckpt.ok()) return fail(std::string(ckpt.status().message()));
+  absl::StatusOr<InferenceModel> loaded = LoadInferenceModel(checkpoint, heads);
+  if (!loaded.ok()) return fail(std::string(loaded.status().message()));
   try {
-    // gpt_train's checkpoints say what they are; others are read as GPT-2's
-    const bool chars = ckpt->metadata.contains("vocab");
-    absl::StatusOr<GptConfig> config;
-    if (chars) {
-      config = ConfigFromMetadata(ckpt->metadata, checkpoint);
-    } else {
-      *ckpt = FromGpt2Naming(*std::move(ckpt));
-      const HostTensor* wte = ckpt->Find("wte.weight");
-      int64_t dim = wte && wte->shape.size() == 2 ? wte->shape[1].value() : 0;
-      config = Gpt2Config(*ckpt, heads > 0 ? heads : std::max<int64_t>(dim / 64, 1));
-    }
-    if (!config.ok()) return fail(std::string(config.status().message()));
-    if (absl::Status s = MatchesTensors(*config, *ckpt, checkpoint); !s.ok())
-      return fail(std::string(s.message()));
-    const std::string vocab = chars ? ckpt->metadata["vocab"] : "";
+    const bool chars = !loaded->vocabulary.empty();
+    const std::string& vocab = loaded->vocabulary;
     std::vector<DeviceRef> devices = DeviceList(device);
-    Gpt model(*config);
-    if (absl::Status s = LoadModel(*ckpt, model, {}, {"optim."}); !s.ok())
-      return fail(std::string(s.message()));
+    Gpt& model = *loaded->model;
     model.Split(devices);
     std::vector<int64_t> ids;
     if (!prompt_ids.empty()) {

@@ -99,6 +99,22 @@ TEST(ContinuousBatcher, APoolForFourSequencesServesThirtyTwoByPreemption) {
   EXPECT_EQ(b.cache().free_blocks(), 16);
 }
 
+// on_token sees every token (the last too), and returning false ends the request there.
+TEST(ContinuousBatcher, OnTokenSeesEveryTokenAndCanStop) {
+  Gpt model = Model();
+  ContinuousBatcher b(model, {.max_sequences = 2, .step_tokens = 16});
+  std::vector<int64_t> seen, stopped;
+  GenerateOptions all = Greedy(5), three = Greedy(20);
+  all.on_token = [&](int64_t t) { return seen.push_back(t), true; };
+  three.on_token = [&](int64_t t) { return stopped.push_back(t), stopped.size() < 3; };
+  const int64_t a = b.Submit({1, 2, 3}, all), c = b.Submit({4, 5}, three);
+  b.Run();
+  EXPECT_EQ(seen, b.Tokens(a));
+  EXPECT_EQ(seen.size(), 5u);
+  EXPECT_EQ(stopped, b.Tokens(c));
+  EXPECT_EQ(stopped.size(), 3u);
+}
+
 TEST(ContinuousBatcher, CancelFreesBlocksAtOnceAndBadRequestsAreRefused) {
   Gpt model = Model();
   ContinuousBatcher b(model, {.max_sequences = 4, .step_tokens = 16});
