@@ -9,7 +9,6 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
-#include <random>
 
 #include "frontend/continuous_batcher.h"
 #include "frontend/generate.h"
@@ -33,14 +32,13 @@ struct Request {
   GenerateOptions options;
 };
 
+// Prompts of 8-32 tokens and 8-32 new ones, by a formula that the peer repeats.
 std::vector<Request> Requests() {
-  std::mt19937 rng(3);
   std::vector<Request> r(32);
-  for (Request& q : r) {
-    q.prompt.resize(8 + rng() % 25);
-    for (int64_t& t : q.prompt) t = static_cast<int64_t>(rng() % kBench.vocab);
-    q.options.max_tokens = 8 + static_cast<int64_t>(rng() % 25);
-    q.options.temperature = 0;
+  for (int64_t i = 0; i < 32; ++i) {
+    for (int64_t t = 0; t < 8 + (i * 7) % 25; ++t) r[i].prompt.push_back((i * 31 + t * 7) % kBench.vocab);
+    r[i].options.max_tokens = 8 + (i * 11) % 25;
+    r[i].options.temperature = 0;
   }
   return r;
 }
