@@ -106,12 +106,38 @@ void ContinuousBatcher::Preempt(int64_t id) {
   ++stats_.preemptions;
 }
 
+// The full blocks of the longest prefix of `id`'s tokens that a running sequence has
+// computed, shared: positions before the last token only, so that `id` computes at least
+// its last token (for its logits) and writes no shared block.
+void ContinuousBatcher::SharePrefix(int64_t id) {
+  Sequence& s = sequences_.at(id);
+  const int64_t bs = cache_.block_size();
+  int64_t best = 0, from = -1;
+  for (int64_t other : running_) {
+    const Sequence& o = sequences_.at(other);
+    const int64_t most = std::min<int64_t>(o.cached, static_cast<int64_t>(s.tokens.size()) - 1);
+    int64_t same = 0;
+    while (same < most && o.tokens[same] == s.tokens[same]) ++same;
+    if (same / bs > best) best = same / bs, from = other;
+  }
+  if (best == 0) return;
+  const std::vector<int32_t>& table = cache_.Table(from);
+  cache_.Share(id, std::vector<int32_t>(table.begin(), table.begin() + best));
+  s.cached = best * bs;
+  stats_.shared_blocks += best;
+}
+
 // Admits waiting sequences whose prompts fit, then picks what each running one feeds:
 // decodes first (oldest first), then prompt chunks with the budget left.
 std::vector<ContinuousBatcher::Feed> ContinuousBatcher::Schedule() {
   while (!waiting_.empty() && running() < options_.max_sequences) {
     const int64_t id = waiting_.front();
-    if (!cache_.Grow(id, static_cast<int64_t>(sequences_.at(id).tokens.size()))) break;
+    SharePrefix(id);
+    if (!cache_.Grow(id, static_cast<int64_t>(sequences_.at(id).tokens.size()))) {
+      cache_.Release(id);
+      sequences_.at(id).cached = 0;
+      break;
+    }
     waiting_.pop_front();
     running_.push_back(id);
   }

@@ -4,6 +4,8 @@
 // when the pool has blocks for their prompt and leave as soon as they finish, between any
 // two steps. The step is captured once (CapturedStep): every later step, whatever its mix of
 // sequences and lengths, runs the same plan with other VAR values, building no graph.
+// A new sequence whose prompt begins as a running one's does shares the full blocks of that
+// prefix, already computed (prefix sharing), and computes only the rest.
 // When a sequence needs a block and none is free, the newest running sequence is preempted:
 // its blocks go back and it waits to be recomputed from its tokens so far (vLLM's default),
 // never an error.
@@ -70,6 +72,7 @@ class ContinuousBatcher {
     int64_t tokens_fed = 0;        // prompt and generated tokens run through the model
     int64_t tokens_generated = 0;
     int64_t preemptions = 0;
+    int64_t shared_blocks = 0;     // blocks a new sequence took from another's prompt prefix
     int64_t plans_built = 0;       // plans compiled while stepping
   };
   const Stats& stats() const { return stats_; }
@@ -89,6 +92,7 @@ class ContinuousBatcher {
   };
   std::vector<Feed> Schedule();
   void Preempt(int64_t id);
+  void SharePrefix(int64_t id);
   void Finish(int64_t id);
   std::vector<float> Forward(const std::vector<Feed>& feeds);
 

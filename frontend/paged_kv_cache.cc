@@ -23,6 +23,7 @@ PagedKvCache::PagedKvCache(const Gpt& model, int64_t num_blocks, int64_t block_s
                                          b->ln_1.weight.device()));
   }
   for (int32_t b = static_cast<int32_t>(num_blocks); b-- > 0;) free_.push_back(b);
+  holders_.assign(num_blocks, 0);
 }
 
 bool PagedKvCache::Grow(int64_t seq, int64_t length) {
@@ -37,15 +38,30 @@ bool PagedKvCache::Grow(int64_t seq, int64_t length) {
   }
   for (int64_t i = 0; i < more; ++i) {
     table.push_back(free_.back());
+    holders_[free_.back()] = 1;
     free_.pop_back();
   }
   return true;
 }
 
+void PagedKvCache::Share(int64_t seq, const std::vector<int32_t>& blocks) {
+  std::vector<int32_t>& table = tables_[seq];
+  if (!table.empty())
+    ThrowInvalid(absl::StrCat("paged kv cache: sequence ", seq, " shares blocks while holding ",
+                              table.size(), "; expected it to hold none yet"));
+  for (int32_t b : blocks)
+    if (b < 0 || b >= num_blocks_ || holders_[b] == 0)
+      ThrowInvalid(absl::StrCat("paged kv cache: block ", b,
+                                " shared, which no sequence holds; expected a held block"));
+  for (int32_t b : blocks) ++holders_[b];
+  table = blocks;
+}
+
 void PagedKvCache::Release(int64_t seq) {
   auto it = tables_.find(seq);
   if (it == tables_.end()) return;
-  free_.insert(free_.end(), it->second.rbegin(), it->second.rend());
+  for (auto b = it->second.rbegin(); b != it->second.rend(); ++b)
+    if (--holders_[*b] == 0) free_.push_back(*b);
   tables_.erase(it);
 }
 

@@ -8,6 +8,7 @@
 //   if (cache.Grow(seq, 20)) ...;       // positions [0, 20) of `seq` have rows now
 //   int64_t row = cache.Row(seq, 17);    // where position 17's key and value lie
 //   cache.Release(seq);                  // its blocks are free again
+//   cache.Share(other, {cache.Table(seq)[0]});  // a prompt prefix's block, held by both
 //
 // Pools are ((num_blocks + 1) * block_size, dim) tensors (a scratch block last) on each block's device, in autocast's
 // dtype at construction; a step sets its new keys and values into their rows in place (a
@@ -41,7 +42,13 @@ class PagedKvCache {
   /// blocks from the free list: false, changing nothing, where too few are free. Throws on
   /// a length past the model's context.
   bool Grow(int64_t seq, int64_t length);
-  /// Gives `seq`'s blocks back; a sequence it does not hold is a no-op.
+  /// Makes `seq` (holding no blocks) start with `blocks`, which other sequences hold (the
+  /// keys and values of a prompt prefix they share): each block goes back to the free
+  /// list when the last sequence holding it is released. Shared blocks are never written:
+  /// a sequence shares only full blocks of positions before the first it computes.
+  void Share(int64_t seq, const std::vector<int32_t>& blocks);
+  /// Gives `seq`'s blocks back (those it shares, once no other sequence holds them); a
+  /// sequence it does not hold is a no-op.
   void Release(int64_t seq);
   /// `seq`'s blocks in order (empty for one it does not hold).
   const std::vector<int32_t>& Table(int64_t seq) const;
@@ -59,6 +66,7 @@ class PagedKvCache {
   std::vector<Tensor> k_, v_;
   int64_t num_blocks_, block_size_, context_;
   std::vector<int32_t> free_;  // (a stack: the block freed last is taken first)
+  std::vector<int32_t> holders_;  // by block: the sequences holding it
   absl::flat_hash_map<int64_t, std::vector<int32_t>> tables_;
 };
 

@@ -61,6 +61,7 @@ struct ClientFlags {
 grpc::Status Request(serve::Generation::Stub& stub, const serve::GenerateRequest& req,
                      int64_t cancel_after, std::ostream* out, int64_t* received) {
   auto ctx = CallContext(Token(), kNoDeadline);
+  ctx->set_wait_for_ready(true);  // (a server still starting, or busy, is waited for)
   std::unique_ptr<grpc::ClientReader<serve::GenerateReply>> reader = stub.Generate(ctx.get(), req);
   serve::GenerateReply r;
   *received = 0;
@@ -80,6 +81,7 @@ int RunClient(const ClientFlags& f) {
   serve::StatusReply st;
   {
     auto ctx = CallContext(Token(), std::chrono::seconds(30));
+    ctx->set_wait_for_ready(true);
     grpc::Status s = stub->Status(ctx.get(), serve::StatusRequest(), &st);
     if (!s.ok()) return Fail(f.address + ": " + s.error_message());
   }

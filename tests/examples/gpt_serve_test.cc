@@ -49,7 +49,9 @@ class GptServe : public ::testing::Test {
                                            std::vector<std::string>{"UOPC_SERVE_TOKEN=serve-test"});
   }
   static CommandResult Client(const ServerProcess& s, const std::string& flags) {
-    return RunCommand(kToken + Bin("gpt_serve") + " --client " + s.address() + " " + flags, 120);
+    return RunCommand(ServerProcess::TsanOptions() + " " + kToken + Bin("gpt_serve") +
+                          " --client " + s.address() + " " + flags,
+                      120);
   }
   // A status figure ("free_blocks 12 of 16, ...").
   static int64_t Figure(const ServerProcess& s, const std::string& name) {
@@ -128,8 +130,9 @@ TEST_F(GptServe, AClientThatGoesAwayFreesItsBlocksAndBadRequestsGetClearErrors) 
       << odd.out;
   CommandResult ids = Client(*server, "--prompt-ids 1,100000 --tokens 5");
   EXPECT_NE(ids.out.find("prompt token 1 is 100000"), std::string::npos) << ids.out;
-  CommandResult wrong = RunCommand("UOPC_SERVE_TOKEN=other " + Bin("gpt_serve") + " --client " +
-                                   server->address() + " --status");
+  CommandResult wrong = RunCommand(ServerProcess::TsanOptions() + " UOPC_SERVE_TOKEN=other " +
+                                   Bin("gpt_serve") + " --client " + server->address() +
+                                   " --status");
   EXPECT_EQ(wrong.status, 1);
   EXPECT_NE(wrong.out.find("wrong uopc-token"), std::string::npos) << wrong.out;
   // and the server goes on serving

@@ -99,6 +99,35 @@ TEST(ContinuousBatcher, APoolForFourSequencesServesThirtyTwoByPreemption) {
   EXPECT_EQ(b.cache().free_blocks(), 16);
 }
 
+// Requests whose prompts begin alike share the full blocks of that prefix, computed once:
+// fewer tokens fed and blocks held, the same tokens as alone.
+TEST(ContinuousBatcher, APromptPrefixIsSharedNotRecomputed) {
+  Gpt model = Model();
+  std::mt19937 rng(9);
+  const std::vector<int64_t> p = Prompt(rng, 50, 40);
+  std::vector<int64_t> c(p.begin(), p.begin() + 20);
+  c.push_back((p[20] + 1) % 50);  // (differs at position 20)
+  const std::vector<std::vector<int64_t>> prompts = {p, p, c};
+  std::vector<std::vector<int64_t>> alone;
+  for (const auto& q : prompts) alone.push_back(Generate(model, q, Greedy(10)).tokens);
+  ContinuousBatcher b(model, {.max_sequences = 4, .step_tokens = 64});
+  const int64_t first = b.Submit(prompts[0], Greedy(10));
+  ASSERT_TRUE(b.Step());  // (the first prompt computed)
+  const int64_t held = b.cache().num_blocks() - b.cache().free_blocks();
+  const int64_t second = b.Submit(prompts[1], Greedy(10)), third = b.Submit(prompts[2], Greedy(10));
+  ASSERT_TRUE(b.Step());
+  // the second holds the first's two full blocks (32 positions) and one of its own; the
+  // third, one (16 of its 20 common positions) and one of its own
+  EXPECT_EQ(b.stats().shared_blocks, 3);
+  EXPECT_EQ(b.cache().num_blocks() - b.cache().free_blocks(), held + 2);
+  EXPECT_EQ(b.stats().tokens_fed, 40 + (40 - 32) + (21 - 16) + 1);  // (+ the first's decode)
+  b.Run();
+  EXPECT_EQ(b.Tokens(first), alone[0]);
+  EXPECT_EQ(b.Tokens(second), alone[1]);
+  EXPECT_EQ(b.Tokens(third), alone[2]);
+  EXPECT_EQ(b.cache().free_blocks(), b.cache().num_blocks());
+}
+
 // on_token sees every token (the last too), and returning false ends the request there.
 TEST(ContinuousBatcher, OnTokenSeesEveryTokenAndCanStop) {
   Gpt model = Model();

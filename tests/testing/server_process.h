@@ -69,20 +69,23 @@ class ServerProcess {
     out_ = nullptr;
   }
 
- private:
-  // Under ThreadSanitizer, the test's suppressions (tests/testing/tsan_suppressions.cc, if
-  // linked) for the server too, as a file named in TSAN_OPTIONS; else nothing.
+  /// Under ThreadSanitizer, the test's suppressions (tests/testing/tsan_suppressions.cc, if
+  /// linked) for the server (and a test's other processes) too, as a file named in
+  /// "TSAN_OPTIONS=..."; else "".
   static std::string TsanOptions() {
-    if (!__tsan_default_suppressions) return "";
+    // (TSan's runtime has a default of its own, which gives none)
+    const char* suppressions = __tsan_default_suppressions ? __tsan_default_suppressions() : nullptr;
+    if (!suppressions) return "";
     const char* dir = std::getenv("TEST_TMPDIR");
     std::string path = std::string(dir ? dir : "/tmp") + "/server_process_tsan.supp";
     FILE* f = std::fopen(path.c_str(), "w");
     if (!f) return "";
-    std::fputs(__tsan_default_suppressions(), f);
+    std::fputs(suppressions, f);
     std::fclose(f);
     return "TSAN_OPTIONS=suppressions=" + path;
   }
 
+ private:
   pid_t pid_ = -1;
   FILE* out_ = nullptr;
   int port_ = 0;
