@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/bounds.h"
 #include "core/substitute.h"
 #include "passes/lowered_steps.h"
 #include "passes/scope.h"
@@ -19,8 +20,10 @@ absl::StatusOr<UOp> ThreadOuterLoop(const UOp& kernel, LaunchDims* dims, int64_t
   const UOp& end = kernel.src(0);
   const UOp& outer = end.src(1);
   if (!outer.is(Ops::RANGE) || outer.arg().Get<RangeArg>().kind != RangeKind::kLoop) return kernel;
-  const std::optional<int64_t> n = outer.src(0).ConstIntValue();
-  if (!n || *n < 2 || *n > UINT32_MAX) return kernel;
+  // (a run-time length: the launch is sized for its largest value, and each chunk takes its
+  // part of the length the kernel is run with)
+  const int64_t n = VMax(outer.src(0));
+  if (n < 2 || n > UINT32_MAX) return kernel;
   bool stores = false;
   for (const UOp& u : end.src(0).Toposort()) {
     if (!u.is(Ops::STORE)) continue;
@@ -31,16 +34,19 @@ absl::StatusOr<UOp> ThreadOuterLoop(const UOp& kernel, LaunchDims* dims, int64_t
     stores = true;
   }
   if (!stores) return kernel;
+  // (a run-time length counts at its largest: a kernel that is worth threads only there
+  // must be worth them several times over, as the length is mostly shorter)
+  const bool runtime = !outer.src(0).ConstIntValue();
+  const int64_t wanted = runtime ? min_work * kRunTimeLengthMargin : min_work;
   int64_t work = 1;
   for (const UOp& u : kernel.Toposort())
-    if (u.is(Ops::RANGE) && work < min_work)
-      work *= std::max<int64_t>(1, u.src(0).ConstIntValue().value_or(1));
-  if (work < min_work) return kernel;
+    if (u.is(Ops::RANGE) && work < wanted) work *= std::max<int64_t>(1, VMax(u.src(0)));
+  if (work < wanted) return kernel;
   const UOp global = UOp::Range(outer.src(0), outer.arg().Get<RangeArg>().idx, RangeKind::kGlobal);
   UOp out = RewriteNodes(kernel, [&](const UOp& orig, const UOp& rebuilt) {
     return orig == outer ? global : rebuilt;
   });
-  dims->global = {static_cast<uint32_t>(*n), 1, 1};
+  dims->global = {static_cast<uint32_t>(n), 1, 1};
   return out;
 }
 

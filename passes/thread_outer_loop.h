@@ -1,12 +1,13 @@
 // ThreadOuterLoop: gives the outermost output loop of a kernel to the cores. The loop that
-// encloses a kernel's one store group outermost (of constant length n >= 2, and part of
-// every store's address, so that two iterations never write one element) becomes a global
-// range of n: a CPU device runs it in chunks, one per worker thread, each chunk a
-// contiguous part of the loop (the C renderer turns the range into the loop over the
-// chunk's part). Reductions stay inside an iteration, so results are bit-identical to the
-// single-threaded kernel. A kernel it cannot split, or too small to be worth waking
-// threads for (fewer than `min_work` iterations of its loops, all nested: the product of
-// their constant lengths), comes back as it was, with dims {1,1,1}; one given to the cores
+// encloses a kernel's one store group outermost (of length n >= 2, at most n for a length
+// known at run time, and part of every store's address, so that two iterations never write
+// one element) becomes a global range of n: a CPU device runs it in chunks, one per worker
+// thread, each chunk a contiguous part of the loop as long as it is at run time (the C
+// renderer turns the range into the loop over the chunk's part). Reductions stay inside an
+// iteration, so results are bit-identical to the single-threaded kernel. A kernel it cannot
+// split, or too small to be worth waking threads for (fewer than `min_work` iterations of
+// its loops, all nested: the product of their largest lengths), comes back as it was, with
+// dims {1,1,1}; one given to the cores
 // already comes back as it was, with the dims it was given (LaunchDimsOf).
 #pragma once
 
@@ -23,6 +24,9 @@ namespace uopc {
 /// Fewer iterations than this (of a kernel's nested loops) run on one thread: waking the
 /// others costs more.
 inline constexpr int64_t kMinThreadedWork = 1 << 18;
+/// A kernel whose outer loop has a run-time length is threaded where its work at the
+/// largest length is this many times `min_work`.
+inline constexpr int64_t kRunTimeLengthMargin = 4;
 
 /// `kernel` (a SINK of loop IR) with its outermost output loop a global range, and its
 /// length in dims->global[0].

@@ -1,7 +1,7 @@
 // ThreadOuterLoop: the split kernel computes what the kernel did (the reference
 // interpreter runs a global range as a loop), its dims are the outer loop's length, and
-// what must not be split (an element every iteration writes, run-time lengths, too little
-// work) is left as it was. That chunks of it on threads give the same bits is tested where
+// what must not be split (an element every iteration writes, too little work) is left as it
+// was; a loop of run-time length is sized for its largest value. That chunks of it on threads give the same bits is tested where
 // the C device runs them: every frontend test runs with UOPC_THREADS=3.
 #include "passes/thread_outer_loop.h"
 
@@ -42,15 +42,27 @@ TEST(ThreadOuterLoop, WhatMustNotBeSplitIsLeftAsItWas) {
   UOp same = UOp::Sink({out.Index(UOp::ConstInt(DType::kI32, 0)).Store(i).End({i})});
   EXPECT_EQ(*ThreadOuterLoop(same, &d), same);
   EXPECT_EQ(d, LaunchDims{});
-  // a loop of run-time length
-  UOp n = UOp::Var("n", 1, 8), j = UOp::Range(n, 0);
-  UOp runtime = UOp::Sink({out.Index(j).Store(j * 2).End({j})});
-  EXPECT_EQ(*ThreadOuterLoop(runtime, &d), runtime);
   // too little work to wake threads for: 8 iterations, 9 wanted
   UOp small = UOp::Sink({out.Index(i).Store(i * 2).End({i})});
   EXPECT_EQ(*ThreadOuterLoop(small, &d, 9), small);
   EXPECT_NE(*ThreadOuterLoop(small, &d, 8), small);
   EXPECT_EQ(d.global[0], 8u);
+}
+
+// A loop of run-time length is split too, its launch sized for the largest length (each
+// chunk takes its part of the length it runs with: the symbolic and batched generation
+// tests run such kernels on 3 threads).
+TEST(ThreadOuterLoop, ALoopOfRunTimeLengthIsSizedForItsLargestValue) {
+  UOp out = UOp::Buffer(DType::kI32, 0, 600);
+  UOp n = UOp::Var("n", 1, 600), j = UOp::Range(n, 0);
+  UOp runtime = UOp::Sink({out.Index(j).Store(j * 2).End({j})});
+  LaunchDims d;
+  absl::StatusOr<UOp> split = ThreadOuterLoop(runtime, &d, 600 / kRunTimeLengthMargin);
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_NE(*split, runtime);
+  EXPECT_EQ(d.global[0], 600u);
+  // fewer iterations than that margin over what is asked for: left as it was
+  EXPECT_EQ(*ThreadOuterLoop(runtime, &d, 600 / kRunTimeLengthMargin + 1), runtime);
 }
 
 }  // namespace
