@@ -206,7 +206,8 @@ std::vector<float> ContinuousBatcher::Forward(const std::vector<Feed>& feeds) {
       Tensor::FromVector(sequence, {options_.step_tokens}, DType::kI32, dev),
       Tensor::FromVector(tables, {options_.max_sequences, width}, DType::kI32, dev),
       Tensor::FromVector(last, {options_.max_sequences}, DType::kI32, dev)};
-  const VarValues vars = {{"step_groups", groups}, {"step_sequences", S}, {"span", span}};
+  const int64_t steps = (span + kSpanStep - 1) / kSpanStep;  // (the span in whole steps)
+  const VarValues vars = {{"step_groups", groups}, {"step_sequences", S}, {"span_steps", steps}};
   if (step_) return step_->Run(in, vars)[0].ToVector<float>();
   std::vector<Tensor> out;
   step_ = std::make_unique<CapturedStep>(
@@ -214,7 +215,8 @@ std::vector<float> ContinuousBatcher::Forward(const std::vector<Feed>& feeds) {
         const SymInt m = SymInt::Variable("step_groups", 1, options_.step_tokens / kTokenRows,
                                           groups) * kTokenRows;
         const SymInt s = SymInt::Variable("step_sequences", 1, options_.max_sequences, S);
-        const SymInt l = SymInt::Variable("span", 1, model_.config.context, span);
+        const SymInt l = SymInt::Variable(
+            "span_steps", 1, (model_.config.context + kSpanStep - 1) / kSpanStep, steps);
         const PagedStep step{t[0].Slice(0, 0, m), t[1].Slice(0, 0, m), t[2].Slice(0, 0, m),
                              t[3].Slice(0, 0, m), t[4], t[5].Slice(0, 0, s),
                              l};

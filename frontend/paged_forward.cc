@@ -21,13 +21,14 @@ void Check(const Gpt& model, PagedKvCache& cache, const PagedStep& s) {
                     s.rows.shape() == s.tokens.shape() && s.sequence.shape() == s.tokens.shape() &&
                     s.tables.ndim() == 2 && s.last.ndim() == 1 && !s.tables.shape(0).is_symbolic() &&
                     s.tables.shape(1) == SymInt(cache.table_width()) &&
-                    cache.layers() == model.h.size() && s.span.max() <= model.config.context;
+                    cache.layers() == model.h.size() &&
+                    s.span_steps.max() * kSpanStep <= model.config.context + kSpanStep - 1;
   if (!fits)
     ThrowInvalid(absl::StrCat(
         "paged forward: tokens ", ShapeString(s.tokens.shape()), ", positions ",
         ShapeString(s.positions.shape()), ", rows ", ShapeString(s.rows.shape()), ", sequence ",
         ShapeString(s.sequence.shape()), ", tables ", ShapeString(s.tables.shape()), ", last ",
-        ShapeString(s.last.shape()), ", span up to ", s.span.max(), " over a cache of ",
+        ShapeString(s.last.shape()), ", span steps up to ", s.span_steps.max(), " over a cache of ",
         cache.layers(), " layers; expected (M) each, tables (N, ", cache.table_width(),
         ") with a number of rows, last (S), a span up to the context (", model.config.context, ") and a cache of ",
         model.h.size(), " layers"));
@@ -39,9 +40,10 @@ Tensor PagedForward(const Gpt& model, PagedKvCache& cache, const PagedStep& s) {
   Check(model, cache, s);
   const GptConfig& c = model.config;
   Device* dev = model.wte.weight.device();
-  const SymInt M = s.tokens.shape(0), L = s.span;
+  const SymInt M = s.tokens.shape(0), steps = s.span_steps;
   const int64_t bs = cache.block_size(), nb = cache.table_width(), C = c.dim, H = c.heads,
-                D = C / H, P = cache.keys(0).shape(0).value();
+                D = C / H, P = cache.keys(0).shape(0).value(), S8 = kSpanStep,
+                R = (c.context + S8 - 1) / S8 * S8;  // (positions the steps can reach)
   // a Linear on the tokens in groups of kTokenRows where M is a multiple of it: a loop of
   // that many rows that the matmul can keep in registers, beside the symbolic one
   const SymInt groups = M.FloorDiv(kTokenRows);
@@ -51,32 +53,41 @@ Tensor PagedForward(const Gpt& model, PagedKvCache& cache, const PagedStep& s) {
     return grouped ? l.Forward(x.Reshape({groups, kTokenRows, in})).Reshape({M, out})
                    : l.Forward(x);
   };
-  // row[m][t]: where position t of token m's sequence lies, t < L: table[t / bs] * bs + t % bs
-  auto along = [&](int64_t n, TensorShape view) {  // 0..n-1 repeated to nb * bs, the first L
-    return Tensor::Arange(0, static_cast<double>(n), 1, dev)
-        .Reshape(view)
-        .Expand({nb, bs})
-        .Reshape({nb * bs})
-        .Slice(0, 0, L)
-        .Reshape({1, L})
-        .Expand({M, L});
+  // The positions read, t = step * S8 + j for step < steps and j < S8, as (M, steps, S8):
+  // a loop of known length (j) beside the symbolic one, whose S8 sums a kernel keeps side by
+  // side (the span alone, a symbolic last loop, is one dot product at a time). f(t) for
+  // 0..n-1 laid over the table's blocks (`view` of (nb, bs)); 0 past the table (block 0,
+  // read, and masked as future).
+  auto along = [&](int64_t n, TensorShape view) {
+    Tensor f = Tensor::Arange(0, static_cast<double>(n), 1, dev)
+                   .Reshape(view)
+                   .Expand({nb, bs})
+                   .Reshape({nb * bs});
+    f = nb * bs >= R ? f.Slice(0, 0, R) : f.Pad({{0, R - nb * bs}});
+    return f.Reshape({R / S8, S8}).Slice(0, 0, steps).Unsqueeze(0).Expand({M, steps, S8});
   };
-  const Tensor table = s.tables.IndexSelect(0, s.sequence);  // (M, nb)
-  const Tensor rows = table.Gather(1, along(nb, {nb, 1})) * static_cast<double>(bs) +
-                      along(bs, {1, bs});  // (M, L)
+  // row[m][t]: where position t of token m's sequence lies: table[t / bs] * bs + t % bs
+  const Tensor table = s.tables.IndexSelect(0, s.sequence).Unsqueeze(1).Expand({M, steps, nb});
+  const Tensor rows = table.Gather(2, along(nb, {nb, 1})) * static_cast<double>(bs) +
+                      along(bs, {1, bs});  // (M, steps, S8)
   // position t is in token m's future when positions[m] < t
-  const Tensor future = s.positions.Reshape({M, 1})
-                            .Expand({M, L})
-                            .Lt(along(nb * bs, {nb, bs}))
-                            .Reshape({M, 1, 1, L})
-                            .Expand({M, H, 1, L});
+  const Tensor t = Tensor::Arange(0, static_cast<double>(R), 1, dev)
+                       .Reshape({R / S8, S8})
+                       .Slice(0, 0, steps)
+                       .Unsqueeze(0)
+                       .Expand({M, steps, S8});
+  const Tensor future = s.positions.Reshape({M, 1, 1})
+                            .Expand({M, steps, S8})
+                            .Lt(t)
+                            .Unsqueeze(1)
+                            .Expand({M, H, steps, S8});
   const Tensor at = s.rows.Reshape({M, 1}).Expand({M, C});
-  auto read = [&](const Tensor& pool) {  // (M, H, L, D)
-    return pool.Unsqueeze(0)
-        .Expand({M, P, C})
-        .Gather(1, rows.Unsqueeze(2).Expand({M, L, C}))
-        .Reshape({M, L, H, D})
-        .Permute({0, 2, 1, 3});
+  auto read = [&](const Tensor& pool) {  // (M, H, steps, S8, D)
+    return pool.Reshape({1, 1, P, C})
+        .Expand({M, steps, P, C})
+        .Gather(2, rows.Unsqueeze(3).Expand({M, steps, S8, C}))
+        .Reshape({M, steps, S8, H, D})
+        .Permute({0, 3, 1, 2, 4});
   };
   Tensor x = model.wte.Forward(s.tokens) + model.wpe.Forward(s.positions);  // (M, C)
   for (size_t l = 0; l < model.h.size(); ++l) {
@@ -87,10 +98,15 @@ Tensor PagedForward(const Gpt& model, PagedKvCache& cache, const PagedStep& s) {
     Tensor& values = cache.values(l);
     keys.ScatterInPlace(0, at, part(1).Cast(keys.dtype()));
     values.ScatterInPlace(0, at, part(2).Cast(values.dtype()));
-    Tensor att = part(0).Reshape({M, H, 1, D}).Matmul(read(keys).Transpose()) *
-                 (1.0 / std::sqrt(static_cast<double>(D)));
-    att = future.Where(-INFINITY, att).Softmax(-1);
-    const Tensor y = att.Matmul(read(values)).Reshape({M, C});
+    const Tensor q = part(0).Reshape({M, H, 1, 1, D}).Expand({M, H, steps, S8, D});
+    Tensor att = future.Where(-INFINITY, (q * read(keys)).Sum({4}) *
+                                             (1.0 / std::sqrt(static_cast<double>(D))));
+    // the softmax over the positions (both axes), as Tensor::Softmax computes it
+    att = (att - att.Max({2, 3}, true)).Exp();
+    att = att / att.Sum({2, 3}, true);  // (M, H, steps, S8)
+    const Tensor y = (att.Unsqueeze(4).Expand({M, H, steps, S8, D}) * read(values))
+                         .Sum({2, 3})
+                         .Reshape({M, C});
     x = x + dense(b.attn.c_proj, y);
     x = x + dense(b.mlp.c_proj, dense(b.mlp.c_fc, b.ln_2.Forward(x)).Gelu());
   }

@@ -3,7 +3,7 @@
 // a chunk of a prompt of another. Each token's key and value are set into its row of the
 // pool (an in-place scatter), and each token attends to the positions [0, its own] of its
 // sequence, read through the sequence's block table: a row index that is a load of the
-// table (an INDEX whose index is a LOAD). M, the span L and the number of sequences S are
+// table (an INDEX whose index is a LOAD). M, the span (in steps) and the number of sequences S are
 // VARs, so one plan serves every step, whatever the batch and the lengths.
 #pragma once
 
@@ -17,6 +17,10 @@ namespace uopc {
 /// step to one, with tokens that write the cache's scratch row).
 inline constexpr int64_t kTokenRows = 8;
 
+/// Positions a step reads at a time: its span is a number of steps of this many (positions
+/// past a sequence's own are masked).
+inline constexpr int64_t kSpanStep = 8;
+
 /// A step's tokens (each an i32 tensor on the model's device).
 struct PagedStep {
   Tensor tokens;     // (M): the token ids
@@ -25,7 +29,8 @@ struct PagedStep {
   Tensor sequence;   // (M): which row of `tables` each token's sequence has
   Tensor tables;     // (N, cache.table_width()), N a number: block tables (padded with 0)
   Tensor last;       // (S): the step index of each sequence's token whose logits are wanted
-  SymInt span;       // L: the positions read, at least 1 + every token's position
+  SymInt span_steps;  // positions read, in steps of kSpanStep: at least 1 + every token's
+                      // position, at most the context rounded up
 };
 
 /// The logits (S, vocab) of the `last` tokens; the cache's rows of the step's tokens are

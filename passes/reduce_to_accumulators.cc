@@ -101,8 +101,15 @@ UOp Accumulator::Reduce(const UOp& r) {
   for (const UOp& l : OpenRanges(v))
     if (std::find(loops.begin(), loops.end(), l) == loops.end()) outer.push_back(l);
   std::optional<bool> strided;
-  if (inner_ && std::find(outer.begin(), outer.end(), inner_) != outer.end() && !HasAlloc(v) &&
-      (strided = MovesEvenlyAlong(v, inner_))) {
+  const bool across = inner_ && std::find(outer.begin(), outer.end(), inner_) != outer.end() &&
+                      !HasAlloc(v);
+  if (across) {
+    strided = MovesEvenlyAlong(v, inner_);
+    // rows picked by an index along a short tile (a paged attention's keys, a group of
+    // positions): its few sums side by side still beat one chain of adds after another
+    if (!strided && *inner_.src(0).ConstIntValue() <= kAcrossBlock) strided = true;
+  }
+  if (across && strided) {
     const bool rows = row_ && std::find(outer.begin(), outer.end(), row_) != outer.end() &&
                       MovesEvenlyAlong(v, row_);
     return Across(op, r.dtype(), v, loops, outer, *strided, rows);

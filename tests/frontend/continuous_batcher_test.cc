@@ -208,7 +208,7 @@ TEST(PagedForward, NoKernelLoopsOverThePool) {
                        Tensor::FromVector(std::vector<int32_t>{0, 0, 0, 1}, {4}),
                        Tensor::FromVector(tables, {2, cache.table_width()}),
                        Tensor::FromVector(std::vector<int32_t>{2, 3}, {2}),
-                       SymInt::Variable("span", 1, 64, 20)};
+                       SymInt::Variable("span_steps", 1, 8, 3)};
   Tensor logits = PagedForward(model, cache, step);
   absl::StatusOr<std::shared_ptr<const Plan>> plan = Runtime::Get().PlanFor({logits.data()});
   ASSERT_TRUE(plan.ok()) << plan.status();
