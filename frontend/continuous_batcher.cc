@@ -58,7 +58,6 @@ int64_t ContinuousBatcher::Submit(const std::vector<int64_t>& prompt,
   const int64_t id = next_id_++;
   Sequence& s = sequences_[id];
   s.tokens = prompt;
-  s.prompt = prompt.size();
   s.options = o;
   s.rng.seed(o.seed);
   if (o.max_tokens == 0)

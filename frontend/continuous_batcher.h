@@ -80,7 +80,6 @@ class ContinuousBatcher {
  private:
   struct Sequence {
     std::vector<int64_t> tokens;  // the prompt, then what was generated
-    size_t prompt = 0;
     int64_t cached = 0;           // positions whose keys and values are in the cache
     GenerateOptions options;
     std::mt19937_64 rng;

@@ -138,14 +138,22 @@ bool ReadsBuffer(const UOp& u, const UOp& buffer) {
 // path from `u` down to the buffer passes through elementwise ops and reshapes alone (both
 // keep an element's flat position), so that writing `u` over a reshape of the whole buffer
 // in place reads nothing it has overwritten (an index_add_: the buffer plus a scatter).
-bool ReadsOnlyInPlace(const UOp& u, const UOp& buffer) {
-  if (!ReadsBuffer(u, buffer)) return true;
-  if (u == buffer) return true;
-  if (!IsAlu(u.op()) && !u.is(Ops::RESHAPE) && !u.is(Ops::AFTER)) return false;
-  const size_t n = IsAlu(u.op()) ? u.src().size() : 1;  // (a reshape's dims, an AFTER's writes)
-  for (size_t i = 0; i < n; ++i)
-    if (!ReadsOnlyInPlace(u.src(i), buffer)) return false;
-  return true;
+bool ReadsOnlyInPlace(const UOp& value, const UOp& buffer) {
+  // (one pass, sources first: whether each node reaches the buffer, and whether it reads
+  // it only in place)
+  absl::flat_hash_map<const UOp::Node*, std::pair<bool, bool>> seen;  // -> {reaches, in place}
+  for (const UOp& u : value.Toposort()) {
+    bool reaches = u == buffer;
+    for (const UOp& s : u.src()) reaches |= seen.at(s.get()).first;
+    bool in_place = !reaches || u == buffer;
+    if (!in_place && (IsAlu(u.op()) || u.is(Ops::RESHAPE) || u.is(Ops::AFTER))) {
+      const size_t n = IsAlu(u.op()) ? u.src().size() : 1;  // (a reshape's dims, an AFTER's writes)
+      in_place = true;
+      for (size_t i = 0; i < n; ++i) in_place &= seen.at(u.src(i).get()).second;
+    }
+    seen[u.get()] = {reaches, in_place};
+  }
+  return seen.at(value.get()).second;
 }
 
 // The count of an in-place scatter's value (Tensor::Scatter: where(0 < count, sum, base)

@@ -34,11 +34,13 @@ absl::StatusOr<CharCorpus> LoadCorpus(const std::string& path, int64_t context) 
 absl::StatusOr<std::vector<int32_t>> Encode(const std::string& vocab, const std::string& text) {
   CharCorpus c{vocab, {}};
   std::vector<int32_t> out;
-  for (char ch : text) {
-    int32_t t = c.Encode(ch);
-    if (t < 0)
-      return absl::InvalidArgumentError(absl::StrCat("the character '", std::string(1, ch),
-                                                     "' is not in the model's vocabulary"));
+  for (size_t i = 0; i < text.size(); ++i) {
+    int32_t t = c.Encode(text[i]);
+    if (t < 0)  // (the byte's value: the character may not print)
+      return absl::InvalidArgumentError(
+          absl::StrCat("prompt character ", i, " (byte ",
+                       static_cast<int>(static_cast<unsigned char>(text[i])),
+                       ") is not in the model's vocabulary"));
     out.push_back(t);
   }
   return out;

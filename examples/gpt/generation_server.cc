@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "examples/gpt/char_corpus.h"
 #include "frontend/error.h"
 #include "rpc/grpc_call.h"
 
@@ -15,7 +16,7 @@ constexpr const char* kTokenHow = "the client sets UOPC_SERVE_TOKEN";
 }  // namespace
 
 GenerationServer::GenerationServer(Gpt& model, GenerationServerOptions options)
-    : model_(model), options_(std::move(options)), batcher_(model, options_.batcher) {
+    : options_(std::move(options)), batcher_(model, options_.batcher) {
   status_.set_vocab(model.config.vocab);
   status_.set_context(model.config.context);
   status_.set_vocabulary(options_.vocabulary);
@@ -49,21 +50,14 @@ absl::StatusOr<std::vector<int64_t>> GenerationServer::Prompt(
     const serve::GenerateRequest& req) const {
   if (!req.prompt_text().empty() && req.prompt_ids_size() > 0)
     return absl::InvalidArgumentError("a prompt as text and as ids; expected one of them");
-  std::vector<int64_t> ids(req.prompt_ids().begin(), req.prompt_ids().end());
-  if (req.prompt_text().empty()) return ids;
+  if (req.prompt_text().empty())
+    return std::vector<int64_t>(req.prompt_ids().begin(), req.prompt_ids().end());
   if (options_.vocabulary.empty())
     return absl::InvalidArgumentError(
         "a prompt as text to a model with no character vocabulary; expected prompt_ids");
-  for (size_t i = 0; i < req.prompt_text().size(); ++i) {
-    const size_t at = options_.vocabulary.find(req.prompt_text()[i]);
-    if (at == std::string::npos)
-      return absl::InvalidArgumentError(
-          absl::StrCat("prompt character ", i, " (byte ",
-                       static_cast<int>(static_cast<unsigned char>(req.prompt_text()[i])),
-                       ") is not in the model's vocabulary"));
-    ids.push_back(static_cast<int64_t>(at));
-  }
-  return ids;
+  absl::StatusOr<std::vector<int32_t>> ids = Encode(options_.vocabulary, req.prompt_text());
+  if (!ids.ok()) return ids.status();
+  return std::vector<int64_t>(ids->begin(), ids->end());
 }
 
 grpc::Status GenerationServer::Generate(grpc::ServerContext* ctx,

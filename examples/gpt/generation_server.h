@@ -56,7 +56,6 @@ class GenerationServer final : public serve::Generation::Service {
   void Finish(Stream& s, absl::Status status);
   absl::StatusOr<std::vector<int64_t>> Prompt(const serve::GenerateRequest& req) const;
 
-  Gpt& model_;
   GenerationServerOptions options_;
   ContinuousBatcher batcher_;
   std::mutex mu_;  // what follows, between the handlers and the engine
