@@ -67,6 +67,8 @@ UOp Backprop::Expand() {
       copy->vars = l->vars;
       all.push_back(std::move(copy));
     }
+    // (the gradients read the indices the forward read: their checks come along)
+    for (const IndexCheck& c : l->index_checks) holder_->index_checks.push_back(c);
     for (const auto& s : l->srcs) stack.push_back(s.get());
   }
   holder_->srcs = std::move(all);

@@ -3,18 +3,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace uopc {
-namespace {
-
-// `s` with each VAR given a value in `vars` (else its own).
-SymInt Rebound(const SymInt& s, const VarValues& vars) {
-  if (!s.is_symbolic()) return s;
-  VarBindings b = *s.bindings();
-  for (auto& [var, value] : b)
-    if (auto it = vars.find(var.arg().Get<VarArg>().name); it != vars.end()) value = it->second;
-  return SymInt::FromUOp(s.uop(), std::make_shared<const VarBindings>(std::move(b)));
-}
-
-}  // namespace
 
 CapturedStep::CapturedStep(const Step& step, std::vector<Tensor> inputs,
                            std::vector<Tensor>* outputs) {
@@ -45,6 +33,7 @@ CapturedStep::CapturedStep(const Step& step, std::vector<Tensor> inputs,
   plan_ = runs[0].plan;
   bound_ = runs[0].inputs;
   vars_ = runs[0].vars;
+  checks_ = runs[0].checks;
   for (size_t i = 0; i < inputs.size(); ++i) {
     int slot = -1;
     for (size_t s = 0; s < bound_.size(); ++s)
@@ -84,10 +73,11 @@ std::vector<Tensor> CapturedStep::Run(std::vector<Tensor> inputs, const VarValue
   }
   absl::StatusOr<std::vector<Buffer>> out = Runtime::Get().executor().Run(*plan_, bufs, v);
   ThrowIfError(out.status());
+  ThrowIfError(Runtime::CheckIndices(checks_, *out, v));
   std::vector<Tensor> result;
   for (size_t r = 0; r < outputs_.size(); ++r) {
     TensorShape shape;
-    for (const SymInt& d : outputs_[r].shape) shape.push_back(Rebound(d, v));
+    for (const SymInt& d : outputs_[r].shape) shape.push_back(d.Rebound(v));
     result.push_back(Tensor::FromBuffer((*out)[r], std::move(shape)));
   }
   return result;

@@ -13,7 +13,7 @@
 // each input tensor directly, and be the same computation for every run but for its inputs
 // and VARs: host-side state that the step changes (a cache's position) is the caller's to
 // keep, and checks that the step makes on its values are not made again (the VARs' bounds
-// are: every launch checks them).
+// and the indices' are: every launch checks the VARs, and every run the indices).
 #pragma once
 
 #include <functional>
@@ -46,6 +46,7 @@ class CapturedStep {
   std::vector<Buffer> bound_;  // the plan's input buffers, as captured
   std::vector<int> slot_;      // the plan input each step input is
   VarValues vars_;
+  std::vector<Runtime::CheckAt> checks_;  // checked again at every run
   std::vector<Output> outputs_;
 };
 

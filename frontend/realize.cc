@@ -27,6 +27,10 @@ struct Runtime::Graph {
   // tensors whose pending writes are roots (after the STAGEs), held: one may be reachable
   // only from what realizing the others lets go
   std::vector<std::shared_ptr<LazyData>> written;
+  // the index checks it reaches (one per index and size), each largest a root after the
+  // writes, and the tensors that held them
+  std::vector<CheckAt> checks;
+  std::vector<std::shared_ptr<LazyData>> checked;
 };
 
 namespace {
@@ -82,6 +86,15 @@ void Runtime::Collect(const std::vector<std::shared_ptr<LazyData>>& todo, Graph*
     }
     for (const auto& s : l->srcs) stack.push_back(s);
     for (const auto& s : l->written_from) stack.push_back(s);
+    if (!l->index_checks.empty()) g->checked.push_back(held);
+    for (const IndexCheck& c : l->index_checks) {
+      if (std::any_of(g->checks.begin(), g->checks.end(), [&](const CheckAt& o) {
+            return o.check.largest->uop == c.largest->uop && o.check.size == c.size;
+          }))
+        continue;
+      g->checks.push_back({c, -1});
+      stack.push_back(c.largest);
+    }
   }
   if (bound)
     for (const auto& [var, value] : *bound) g->vars[var.arg().Get<VarArg>().name] = value;
@@ -89,6 +102,11 @@ void Runtime::Collect(const std::vector<std::shared_ptr<LazyData>>& todo, Graph*
   for (const auto& t : todo)
     if (!t->buffer) roots.push_back(UOp::Derived(Ops::STAGE, {t->uop}, DeviceArg{t->device->name()}));
   for (const auto& w : g->written) roots.push_back(w->uop);
+  for (CheckAt& c : g->checks) {
+    c.output = static_cast<int>(roots.size());
+    const LazyData& l = *c.check.largest;
+    roots.push_back(UOp::Derived(Ops::STAGE, {l.uop}, DeviceArg{l.device->name()}));
+  }
   g->sink = RewriteNodes(UOp::Sink(roots), [&](const UOp& orig, const UOp& rebuilt) {
     if (auto it = realized.find(orig.get()); it != realized.end()) return it->second;
     if (orig.is(Ops::AFTER) && !pending.contains(orig.src(1).get())) return rebuilt.src(0);
@@ -225,8 +243,20 @@ absl::StatusOr<std::vector<Buffer>> Runtime::Run(const Graph& g) {
       return absl::InternalError("realize: a BUFFER of the graph has no realized tensor");
     inputs.push_back(it->second);
   }
-  if (record_) record_->push_back({plan, inputs, g.vars});
+  if (record_) {
+    std::vector<CheckAt> checks = g.checks;
+    for (CheckAt& c : checks) c.check.largest = nullptr;
+    record_->push_back({plan, inputs, g.vars, std::move(checks)});
+  }
   return executor_.Run(*plan, inputs, g.vars);
+}
+
+absl::Status Runtime::CheckIndices(const std::vector<CheckAt>& checks,
+                                   const std::vector<Buffer>& outputs, const VarValues& vars) {
+  for (const CheckAt& c : checks)
+    RETURN_IF_ERROR(
+        CheckIndexBound(c.check, outputs[c.output], c.check.size.Rebound(vars).value()));
+  return absl::OkStatus();
 }
 
 absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targets) {
@@ -252,7 +282,8 @@ absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targ
     w->vars = nullptr;  // the writes' VARs are done with: its own shape's remain
     for (const SymInt& d : w->shape) w->vars = MergeBindings(w->vars, d.bindings());
   }
-  return absl::OkStatus();
+  for (const auto& t : g.checked) t->index_checks.clear();
+  return CheckIndices(g.checks, outputs, g.vars);
 }
 
 }  // namespace uopc

@@ -31,7 +31,8 @@ class Runtime {
 
   /// Realizes every unrealized tensor of `targets` with one plan, which also applies the
   /// pending in-place writes (Tensor::Assign on a view) of every tensor it reaches, and of
-  /// the targets.
+  /// the targets, and checks the indices that it reads by: OUT_OF_RANGE, with everything
+  /// realized, when one is outside its dim (what it read there is 0, what it wrote dropped).
   absl::Status Realize(const std::vector<std::shared_ptr<LazyData>>& targets);
   /// The plan that realizing `targets` would run (built or from the cache), without running it.
   absl::StatusOr<std::shared_ptr<const Plan>> PlanFor(
@@ -45,13 +46,22 @@ class Runtime {
   /// The kernel search (with UOPC_BEAM; else null).
   KernelSearch* search() { return search_.get(); }
 
+  /// An index check of a plan (frontend/index_check.h): the root that computes it.
+  struct CheckAt {
+    IndexCheck check;  // (in a recorded run, its `largest` is not held)
+    int output;
+  };
   /// A run of a plan as Realize made it: the plan, the buffers bound to its inputs, the
-  /// VAR values (what frontend/captured_step.h runs again).
+  /// VAR values, its index checks (what frontend/captured_step.h runs and checks again).
   struct PlanRun {
     std::shared_ptr<const Plan> plan;
     std::vector<Buffer> inputs;
     VarValues vars;
+    std::vector<CheckAt> checks;
   };
+  /// OK when every check of a run passes: the first failure otherwise.
+  static absl::Status CheckIndices(const std::vector<CheckAt>& checks,
+                                   const std::vector<Buffer>& outputs, const VarValues& vars);
   /// While on, every run is appended to `runs` (off: nothing is kept).
   void Record(std::vector<PlanRun>* runs) { record_ = runs; }
   /// A fresh id for a BUFFER node.

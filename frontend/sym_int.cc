@@ -110,6 +110,14 @@ std::string Infix(const UOp& u) {
 
 std::string SymInt::ToString() const { return expr_ ? Infix(expr_) : absl::StrCat(value_); }
 
+SymInt SymInt::Rebound(const absl::flat_hash_map<std::string, int64_t>& values) const {
+  if (!expr_) return *this;
+  VarBindings b = *bindings_;
+  for (auto& [var, value] : b)
+    if (auto it = values.find(var.arg().Get<VarArg>().name); it != values.end()) value = it->second;
+  return FromUOp(expr_, std::make_shared<const VarBindings>(std::move(b)));
+}
+
 namespace {
 
 // Simplify, remembered: shapes combine the same few expressions over and over. (Never

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+
 #include "core/uop.h"
 
 namespace uopc {
@@ -49,6 +51,9 @@ class SymInt {
   const std::shared_ptr<const VarBindings>& bindings() const { return bindings_; }
   /// "7", "T", "pos+T".
   std::string ToString() const;
+  /// The same expression with each VAR named in `values` bound to that value (others keep
+  /// theirs): what a plan run again with other VAR values computes.
+  SymInt Rebound(const absl::flat_hash_map<std::string, int64_t>& values) const;
 
   SymInt& operator+=(const SymInt& o) { return *this = *this + o; }
   SymInt& operator-=(const SymInt& o) { return *this = *this - o; }

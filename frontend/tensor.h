@@ -38,6 +38,7 @@
 #include "devices/buffer.h"
 #include "devices/device.h"
 #include "frontend/error.h"
+#include "frontend/index_check.h"
 #include "frontend/sym_int.h"
 
 namespace uopc {
@@ -81,6 +82,9 @@ struct LazyData {
   // and written_from keeps what the written values are computed from.
   UOp base_view;
   std::vector<std::shared_ptr<LazyData>> written_from;
+  // The bounds of the indices it reads by (Gather and the like), checked by the plan that
+  // computes it (frontend/index_check.h); dropped once checked.
+  std::vector<IndexCheck> index_checks;
 };
 
 class Tensor {
@@ -228,9 +232,10 @@ class Tensor {
   /// (..., num_classes) with 1 at each index (i32).
   Tensor OneHot(int64_t num_classes) const;
 
-  // ---- indexing by data (PyTorch's meanings; an index outside the dim reads 0 and adds
-  // nowhere, as JAX's fill and drop modes; autograd: the gradient of a gather is a
-  // scatter-add, of a scatter-add a gather) ----
+  // ---- indexing by data (PyTorch's meanings; autograd: the gradient of a gather is a
+  // scatter-add, of a scatter-add a gather). An index outside the dim is an OUT_OF_RANGE
+  // error when the plan runs, naming the op, the tensor and the index (frontend/
+  // index_check.h); nothing is read or written there (it reads 0 and adds nowhere) ----
   /// out[i][j] = self[index[i][j]][j] (dim 0; likewise for any dim): index has this
   /// tensor's rank, an integer dtype and, on the other dims, at most its sizes.
   Tensor Gather(int dim, const Tensor& index) const;

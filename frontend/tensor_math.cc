@@ -313,30 +313,61 @@ Tensor IotaAlong(const SymInt& n, int at, int rank, DType dtype, Device* device)
       .Reshape(s);
 }
 
-}  // namespace
+// The unsigned dtype of `t`'s width (t an integer dtype).
+DType UnsignedOf(DType t) {
+  switch (DTypeSize(t)) {
+    case 1: return DType::kU8;
+    case 2: return DType::kU16;
+    case 4: return DType::kU32;
+    default: return DType::kU64;
+  }
+}
 
-Tensor Tensor::Gather(int dim, const Tensor& index) const {
-  const int d = Axis(dim, "gather");
-  const SymInt n = shape()[d];
-  bool fits = index.ndim() == ndim();
-  for (int a = 0; fits && a < ndim(); ++a)
-    fits = a == d || index.shape()[a] == shape()[a] ||
-           (!index.shape()[a].is_symbolic() && !shape()[a].is_symbolic() &&
-            index.shape()[a].value() <= shape()[a].value());
+// `out`, with the run-time check of `index` against a dim of size `n` (frontend/
+// index_check.h): `op` of `self` along `dim`.
+Tensor WithIndexCheck(Tensor out, const Tensor& index, const SymInt& n, const char* op, int dim,
+                      const Tensor& self) {
+  const Tensor largest = index.Bitcast(UnsignedOf(index.dtype())).Max();
+  out.data()->index_checks.push_back(
+      {largest.data(), n, !IsUnsigned(index.dtype()),
+       absl::StrCat(op, ": dim ", dim, " of ", DTypeName(self.dtype()), " ",
+                    ShapeString(self.shape()))});
+  return out;
+}
+
+// Gather of `self` (its dim `d`, as `dim` was given), `op` naming it in errors; `checked`
+// holds the values of `index` (IndexSelect's, before they are expanded), checked at run time.
+Tensor GatherAlong(const Tensor& self, int d, int dim, const Tensor& index, const char* op,
+                   const Tensor& checked) {
+  const SymInt n = self.shape()[d];
+  const int rank = self.ndim();
+  bool fits = index.ndim() == rank;
+  for (int a = 0; fits && a < rank; ++a)
+    fits = a == d || index.shape()[a] == self.shape()[a] ||
+           (!index.shape()[a].is_symbolic() && !self.shape()[a].is_symbolic() &&
+            index.shape()[a].value() <= self.shape()[a].value());
   if (!IsInt(index.dtype()) || !fits)
-    ThrowInvalid(absl::StrCat("gather: dim ", dim, " of ", DTypeName(dtype()), " ",
-                              ShapeString(shape()), " by an index of ", DTypeName(index.dtype()),
-                              " ", ShapeString(index.shape()),
+    ThrowInvalid(absl::StrCat(op, ": dim ", dim, " of ", DTypeName(self.dtype()), " ",
+                              ShapeString(self.shape()), " by an index of ",
+                              DTypeName(index.dtype()), " ", ShapeString(index.shape()),
                               "; expected an integer index of the same rank, no larger on the "
                               "other dims"));
   std::vector<std::pair<SymInt, SymInt>> extent;
-  for (int a = 0; a < ndim(); ++a) extent.push_back({0, a == d ? n : index.shape()[a]});
-  const Tensor x = IsBool(dtype()) ? Cast(DType::kI32) : *this;
+  for (int a = 0; a < rank; ++a) extent.push_back({0, a == d ? n : index.shape()[a]});
+  const Tensor x = IsBool(self.dtype()) ? self.Cast(DType::kI32) : self;
   // (..., i, k, ...): index[..., i, ...] == k, times x[..., k, ...], summed over k
   const Tensor picks =
-      index.Unsqueeze(d + 1).Eq(IotaAlong(n, d + 1, ndim() + 1, index.dtype(), device()));
+      index.Unsqueeze(d + 1).Eq(IotaAlong(n, d + 1, rank + 1, index.dtype(), self.device()));
   const Tensor out = (picks.Cast(x.dtype()) * x.Shrink(extent).Unsqueeze(d)).Sum({d + 1});
-  return IsBool(dtype()) ? out.Cast(DType::kBool) : out;
+  // (the check on the picks, which the gradient reads too)
+  WithIndexCheck(picks, checked, n, op, dim, self);
+  return IsBool(self.dtype()) ? out.Cast(DType::kBool) : out;
+}
+
+}  // namespace
+
+Tensor Tensor::Gather(int dim, const Tensor& index) const {
+  return GatherAlong(*this, Axis(dim, "gather"), dim, index, "gather", index);
 }
 
 Tensor Tensor::IndexSelect(int dim, const Tensor& index) const {
@@ -347,7 +378,7 @@ Tensor Tensor::IndexSelect(int dim, const Tensor& index) const {
                               ShapeString(index.shape()), "; expected a 1-D integer index"));
   TensorShape along(ndim(), 1), out = shape();
   along[d] = out[d] = index.shape()[0];
-  return Gather(d, index.Reshape(along).Expand(out));
+  return GatherAlong(*this, d, dim, index.Reshape(along).Expand(out), "index_select", index);
 }
 
 namespace {
@@ -368,8 +399,9 @@ Tensor ScatterPicks(const Tensor& self, int d, int dim, const Tensor& index, con
                               ShapeString(src.shape()),
                               "; expected an integer index and values of one shape, of this "
                               "tensor's rank, dtype and sizes on the other dims"));
-  return index.Unsqueeze(d).Eq(
-      IotaAlong(self.shape()[d], d, self.ndim() + 1, index.dtype(), self.device()));
+  return WithIndexCheck(index.Unsqueeze(d).Eq(IotaAlong(self.shape()[d], d, self.ndim() + 1,
+                                                        index.dtype(), self.device())),
+                        index, self.shape()[d], op, dim, self);
 }
 
 }  // namespace
@@ -410,7 +442,8 @@ Tensor Tensor::CrossEntropy(const Tensor& targets) const {
                  " with a symbolic number of classes; expected a number");
   // (in f32 whatever the logits' dtype: the loss, its softmax and their gradients)
   const Tensor x = IsHalf(dtype()) ? Float() : *this;
-  Tensor picked = x.LogSoftmax(-1).Gather(1, targets.Unsqueeze(1));
+  const Tensor index = targets.Unsqueeze(1);
+  Tensor picked = GatherAlong(x.LogSoftmax(-1), 1, 1, index, "cross_entropy", index);
   return -picked.Mean();
 }
 

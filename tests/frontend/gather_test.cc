@@ -6,26 +6,48 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+
+#include "frontend/autograd.h"
+#include "frontend/captured_step.h"
 #include "frontend/error.h"
 #include "frontend/nn.h"
 #include "frontend/realize.h"
 #include "frontend/tensor.h"
+#include "tests/testing/error_of.h"
 
 namespace uopc {
 namespace {
 
 constexpr int64_t kVocab = 97;  // (a length no other loop of these programs has)
 
-std::vector<UOp> KernelsOf(const std::vector<Tensor>& ts) {
+// Whether a kernel computes an index check (frontend/index_check.h): it stores an unsigned
+// value, the index's largest.
+bool IsIndexCheck(const UOp& kernel) {
+  for (const UOp& u : kernel.Toposort())
+    if (u.is(Ops::STORE) && IsUnsigned(u.src(1).dtype())) return true;
+  return false;
+}
+
+// The kernels that realizing `ts` runs, but for the index checks (which `checks` counts).
+std::vector<UOp> KernelsOf(const std::vector<Tensor>& ts, int* checks = nullptr) {
   std::vector<std::shared_ptr<LazyData>> d;
   for (const Tensor& t : ts) d.push_back(t.data());
   absl::StatusOr<std::shared_ptr<const Plan>> p = Runtime::Get().PlanFor(d);
   EXPECT_TRUE(p.ok()) << p.status();
   std::vector<UOp> out;
+  if (checks) *checks = 0;
   if (p.ok())
-    for (const Plan::Kernel* k : (*p)->kernels()) out.push_back(k->ast);
+    for (const Plan::Kernel* k : (*p)->kernels()) {
+      if (!IsIndexCheck(k->ast))
+        out.push_back(k->ast);
+      else if (checks)
+        ++*checks;
+    }
   return out;
 }
+
+using ::uopc::testing::ErrorOf;
 
 // How many loops of length kVocab the kernels have.
 int VocabLoops(const std::vector<UOp>& kernels) {
@@ -63,10 +85,46 @@ TEST(Gather, EmbeddingReadsOneRowPerTokenWithNoLoopOverTheVocabulary) {
     for (int d = 0; d < 8; ++d) EXPECT_EQ(got[t * 8 + d], w[rows[t] * 8 + d]) << t << "," << d;
 }
 
-TEST(Gather, AnIndexOutsideTheTableReadsZerosAndNothingOutOfBounds) {
+// An index outside the table is found when the plan runs (by a check it computes beside
+// the gather: one more kernel, a max over the index), named, and nothing is read out of
+// bounds (the sanitizer builds run this); what was read there is 0.
+TEST(Gather, AnIndexOutsideTheTableIsAnErrorNamingItAndNothingIsReadOutOfBounds) {
   Embedding wte(kVocab, 4);
-  Tensor y = wte.Forward(Tensor::FromVector(std::vector<int32_t>{-1, kVocab, 1 << 30}, {3}));
-  for (float v : y.ToVector<float>()) EXPECT_EQ(v, 0.0f);  // (as the one-hot's zero row)
+  for (int32_t bad : {-1, static_cast<int32_t>(kVocab), 1 << 30, INT32_MIN}) {
+    Tensor y = wte.Forward(Tensor::FromVector(std::vector<int32_t>{3, bad, 5}, {3}));
+    int checks = 0;
+    KernelsOf({y}, &checks);
+    EXPECT_EQ(checks, 1);
+    EXPECT_EQ(
+        ErrorOf([&] { y.Realize(); }),
+        absl::StrCat("index_select: dim 0 of f32 (97, 4): an index of ", bad, ", outside [0, 97)"));
+    std::vector<float> got = y.ToVector<float>(), w = wte.weight.ToVector<float>();  // (realized)
+    for (int d = 0; d < 4; ++d) {
+      EXPECT_EQ(got[d], w[3 * 4 + d]);
+      EXPECT_EQ(got[4 + d], 0.0f);
+      EXPECT_EQ(got[8 + d], w[5 * 4 + d]);
+    }
+  }
+  // an unsigned index, and one of i64, as they are
+  Tensor x = Tensor::Randn({4, 2});
+  EXPECT_EQ(ErrorOf([&] {
+              const std::vector<uint32_t> bad = {4000000000u};
+              x.IndexSelect(0, Tensor::FromVector(bad, {1}, DType::kU32)).Realize();
+            }),
+            "index_select: dim 0 of f32 (4, 2): an index of 4000000000, outside [0, 4)");
+  EXPECT_EQ(ErrorOf([&] {
+              x.Gather(1, Tensor::FromVector(std::vector<int64_t>{0, -5}, {1, 2})).Realize();
+            }),
+            "gather: dim 1 of f32 (4, 2): an index of -5, outside [0, 2)");
+  try {  // (OUT_OF_RANGE, as PyTorch's IndexError)
+    wte.Forward(Tensor::FromVector(std::vector<int32_t>{-1}, {1})).Realize();
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status().code(), absl::StatusCode::kOutOfRange);
+  }
+  // indices in range pass, and a check runs once (not again when its tensor is read)
+  Tensor ok = wte.Forward(Tensor::FromVector(std::vector<int32_t>{0, kVocab - 1}, {2}));
+  EXPECT_NO_THROW(ok.Realize());
 }
 
 TEST(Gather, CrossEntropyPicksTheTargetWithoutALoopOverTheVocabulary) {
@@ -84,6 +142,12 @@ TEST(Gather, CrossEntropyPicksTheTargetWithoutALoopOverTheVocabulary) {
     want -= (row[targets[i]] - m - std::log(s)) / 6;
   }
   EXPECT_NEAR(loss.Item<float>(), want, 1e-5);
+  // a target outside the classes, named (PyTorch: "Target 97 is out of bounds")
+  EXPECT_EQ(ErrorOf([&] {
+              const std::vector<int32_t> bad = {0, 5, 96, 13, 97, 50};
+              logits.CrossEntropy(Tensor::FromVector(bad, {6})).Realize();
+            }),
+            "cross_entropy: dim 1 of f32 (6, 97): an index of 97, outside [0, 97)");
 }
 
 TEST(Gather, TheEmbeddingsGradientAddsEachTokensGradientIntoItsRow) {
@@ -151,8 +215,10 @@ TEST(Gather, ScatterAddInPlaceTouchesOnlyTheIndexedRows) {
   const std::vector<int32_t> at = {4, 96, 4, 0, 0, 0};
   Tensor src = Tensor::Randn({2, 3}).Realize();
   pool.ScatterAddInPlace(0, Tensor::FromVector(at, {2, 3}), src);
-  std::vector<UOp> kernels = KernelsOf({pool});
+  int checks = 0;
+  std::vector<UOp> kernels = KernelsOf({pool}, &checks);
   EXPECT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(checks, 1);
   EXPECT_LE(LongestLoop(kernels), 3);
   std::vector<float> want = before, sv = src.ToVector<float>();
   for (int i = 0; i < 2; ++i)
@@ -175,7 +241,7 @@ TEST(Gather, ScatterAddInPlaceTouchesOnlyTheIndexedRows) {
 }
 
 // Scatter sets rows (PyTorch's scatter): out of place, and in place costing what the index
-// has; an index outside the dim writes nowhere, in either.
+// has; an index outside the dim is an error, and writes nowhere, in either.
 TEST(Gather, ScatterSetsRowsAndInPlaceTouchesOnlyThem) {
   Tensor x = Tensor::Randn({kVocab, 3}).Realize();
   const std::vector<float> xv = x.ToVector<float>();
@@ -187,13 +253,18 @@ TEST(Gather, ScatterSetsRowsAndInPlaceTouchesOnlyThem) {
     for (int j = 0; j < 3; ++j)
       if (at[i * 3 + j] >= 0 && at[i * 3 + j] < kVocab) want[at[i * 3 + j] * 3 + j] = sv[i * 3 + j];
   const Tensor index = Tensor::FromVector(at, {2, 3});
-  EXPECT_EQ(x.Scatter(0, index, src).ToVector<float>(), want);
+  Tensor out = x.Scatter(0, index, src);
+  EXPECT_EQ(ErrorOf([&] { out.Realize(); }),
+            "scatter: dim 0 of f32 (97, 3): an index of -1, outside [0, 97)");
+  EXPECT_EQ(out.ToVector<float>(), want);
   EXPECT_EQ(x.ToVector<float>(), xv);  // (out of place)
   x.ScatterInPlace(0, index, src);
   std::vector<UOp> kernels = KernelsOf({x});
   EXPECT_EQ(kernels.size(), 1u);
   EXPECT_LE(LongestLoop(kernels), 3);
-  EXPECT_EQ(x.ToVector<float>(), want);
+  EXPECT_EQ(ErrorOf([&] { x.Realize(); }),
+            "scatter: dim 0 of f32 (97, 3): an index of -1, outside [0, 97)");
+  EXPECT_EQ(x.ToVector<float>(), want);  // (the write done once, its bad indices dropped)
   // the exact bits, -0.0 and NaN too (a set, not an add into zeros)
   Tensor z = Tensor::Ones({4}).Realize();
   z.ScatterInPlace(0, Tensor::FromVector(std::vector<int32_t>{1, 3}, {2}),
@@ -206,7 +277,8 @@ TEST(Gather, ScatterSetsRowsAndInPlaceTouchesOnlyThem) {
 }
 
 // The gradient of a gather is a scatter-add of the output's gradient (against central
-// differences of a smooth function of it), and out-of-range indices read 0 and add nowhere.
+// differences of a smooth function of it), and out-of-range indices are errors that read 0
+// and add nowhere, the gradient's too.
 TEST(Gather, GradientsAndIndicesOutsideTheDim) {
   Tensor x = Tensor::Randn({6, 2}).RequiresGrad();
   Tensor index = Tensor::FromVector(std::vector<int32_t>{1, 4, 1, 0, 5, 4}, {3, 2});
@@ -221,11 +293,42 @@ TEST(Gather, GradientsAndIndicesOutsideTheDim) {
     EXPECT_NEAR(grad[i], numeric, 2e-3) << i;
   }
   Tensor y = Tensor::FromVector(std::vector<float>{1, 2, 3}, {3});
-  EXPECT_EQ(y.Gather(0, Tensor::FromVector(std::vector<int32_t>{2, -1, 3}, {3})).ToVector<float>(),
-            (std::vector<float>{3, 0, 0}));
-  EXPECT_EQ(y.ScatterAdd(0, Tensor::FromVector(std::vector<int32_t>{9, 0, -4}, {3}), y)
-                .ToVector<float>(),
-            (std::vector<float>{3, 2, 3}));  // (2 added at 0; 9 and -4 nowhere)
+  Tensor picked = y.Gather(0, Tensor::FromVector(std::vector<int32_t>{2, -1, 3}, {3}));
+  EXPECT_EQ(ErrorOf([&] { picked.Realize(); }),
+            "gather: dim 0 of f32 (3): an index of -1, outside [0, 3)");
+  EXPECT_EQ(picked.ToVector<float>(), (std::vector<float>{3, 0, 0}));
+  Tensor added = y.ScatterAdd(0, Tensor::FromVector(std::vector<int32_t>{9, 0, -4}, {3}), y);
+  EXPECT_EQ(ErrorOf([&] { added.Realize(); }),
+            "scatter_add: dim 0 of f32 (3): an index of -4, outside [0, 3)");
+  EXPECT_EQ(added.ToVector<float>(), (std::vector<float>{3, 2, 3}));  // (2 added at 0)
+  // the gradient alone (the forward never realized) checks the index it reads
+  Tensor w = Tensor::Randn({3}).RequiresGrad();
+  Tensor loss = w.Gather(0, Tensor::FromVector(std::vector<int32_t>{0, 7}, {2})).Sum();
+  Tensor g = Gradients(loss, {w})[0];
+  EXPECT_EQ(ErrorOf([&] { g.Realize(); }),
+            "gather: dim 0 of f32 (3): an index of 7, outside [0, 3)");
+  EXPECT_EQ(g.ToVector<float>(), (std::vector<float>{1, 0, 0}));
+}
+
+// An index checked against a dim of symbolic size is checked against its size at each run,
+// by a captured step too.
+TEST(Gather, IndicesAreCheckedAgainstTheDimAtEachRun) {
+  const SymInt n = SymInt::Variable("gather_n", 1, 16, 4);
+  Tensor table = Tensor::Arange(0, 16, 1).Float().Realize();
+  Tensor index = Tensor::FromVector(std::vector<int32_t>{3}, {1}).Realize();
+  std::vector<Tensor> out;
+  CapturedStep step(
+      [&](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{table.Slice(0, 0, n).Gather(0, in[0])};
+      },
+      {index}, &out);
+  EXPECT_EQ(out[0].ToVector<float>(), std::vector<float>{3});
+  const Tensor seven = Tensor::FromVector(std::vector<int32_t>{7}, {1});
+  EXPECT_EQ(ErrorOf([&] { step.Run({seven}); }),
+            "gather: dim 0 of f32 (gather_n): an index of 7, outside [0, 4)");
+  EXPECT_EQ(step.Run({seven}, {{"gather_n", 8}})[0].ToVector<float>(), std::vector<float>{7});
+  EXPECT_EQ(ErrorOf([&] { step.Run({Tensor::FromVector(std::vector<int32_t>{-2}, {1})}); }),
+            "gather: dim 0 of f32 (gather_n): an index of -2, outside [0, 4)");
 }
 
 TEST(Gather, MismatchedShapesAndFloatIndicesAreClearErrors) {
