@@ -1,8 +1,10 @@
 // Many generations at once against one at a time, on the bench GPT (4 layers, dim 128, 4
 // heads, context 64, vocabulary 65): the same 32 greedy requests (prompts of 8-32 tokens,
 // 8-32 new tokens each) served by a ContinuousBatcher with up to 1, 8 or 32 sequences
-// running, and by Generate one after another (the captured single-sequence decode).
-// Counters: generated tokens a second, and the mean time of one step (a decoded token's
+// running, and by Generate one after another (the captured single-sequence decode); and
+// 128 such requests 32 at a time, which keeps the batch near full (what a service with 32
+// requests in flight sees: 32 alone drain, fewer running as each finishes). Counters:
+// generated tokens a second, and the mean time of one step (a decoded token's
 // latency: every running sequence gets one token a step). The peer, PyTorch eager decoding
 // the same requests batched over a padded KV cache, is bench/pytorch_gpt_batch_decode.py.
 //   bazel run -c opt //bench:batch_decode_bench
@@ -32,10 +34,11 @@ struct Request {
   GenerateOptions options;
 };
 
-// Prompts of 8-32 tokens and 8-32 new ones, by a formula that the peer repeats.
-std::vector<Request> Requests() {
-  std::vector<Request> r(32);
-  for (int64_t i = 0; i < 32; ++i) {
+// `n` requests: prompts of 8-32 tokens and 8-32 new ones, by a formula that the peer
+// repeats.
+std::vector<Request> Requests(int64_t n = 32) {
+  std::vector<Request> r(n);
+  for (int64_t i = 0; i < n; ++i) {
     for (int64_t t = 0; t < 8 + (i * 7) % 25; ++t) r[i].prompt.push_back((i * 31 + t * 7) % kBench.vocab);
     r[i].options.max_tokens = 8 + (i * 11) % 25;
     r[i].options.temperature = 0;
@@ -49,8 +52,10 @@ int64_t TokensOf(const std::vector<Request>& r) {
   return n;
 }
 
+// Args: how many sequences run at once, how many requests are submitted (32: the batch
+// drains, fewer running as each finishes; 128 at 32: about 32 running most of the time).
 void BM_Batched(benchmark::State& state) {
-  const std::vector<Request> requests = Requests();
+  const std::vector<Request> requests = Requests(state.range(1));
   ContinuousBatcher batcher(Model(), {.max_sequences = state.range(0), .step_tokens = 64});
   for (const Request& q : requests) batcher.Submit(q.prompt, q.options);
   batcher.Run();  // (compiles the step)
@@ -80,7 +85,13 @@ void BM_OneAtATime(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(decoded), benchmark::Counter::kIsRate);
 }
 
-BENCHMARK(BM_Batched)->Arg(1)->Arg(8)->Arg(32)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Batched)
+    ->Args({1, 32})
+    ->Args({8, 32})
+    ->Args({32, 32})
+    ->Args({32, 128})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_OneAtATime)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
