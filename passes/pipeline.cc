@@ -2,6 +2,7 @@
 
 #include "core/symbolic/simplify.h"
 #include "passes/copy_rules.h"
+#include "passes/half_in_f32.h"
 #include "passes/kernel_order.h"
 #include "passes/kernelize.h"
 #include "passes/launch_dims.h"
@@ -33,6 +34,7 @@ const struct {
     {"reduce_collapse", ReduceCollapse},
     {"schedule_opts", ScheduleOpts},
     {"reduce_to_accumulators", ReduceToAccumulators},
+    {"half_in_f32", HalfInF32},
     {"simplify", SimplifyPass},
     {"number_loops", NumberLoops},
     // the target's own: a CPU kernel's outer loop to the cores, a GPU kernel's outputs to

@@ -3,16 +3,18 @@
 // and each new token costs what its position costs, two plans for the whole run. Reads
 // gpt_train's checkpoints (characters: --prompt is text) and GPT-2 checkpoints in the
 // Hugging Face naming (no vocabulary: --prompt-ids, and the tokens are printed as ids).
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
+#include "core/flags.h"
 #include "core/parse_number.h"
 #include "examples/gpt/char_corpus.h"
 #include "examples/gpt/device_flag.h"
-#include "core/flags.h"
 #include "examples/gpt/inference_model.h"
 #include "examples/gpt/model_config.h"
 #include "frontend/autocast.h"
@@ -40,7 +42,7 @@ int main(int argc, char** argv) {
               precision = "f32";
   int64_t tokens = 300, top_k = 0, seed = 0, heads = 0, stop_id = -1;
   double temperature = 0.8;
-  bool no_cache = false;
+  bool no_cache = false, show_logits = false;
   Flags flags(
       "usage: gpt_generate [flags]\n\nContinues a prompt with a GPT checkpoint: one written by "
       "gpt_train, or a GPT-2 checkpoint in the Hugging Face naming (with --prompt-ids).");
@@ -59,6 +61,9 @@ int main(int argc, char** argv) {
   flags.Add("heads", &heads, "attention heads of a GPT-2 checkpoint (0: dim / 64, as GPT-2)", 0,
             kHeads.hi);
   flags.Add("no-cache", &no_cache, "recompute the whole context for every token (no KV cache)");
+  flags.Add("show-logits", &show_logits,
+            "print each generated token's two largest logits to stderr (\"logits 3: 12 "
+            "2.3456, 7 2.3401\": token 3 of the output chose among ids 12 and 7)");
   flags.Add("device", &device, kDeviceHelp);
   flags.Add("precision", &precision,
             "f32, or bf16: the matmuls, the activations after them and the KV cache in "
@@ -103,6 +108,17 @@ int main(int argc, char** argv) {
     o.seed = static_cast<uint64_t>(seed);
     o.stop_token = stop_id;
     o.use_cache = !no_cache;
+    int64_t chosen = 0;
+    if (show_logits)
+      o.on_logits = [&](const std::vector<float>& l) {
+        if (l.size() < 2) return;
+        const size_t top = std::max_element(l.begin(), l.end()) - l.begin();
+        size_t next = top == 0 ? 1 : 0;
+        for (size_t i = 0; i < l.size(); ++i)
+          if (i != top && l[i] > l[next]) next = i;
+        std::cerr << absl::StreamFormat("logits %d: %d %.6f, %d %.6f\n", chosen++, top, l[top],
+                                        next, l[next]);
+      };
     o.on_token = [&](int64_t id) {
       std::cout << (chars ? "" : ",") << text(id) << std::flush;
       return true;

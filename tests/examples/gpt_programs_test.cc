@@ -1,5 +1,7 @@
 // gpt_train and gpt_generate as a user runs them: real processes, real files.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -468,7 +470,8 @@ TEST(GptTrain, OnAnotherDeviceOrSplitOverTwoTheLossesAreTheSame) {
 
 // --precision bf16 and f16 (matmuls and activations in the half, f32 sums and master
 // weights; f16 with loss scaling): the loss curve of the f32 run within 2% at every logged
-// step, and a checkpoint resumed in another precision.
+// step, greedy generation in bf16 giving the f32 text (or parting from it only at a near
+// tie), and a checkpoint resumed in another precision.
 TEST(GptTrain, HalfPrecisionsFollowTheF32RunAndResumeInAny) {
   const std::string args = kSmall + " --steps 40";
   CommandResult f32 =
@@ -489,7 +492,34 @@ TEST(GptTrain, HalfPrecisionsFollowTheF32RunAndResumeInAny) {
   CommandResult g32 = RunCommand(Bin("gpt_generate") + greedy);
   CommandResult g16 = RunCommand(Bin("gpt_generate") + greedy + " --precision bf16");
   ASSERT_EQ(g16.status, 0) << g16.out;
-  EXPECT_EQ(Text(g16.out), Text(g32.out));
+  // or, where they part, the f32 run's two best tokens there are bf16's choice and the f32
+  // one, within 1e-2 of each other (a near tie that bf16's roundings may break either way)
+  const std::string t32 = Text(g32.out), t16 = Text(g16.out);
+  ASSERT_EQ(t16.size(), t32.size()) << t16;
+  const size_t part = std::mismatch(t32.begin(), t32.end(), t16.begin()).first - t32.begin();
+  if (part < t32.size()) {
+    auto logits = [&](const std::string& precision, size_t token) {
+      CommandResult r = RunCommand(Bin("gpt_generate") + greedy + " --precision " + precision +
+                                   " --show-logits 2>&1 >/dev/null");
+      const std::string key = "logits " + std::to_string(token) + ": ";
+      const size_t at = r.out.find(key);
+      std::vector<double> v(4, NAN);  // top id, its logit, next id, its logit
+      if (at != std::string::npos)
+        std::sscanf(r.out.c_str() + at + key.size(), "%lf %lf, %lf %lf", &v[0], &v[1], &v[2],
+                    &v[3]);
+      return v;
+    };
+    const size_t token = part - std::string("The ").size();
+    const std::vector<double> a = logits("f32", token), b = logits("bf16", token);
+    std::printf(
+        "f32 and bf16 greedy texts part at token %zu: f32 %g (%g) then %g (%g), bf16 "
+        "%g (%g) then %g (%g)\n",
+        token, a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]);
+    EXPECT_EQ(a[0], b[2]);
+    EXPECT_EQ(a[2], b[0]);
+    EXPECT_LE(a[1] - a[3], 1e-2);
+    EXPECT_LE(b[1] - b[3], 1e-2);
+  }
   CommandResult resumed = RunCommand(Bin("gpt_train") + kSmall +
                                      " --steps 50 --resume --checkpoint " + Tmp("bf16.safetensors"));
   ASSERT_EQ(resumed.status, 0) << resumed.out;

@@ -57,10 +57,13 @@ TEST(MixedPrecision, F16StorageWithF32AccumulationAsTheSeedMeasuresIt) {
   Tensor mixed = a16.Float().Matmul(b16.Float());
   const double accumulate_f32 = MaxError(mixed, ref);      // the seed: 8.2e-6
   const double round_inputs = MaxError(a.Matmul(b), ref);  // 9.5e-3
-  // every product and every partial sum rounded to f16, in the order of k (a Sum of halves
-  // adds in f32)
-  Tensor acc = a16.Slice(1, 0, 1) * b16.Slice(0, 0, 1);
-  for (int64_t k = 1; k < N; ++k) acc = acc + a16.Slice(1, k, k + 1) * b16.Slice(0, k, k + 1);
+  // every product and every partial sum rounded to f16, in the order of k: each stored as
+  // f16 (a Sum of halves adds in f32, and a fused chain of half ops carries f32 to its end)
+  auto product = [&](int64_t k) {
+    return (a16.Slice(1, k, k + 1) * b16.Slice(0, k, k + 1)).Realize();
+  };
+  Tensor acc = product(0);
+  for (int64_t k = 1; k < N; ++k) acc = (acc + product(k)).Realize();
   const double all_f16 = MaxError(acc, ref);  // 6.9e-2
   std::cout << "max |err| vs f64 on the same f16 inputs: " << accumulate_f32
             << "\nmax |err| of f16 rounding of the inputs: " << round_inputs
@@ -86,6 +89,37 @@ TEST(MixedPrecision, F16StorageWithF32AccumulationAsTheSeedMeasuresIt) {
 
 // A matmul of halves that another kernel reads is staged as the half it rounds to, not as
 // its f32 sums: half the bytes.
+// A fused chain of half ops computes in f32 and rounds once, where the kernel stores it
+// (passes/half_in_f32.h), bit for bit: (x * y + z) * x of bf16 tensors is the f32 ops on
+// their values, rounded to bf16 at the end; stored between ops, it rounds after each.
+TEST(MixedPrecision, AFusedChainOfHalfOpsRoundsOnceAtItsEnd) {
+  Tensor::ManualSeed(1);
+  Tensor x = Tensor::Randn({1000}).Cast(DType::kBF16).Realize();
+  Tensor y = (Tensor::Randn({1000}) * 3).Cast(DType::kBF16).Realize();
+  Tensor z = (Tensor::Randn({1000}) * 0.01).Cast(DType::kBF16).Realize();
+  const std::vector<float> xv = x.Float().ToVector<float>(), yv = y.Float().ToVector<float>(),
+                           zv = z.Float().ToVector<float>();
+  Tensor fused = (x * y + z) * x;
+  const std::string src = SourceOf(fused);
+  size_t roundings = 0;
+  for (size_t at = src.find("uopc_rbf16("); at != std::string::npos;
+       at = src.find("uopc_rbf16(", at + 1))
+    ++roundings;
+  EXPECT_EQ(roundings, 1u) << src;
+  Tensor staged = ((x * y).Realize() + z).Realize() * x;
+  const std::vector<float> got = fused.Float().ToVector<float>(),
+                           per_op = staged.Float().ToVector<float>();
+  int differ = 0;
+  for (int i = 0; i < 1000; ++i) {
+    volatile float p = xv[i] * yv[i], s = p + zv[i], r = s * xv[i];  // (each rounded to f32)
+    EXPECT_EQ(F32ToBF16(got[i]), F32ToBF16(r)) << i;
+    const float p16 = BF16ToF32(F32ToBF16(p)), s16 = BF16ToF32(F32ToBF16(p16 + zv[i]));
+    EXPECT_EQ(F32ToBF16(per_op[i]), F32ToBF16(s16 * xv[i])) << i;
+    differ += got[i] != per_op[i];
+  }
+  EXPECT_GT(differ, 0);  // (the roundings between ops do change results)
+}
+
 TEST(MixedPrecision, AMatmulOfHalvesIsStoredAsTheHalf) {
   Tensor a = Tensor::Randn({N, N}).Cast(DType::kBF16).Realize();
   Tensor y = a.Matmul(a).Matmul(a);
