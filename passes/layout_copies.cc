@@ -50,6 +50,14 @@ bool IsFloatCast(const UOp& x) {
   return x.is(Ops::CAST) && IsFloat(x.dtype()) && IsFloat(x.src(0).dtype());
 }
 
+// Whether the float casts from `value` down to `view` round to a half (autocast's f32
+// weight read as bf16): on a CPU a software rounding, 6-8 integer ops an element.
+bool RoundsToHalf(const UOp& value, const UOp& view) {
+  for (UOp c = value; c != view; c = c.src(0))
+    if (IsHalf(c.dtype()) && !IsHalf(c.src(0).dtype())) return true;
+  return false;
+}
+
 // The view chain of `v` (EXPANDs, and RESHAPEs that only add or drop dims of 1; float
 // casts) down to a view of a buffer as a (rows, columns) matrix: that view
 // (RESHAPE(BUFFER)), or null.
@@ -89,53 +97,6 @@ UOp ReadCopies(const UOp& sum, const std::function<UOp(const UOp&)>& copy) {
   return sum.WithSrc({rebuild(sum.src(0))});
 }
 
-// A sum over the last axis of (..., m, n, k): each matrix it reads as (n, k) from its
-// transposed copy, read back as (n, k).
-UOp ReadRowsTransposed(const UOp& sum, int n, const ShapeMap& shapes) {
-  return ReadCopies(sum, [&](const UOp& x) {
-    if (!shapes.contains(x.get())) return x;
-    UOp view = MatrixView(x, shapes);
-    const Shape& at = shapes.at(x.get());
-    std::vector<int64_t> rc = view ? Sizes(shapes.at(view.get())) : std::vector<int64_t>{};
-    if (!view || rc[0] < kTransposeRows || !at[n - 2].IsStatic() || !at[n - 1].IsStatic() ||
-        at[n - 2].value() != rc[0] || at[n - 1].value() != rc[1])
-      return x;
-    const UOp& buffer = view.src(0);
-    UOp matrix = UOp::Derived(Ops::RESHAPE, {buffer, UOp::Int(rc[0]), UOp::Int(rc[1])});
-    UOp t =
-        UOp::Derived(Ops::PERMUTE,
-                     {UOp::Derived(Ops::STAGE, {UOp::Derived(Ops::PERMUTE, {matrix}, Axes{{1, 0}})},
-                                   DeviceArg{buffer.arg().Get<ParamArg>().device})},
-                     Axes{{1, 0}});
-    std::vector<UOp> src(view.src().begin(), view.src().end());
-    src[0] = t;
-    const UOp copy = view.WithSrc(src);
-    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == view ? copy : r; });
-  });
-}
-
-// A sum over the middle axis of (..., m, k, n) (x @ W^T, W stored as (n, k): a head in
-// PyTorch's layout, or tied to an embedding): a matrix it reads through a transpose runs
-// by columns along the output's rows. It reads a transposed copy instead (a small kernel of
-// its own), along contiguous memory.
-UOp ReadTransposesCopied(const UOp& sum, const ShapeMap& shapes) {
-  return ReadCopies(sum, [&](const UOp& x) {
-    if (!shapes.contains(x.get())) return x;
-    UOp t = x;  // down the view chain to a PERMUTE of a (rows, columns) view of a buffer
-    while (t.is(Ops::EXPAND) || IsFloatCast(t) ||
-           (t.is(Ops::RESHAPE) && Sizes(shapes.at(t.get())) == Sizes(shapes.at(t.src(0).get()))))
-      t = t.src(0);
-    if (!t.is(Ops::PERMUTE) || t.arg().Get<Axes>().v != std::vector<int>{1, 0}) return x;
-    const UOp& view = t.src(0);
-    if (!view.is(Ops::RESHAPE) || !view.src(0).is(Ops::BUFFER)) return x;
-    std::vector<int64_t> rc = Sizes(shapes.at(view.get()));
-    if (rc.size() != 2 || rc[0] < kTransposeRows) return x;
-    const UOp copy =
-        UOp::Derived(Ops::STAGE, {t}, DeviceArg{view.src(0).arg().Get<ParamArg>().device});
-    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == t ? copy : r; });
-  });
-}
-
 // Down `x`'s view chain (EXPANDs, float casts, reshapes that keep its sizes) to a view of
 // a buffer (RESHAPE(BUFFER)): that view, null where it reads something else. `value` is
 // what a copy of it holds: the view, or the float casts right over it (a half read as f32,
@@ -159,6 +120,68 @@ ViewRead ViewUnder(const UOp& x, const ShapeMap& shapes) {
   return {view, value ? value : view};
 }
 
+// A sum over the last axis of (..., m, n, k): each matrix it reads as (n, k) from its
+// transposed copy, read back as (n, k).
+UOp ReadRowsTransposed(const UOp& sum, int n, const ShapeMap& shapes) {
+  return ReadCopies(sum, [&](const UOp& x) {
+    if (!shapes.contains(x.get())) return x;
+    UOp view = MatrixView(x, shapes);
+    const Shape& at = shapes.at(x.get());
+    std::vector<int64_t> rc = view ? Sizes(shapes.at(view.get())) : std::vector<int64_t>{};
+    if (!view || rc[0] < kTransposeRows || !at[n - 2].IsStatic() || !at[n - 1].IsStatic() ||
+        at[n - 2].value() != rc[0] || at[n - 1].value() != rc[1])
+      return x;
+    // the float casts right over the view (an f32 weight rounded to a half) are applied to
+    // the copy, once, instead of at every step of every row tile
+    const ViewRead read = ViewUnder(x, shapes);
+    const UOp value = read.view == view ? read.value : view;
+    std::vector<DType> casts;
+    for (UOp c = value; c != view; c = c.src(0)) casts.insert(casts.begin(), c.dtype());
+    const UOp& buffer = view.src(0);
+    UOp matrix = UOp::Derived(Ops::RESHAPE, {buffer, UOp::Int(rc[0]), UOp::Int(rc[1])});
+    UOp transposed = UOp::Derived(Ops::PERMUTE, {matrix}, Axes{{1, 0}});
+    for (DType d : casts) transposed = UOp::Make(Ops::CAST, d, {transposed});
+    UOp t = UOp::Derived(
+        Ops::PERMUTE,
+        {UOp::Derived(Ops::STAGE, {transposed}, DeviceArg{buffer.arg().Get<ParamArg>().device})},
+        Axes{{1, 0}});
+    std::vector<UOp> src(view.src().begin(), view.src().end());
+    src[0] = t;
+    const UOp copy = UOp::Derived(Ops::RESHAPE, src);
+    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == value ? copy : r; });
+  });
+}
+
+// A sum over the middle axis of (..., m, k, n) (x @ W^T, W stored as (n, k): a head in
+// PyTorch's layout, or tied to an embedding): a matrix it reads through a transpose runs
+// by columns along the output's rows. It reads a transposed copy instead (a small kernel of
+// its own), along contiguous memory; through the float casts right over or under the
+// transpose (an f32 weight rounded to a half), which the copy applies once.
+UOp ReadTransposesCopied(const UOp& sum, const ShapeMap& shapes) {
+  return ReadCopies(sum, [&](const UOp& x) {
+    if (!shapes.contains(x.get())) return x;
+    UOp t = x, value;  // down the view chain to a PERMUTE of a (rows, columns) view of a buffer
+    while (t.is(Ops::EXPAND) || IsFloatCast(t) ||
+           (t.is(Ops::RESHAPE) && Sizes(shapes.at(t.get())) == Sizes(shapes.at(t.src(0).get())))) {
+      if (!IsFloatCast(t))
+        value = UOp();
+      else if (!value)
+        value = t;  // (the outermost of a run of casts)
+      t = t.src(0);
+    }
+    if (!t.is(Ops::PERMUTE) || t.arg().Get<Axes>().v != std::vector<int>{1, 0}) return x;
+    UOp view = t.src(0);  // (under casts too: autograd transposes a weight after rounding it)
+    while (IsFloatCast(view)) view = view.src(0);
+    if (!view.is(Ops::RESHAPE) || !view.src(0).is(Ops::BUFFER)) return x;
+    std::vector<int64_t> rc = Sizes(shapes.at(view.get()));
+    if (rc.size() != 2 || rc[0] < kTransposeRows) return x;
+    if (!value) value = t;
+    const UOp copy =
+        UOp::Derived(Ops::STAGE, {value}, DeviceArg{view.src(0).arg().Get<ParamArg>().device});
+    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == value ? copy : r; });
+  });
+}
+
 // The (k, n) view of a buffer that `x`, an operand of a sum over the middle axis of
 // (..., m, k, n), broadcasts, with its sizes (ViewUnder); a null view where it reads
 // something else.
@@ -180,7 +203,8 @@ MatrixOperand RightOperand(const UOp& x, const ShapeMap& shapes) {
 }
 
 // A sum over the middle axis of (..., m, k, n) reading a, an (m, k) view of a buffer of
-// halves, converted to f32 as it is read: each row of a register tile converts its value
+// halves converted to f32 as it is read (or of floats rounded to a half: autocast's
+// activations): each row of a register tile converts its value
 // at every step (a scalar conversion before each broadcast, as many as the FMAs it feeds).
 // It reads an f32 copy instead, converted once (a small kernel of its own). With b's copy
 // in f32 too (ReadColumnsPacked), a bf16 1024 matmul ran as fast as the f32 one on this
@@ -192,12 +216,35 @@ UOp ReadLeftWidened(const UOp& sum, const ShapeMap& shapes) {
     const Shape& from = shapes.at(x.src(0).get());  // (..., m, k, 1): a
     if (from.size() < 3 || !from.back().IsStatic() || from.back().value() != 1) return x;
     const ViewRead read = ViewUnder(x, shapes);
-    if (!read.view || read.value == read.view || !IsHalf(read.view.dtype())) return x;
+    if (!read.view || read.value == read.view ||
+        !(IsHalf(read.view.dtype()) || RoundsToHalf(read.value, read.view)))
+      return x;
     const std::vector<int64_t> rc = Sizes(shapes.at(read.view.get()));
     if (rc.size() != 2 || rc[0] * rc[1] < kWidenedElements) return x;
     const UOp copy = UOp::Derived(Ops::STAGE, {read.value},
                                   DeviceArg{read.view.src(0).arg().Get<ParamArg>().device});
     return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == read.value ? copy : r; });
+  });
+}
+
+// A sum over the middle axis of (..., m, k, n) reading b, a (k, n) view of a buffer,
+// through a rounding to a half (autocast's f32 weight rounded to bf16, read as f32): each
+// row tile rounds b again at every step, a software rounding of 6-8 integer ops an element
+// on a CPU, as many as the FMAs of an 8-row tile (the bf16 GPT step's matmuls took twice
+// their f32 time). With kWidenedRows rows or more it reads an f32 copy of the rounded
+// values instead, rounded once (a small kernel of its own).
+constexpr int64_t kWidenedRows = 64;  // fewer row tiles: the roundings cost less than a kernel
+UOp ReadRightWidened(const UOp& sum, const ShapeMap& shapes) {
+  return ReadCopies(sum, [&](const UOp& x) {
+    const MatrixOperand b = RightOperand(x, shapes);
+    if (!b.view || !RoundsToHalf(b.value, b.view)) return x;
+    const Shape& at = shapes.at(x.get());  // (..., m, k, n)
+    int64_t rows = 1;
+    for (size_t d = 0; d + 2 < at.size(); ++d) rows = at[d].IsStatic() ? rows * at[d].value() : 0;
+    if (rows < kWidenedRows) return x;
+    const UOp copy =
+        UOp::Derived(Ops::STAGE, {b.value}, DeviceArg{b.view.src(0).arg().Get<ParamArg>().device});
+    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == b.value ? copy : r; });
   });
 }
 
@@ -323,7 +370,9 @@ absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
       const UOp read = ReadLeftWidened(ReadTransposesCopied(rebuilt, shapes), shapes);
       const std::pair<int64_t, int64_t> tile = TileOf(shapes.at(orig.get()), t);
       const UOp packed = ReadColumnsPacked(read, shapes, tile.second, t.l2_bytes);
-      return packed != read ? packed : ReadRowsPadded(read, shapes, t.L1SetStride());
+      if (packed != read) return packed;  // (converted as it is packed)
+      const UOp widened = ReadRightWidened(read, shapes);
+      return widened != read ? widened : ReadRowsPadded(read, shapes, t.L1SetStride());
     }
     std::vector<int> leading(std::max(n - 2, 0));
     for (int d = 0; d < n - 2; ++d) leading[d] = d;

@@ -159,6 +159,49 @@ TEST(MixedPrecision, ALargeBf16MatmulReadsAnF32CopyOfItsRows) {
     }
 }
 
+// Autocast's f32 weight, rounded to bf16 as a matmul reads it, is rounded once for all the
+// row tiles (a copy of the rounded values, passes/layout_copies.h), read as it is by x @ W
+// and through a transpose by the input's gradient dY @ W^T: neither matmul kernel rounds
+// in its loops (one rounding, of its output; x, 64K elements, is rounded once into a copy
+// too), and the values are W's rounded ones.
+TEST(MixedPrecision, AnAutocastWeightIsRoundedOnceForAllRowTiles) {
+  constexpr int64_t m = 512, k = 128, n = 64;
+  Tensor::ManualSeed(3);
+  Tensor x = Tensor::Randn({m, k}).Realize();
+  Tensor w = Tensor::Randn({k, n}).RequiresGrad();
+  Tensor dy = Tensor::Randn({m, n}).Cast(DType::kBF16).Realize();
+  Tensor y, dx;
+  {
+    const Autocast bf16(DType::kBF16);
+    y = x.Matmul(w);
+    dx = dy.Matmul(w.Transpose());
+  }
+  for (const Tensor* t : {&y, &dx}) {
+    const std::string src = SourceOf(*t);
+    size_t roundings = 0;
+    for (size_t at = src.find("uopc_rbf16("); at != std::string::npos;
+         at = src.find("uopc_rbf16(", at + 1))
+      ++roundings;
+    EXPECT_EQ(roundings, 1u) << src;
+  }
+  const std::vector<float> xv = x.ToVector<float>(), wv = w.ToVector<float>(),
+                           dyv = dy.Float().ToVector<float>();
+  const std::vector<float> yv = y.Float().ToVector<float>(), dxv = dx.Float().ToVector<float>();
+  auto r = [](float v) { return BF16ToF32(F32ToBF16(v)); };
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float s = 0;
+      for (int64_t q = 0; q < k; ++q) s = std::fma(r(xv[i * k + q]), r(wv[q * n + j]), s);
+      ASSERT_EQ(yv[i * n + j], r(s)) << i << ", " << j;
+    }
+    for (int64_t q = 0; q < k; ++q) {
+      float s = 0;
+      for (int64_t j = 0; j < n; ++j) s = std::fma(dyv[i * n + j], r(wv[q * n + j]), s);
+      ASSERT_EQ(dxv[i * k + q], r(s)) << i << ", " << q;
+    }
+  }
+}
+
 TEST(MixedPrecision, ReductionsOfHalvesSumInF32) {
   for (DType t : {DType::kBF16, DType::kF16}) {
     // one at a time in bf16, 256 + 1 rounds back to 256: the sum would stop there
