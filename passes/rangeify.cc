@@ -139,12 +139,18 @@ absl::StatusOr<UOp> Rangeify(const UOp& ordered, const PassContext&) {
         "first)");
   const UOp& staged = ordered.src(1);
   ASSIGN_OR_RETURN(ShapeMap shapes, InferShapes(staged));
-  // kernels index with 32 bits: a value past 2^31-1 elements would wrap (refused, not wrong)
+  // kernels index with 32 bits: a buffer past 2^31-1 elements, or a dim longer (a loop),
+  // would wrap (refused, not wrong); what no buffer holds may span more (a 2048 matmul's
+  // products, 2^33, each summed where it is computed)
   for (const UOp& u : staged.Toposort()) {
     auto shape = shapes.find(u.get());
     if (shape == shapes.end()) continue;
-    const Dim n = NumElements(MaxShape(shape->second));
-    if (n.IsStatic() && n.value() > INT32_MAX)
+    const Shape max = MaxShape(shape->second);
+    const bool held = u.is(Ops::BUFFER) || u.is(Ops::STAGE);
+    const Dim n = NumElements(max);
+    bool long_dim = false;
+    for (const Dim& d : max) long_dim |= d.IsStatic() && d.value() > INT32_MAX;
+    if (long_dim || (held && n.IsStatic() && n.value() > INT32_MAX))
       return absl::InvalidArgumentError(absl::StrCat(
           "rangeify: a ", OpName(u.op()), " of shape ", ShapeToString(shape->second), " (",
           DTypeName(u.dtype()), ") has ", n.value(),

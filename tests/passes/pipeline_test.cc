@@ -109,6 +109,14 @@ TEST(Pipeline, AReductionIsALoopLevelReduceUntilItsAccumulators) {
 }
 
 // A column sum of a (64, 5) matrix: a row of sums on the stack (group loops), then plain.
+// Kernels index buffers with 32 bits, but what no buffer holds may span more: a 2048
+// matmul's 2^33 products, each summed where it is computed, lower (rangeify refused them
+// as a tensor past 2^31-1 elements; tools/uopc_test holds the buffers that are refused).
+TEST(Pipeline, AMatmulOfMoreThan2To31ProductsLowers) {
+  std::map<std::string, UOp> after = AfterEachPass({Matmul(2048, 2048, 2048)});
+  EXPECT_EQ(after.size(), LoweringPipeline().names().size());
+}
+
 TEST(Pipeline, ARowOfSumsIsAGroupUntilItsAccumulators) {
   UOp x = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, 64 * 5), {64, 5});
   std::map<std::string, UOp> after =
