@@ -327,6 +327,7 @@ DType UnsignedOf(DType t) {
 // index_check.h): `op` of `self` along `dim`.
 Tensor WithIndexCheck(Tensor out, const Tensor& index, const SymInt& n, const char* op, int dim,
                       const Tensor& self) {
+  if (index.numel() == SymInt(0)) return out;  // (no index: nothing to check)
   const Tensor largest = index.Bitcast(UnsignedOf(index.dtype())).Max();
   out.data()->index_checks.push_back(
       {largest.data(), n, !IsUnsigned(index.dtype()),

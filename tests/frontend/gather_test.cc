@@ -122,6 +122,10 @@ TEST(Gather, AnIndexOutsideTheTableIsAnErrorNamingItAndNothingIsReadOutOfBounds)
   } catch (const Error& e) {
     EXPECT_EQ(e.status().code(), absl::StatusCode::kOutOfRange);
   }
+  // an empty index on an empty dim is no error (PyTorch's neither)
+  EXPECT_EQ(Tensor::Zeros({0, 3}).IndexSelect(0, Tensor::Zeros({0}, DType::kI32)).numel(),
+            SymInt(0));
+  EXPECT_NO_THROW(Tensor::Zeros({0, 3}).IndexSelect(0, Tensor::Zeros({0}, DType::kI32)).Realize());
   // indices in range pass, and a check runs once (not again when its tensor is read)
   Tensor ok = wte.Forward(Tensor::FromVector(std::vector<int32_t>{0, kVocab - 1}, {2}));
   EXPECT_NO_THROW(ok.Realize());

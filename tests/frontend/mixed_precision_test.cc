@@ -48,6 +48,15 @@ std::string SourceOf(const Tensor& t) {
   return src.ok() ? *src : "";
 }
 
+// How many roundings to bf16 a kernel's C source makes (calls of the prelude's uopc_rbf16).
+int Roundings(const std::string& src) {
+  int n = 0;
+  for (size_t at = src.find("uopc_rbf16("); at != std::string::npos;
+       at = src.find("uopc_rbf16(", at + 1))
+    ++n;
+  return n;
+}
+
 TEST(MixedPrecision, F16StorageWithF32AccumulationAsTheSeedMeasuresIt) {
   Tensor::ManualSeed(0);
   Tensor a = Tensor::Randn({N, N}).Realize(), b = Tensor::Randn({N, N}).Realize();
@@ -101,11 +110,7 @@ TEST(MixedPrecision, AFusedChainOfHalfOpsRoundsOnceAtItsEnd) {
                            zv = z.Float().ToVector<float>();
   Tensor fused = (x * y + z) * x;
   const std::string src = SourceOf(fused);
-  size_t roundings = 0;
-  for (size_t at = src.find("uopc_rbf16("); at != std::string::npos;
-       at = src.find("uopc_rbf16(", at + 1))
-    ++roundings;
-  EXPECT_EQ(roundings, 1u) << src;
+  EXPECT_EQ(Roundings(src), 1) << src;
   Tensor staged = ((x * y).Realize() + z).Realize() * x;
   const std::vector<float> got = fused.Float().ToVector<float>(),
                            per_op = staged.Float().ToVector<float>();
@@ -178,11 +183,7 @@ TEST(MixedPrecision, AnAutocastWeightIsRoundedOnceForAllRowTiles) {
   }
   for (const Tensor* t : {&y, &dx}) {
     const std::string src = SourceOf(*t);
-    size_t roundings = 0;
-    for (size_t at = src.find("uopc_rbf16("); at != std::string::npos;
-         at = src.find("uopc_rbf16(", at + 1))
-      ++roundings;
-    EXPECT_EQ(roundings, 1u) << src;
+    EXPECT_EQ(Roundings(src), 1) << src;
   }
   const std::vector<float> xv = x.ToVector<float>(), wv = w.ToVector<float>(),
                            dyv = dy.Float().ToVector<float>();
