@@ -8,26 +8,17 @@
 // latency: every running sequence gets one token a step). The peer, PyTorch eager decoding
 // the same requests batched over a padded KV cache, is bench/pytorch_gpt_batch_decode.py.
 //   bazel run -c opt //bench:batch_decode_bench
-#include <benchmark/benchmark.h>
-
 #include <chrono>
 
+#include <benchmark/benchmark.h>
+
+#include "bench/bench_gpt.h"
 #include "frontend/continuous_batcher.h"
 #include "frontend/generate.h"
 #include "frontend/nn.h"
 
 namespace uopc {
 namespace {
-
-const GptConfig kBench{65, 64, 128, 4, 4, 0.0};
-
-Gpt& Model() {
-  static Gpt* m = [] {
-    Tensor::ManualSeed(0);
-    return new Gpt(kBench);
-  }();
-  return *m;
-}
 
 struct Request {
   std::vector<int64_t> prompt;
@@ -39,7 +30,8 @@ struct Request {
 std::vector<Request> Requests(int64_t n = 32) {
   std::vector<Request> r(n);
   for (int64_t i = 0; i < n; ++i) {
-    for (int64_t t = 0; t < 8 + (i * 7) % 25; ++t) r[i].prompt.push_back((i * 31 + t * 7) % kBench.vocab);
+    for (int64_t t = 0; t < 8 + (i * 7) % 25; ++t)
+      r[i].prompt.push_back((i * 31 + t * 7) % kBenchGpt.vocab);
     r[i].options.max_tokens = 8 + (i * 11) % 25;
     r[i].options.temperature = 0;
   }
@@ -56,7 +48,7 @@ int64_t TokensOf(const std::vector<Request>& r) {
 // drains, fewer running as each finishes; 128 at 32: about 32 running most of the time).
 void BM_Batched(benchmark::State& state) {
   const std::vector<Request> requests = Requests(state.range(1));
-  ContinuousBatcher batcher(Model(), {.max_sequences = state.range(0), .step_tokens = 64});
+  ContinuousBatcher batcher(BenchGpt(), {.max_sequences = state.range(0), .step_tokens = 64});
   for (const Request& q : requests) batcher.Submit(q.prompt, q.options);
   batcher.Run();  // (compiles the step)
   const int64_t steps = batcher.stats().steps;
@@ -76,11 +68,11 @@ void BM_Batched(benchmark::State& state) {
 
 void BM_OneAtATime(benchmark::State& state) {
   const std::vector<Request> requests = Requests();
-  Generate(Model(), requests[0].prompt, requests[0].options);  // (compiles)
+  Generate(BenchGpt(), requests[0].prompt, requests[0].options);  // (compiles)
   int64_t decoded = 0;
   for (auto _ : state)
     for (const Request& q : requests)
-      decoded += static_cast<int64_t>(Generate(Model(), q.prompt, q.options).tokens.size());
+      decoded += static_cast<int64_t>(Generate(BenchGpt(), q.prompt, q.options).tokens.size());
   state.counters["tokens/s"] =
       benchmark::Counter(static_cast<double>(decoded), benchmark::Counter::kIsRate);
 }

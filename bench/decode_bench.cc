@@ -8,6 +8,7 @@
 //   bazel run -c opt //bench:decode_bench
 #include <benchmark/benchmark.h>
 
+#include "bench/bench_gpt.h"
 #include "frontend/captured_step.h"
 #include "frontend/nn.h"
 #include "frontend/realize.h"
@@ -15,29 +16,17 @@
 namespace uopc {
 namespace {
 
-const GptConfig kBench{65, 64, 128, 4, 4, 0.0};
-
-Gpt& Model() {
-  static Gpt* m = [] {
-    Tensor::ManualSeed(0);
-    auto* g = new Gpt(kBench);
-    g->Train(false);
-    return g;
-  }();
-  return *m;
-}
-
 std::vector<int32_t> Prefix(int64_t n) {
   std::vector<int32_t> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>((i * 7 + 3) % kBench.vocab);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>((i * 7 + 3) % kBenchGpt.vocab);
   return v;
 }
 
 void BM_DecodeWithCache(benchmark::State& state) {
   const int64_t pos = state.range(0);
-  Gpt& model = Model();
+  Gpt& model = BenchGpt();
   KvCache cache(model);
-  SymInt T = SymInt::Variable("T", 1, kBench.context, pos);
+  SymInt T = SymInt::Variable("T", 1, kBenchGpt.context, pos);
   model.Forward(Tensor::FromVector(Prefix(pos), {1, T}), &cache).Realize();  // the prefill
   const size_t plans = Runtime::Get().plans().size();
   std::vector<int32_t> token = {5};
@@ -54,9 +43,9 @@ void BM_DecodeWithCache(benchmark::State& state) {
 // token and the position (no graph built).
 void BM_DecodeCaptured(benchmark::State& state) {
   const int64_t pos = state.range(0);
-  Gpt& model = Model();
+  Gpt& model = BenchGpt();
   KvCache cache(model);
-  SymInt T = SymInt::Variable("T", 1, kBench.context, pos);
+  SymInt T = SymInt::Variable("T", 1, kBenchGpt.context, pos);
   model.Forward(Tensor::FromVector(Prefix(pos), {1, T}), &cache).Realize();
   std::vector<Tensor> out;
   Tensor token = Tensor::FromVector(std::vector<int32_t>{5}, {1, 1});
@@ -74,9 +63,9 @@ void BM_DecodeCaptured(benchmark::State& state) {
 
 void BM_DecodeWithoutCache(benchmark::State& state) {
   const int64_t pos = state.range(0);
-  Gpt& model = Model();
+  Gpt& model = BenchGpt();
   std::vector<int32_t> prefix = Prefix(pos + 1);
-  SymInt T = SymInt::Variable("T", 1, kBench.context, pos + 1);
+  SymInt T = SymInt::Variable("T", 1, kBenchGpt.context, pos + 1);
   for (auto _ : state) {
     std::vector<float> logits = model.Forward(Tensor::FromVector(prefix, {1, T}))
                                     .Slice(1, T - 1, T)
