@@ -1,51 +1,55 @@
-/* uopc plugin ABI, major version 1: the only header a plugin author needs.
+/* uopc plugin ABI, major version 2: the only header a plugin author needs.
  *
- * A plugin is a shared library that exports exactly one symbol, uopc_plugin_entry_v1
- * (the major version is in the name, so a future v2 can live beside it and an old host
- * simply does not find it); everything else is hidden (link with a version script).
- * Plain C11: no C++ type crosses this boundary, nothing throws, nothing aborts.
+ * A plugin is a shared library that exports exactly one symbol, uopc_plugin_entry_v2 (the
+ * major version is in the name, so that majors live side by side: a host finds the newest
+ * entry it speaks); everything else is hidden (link with a version script). Plain C11: no
+ * C++ type crosses this boundary, nothing throws, nothing aborts.
  *
  * Two parts, as PJRT and tinygrad split them:
  *  - a backend turns a kernel (serialized core/uop.proto, with its own format version)
- *    into a binary with no device needed: describe, supports, render, compile. Results
- *    are pure functions of their inputs and may be cached under the backend's fingerprint;
+ *    into a binary with no device needed: describe, supports, target, render, compile.
+ *    Results are pure functions of their inputs and may be cached under its fingerprint;
  *  - a device runs binaries: enumerate (stable ids), allocate/free, copy in/out/between,
  *    load a program, launch with buffers, VAR values and launch dims, in-order queues
  *    whose work completes in events (fences), synchronize.
  *
- * Versioning. Every struct begins with its struct_size and an extension pointer. Tables
- * and structs are append-only: a minor version only adds members at the end; enums have
- * explicit values. The host accepts a plugin of the same major and any minor; a member a
- * plugin's struct_size does not cover is treated as absent (UOPC_HAS_MEMBER). Another
- * major is refused with a message naming both versions. Every call added by a minor takes
- * one argument struct (struct_size first, as PJRT's), so that it can grow without a new
- * slot.
+ * One calling style. Every call takes one argument struct, uopc_<call>_args, and returns
+ * a uopc_error* (NULL: success); the five that release or describe an error, a blob or
+ * an event return nothing. An args struct begins with its struct_size (the caller sets
+ * it to sizeof the struct it was built with) and an extension pointer; members marked
+ * "out" are written by the plugin, the rest are read. The calls are listed once, in
+ * UOPC_API_CALLS below: the table, plugin_sdk.h's stubs and the host's checks are all
+ * made from that list.
  *
- * Minor versions: 1.0 the first; 1.1 adds copy (between any two buffers of the plugin,
- * of one device or two), memory_info (a device's own memory accounting) and render_kernel
- * (a kernel's source with the launch dimensions it was written for); 1.2 adds
- * initialize_with (initialize with named options: where a remote plugin's servers are);
- * 1.3 adds buffer_address and buffer_wrap (zero-copy exchange with other frameworks:
- * DLPack); 1.4 adds backend_target (what kernels are compiled for: the lowering passes
- * shape kernels by it; a plugin without it gets a conservative target of its device type);
- * 1.5: the host runs the target's launch passes, so a kernel may arrive with GLOBAL and
- * LOCAL ranges (a CPU kernel's outer loop given to the cores, passes/thread_outer_loop.h; a
- * GPU kernel's outputs mapped to blocks and threads, passes/launch_dims.h), whose launch
- * dims are their lengths (core/kernel_signature.h: LaunchDimsOf); a plugin older than 1.5
- * gets kernels of plain loops and maps them itself.
+ * Versioning. Structs and the table are append-only: a minor version only adds members
+ * at the end (a call at the end of the list); enums have explicit values. The host accepts
+ * a plugin of its major and any minor; a member that a struct_size does not cover is
+ * absent (UOPC_HAS_MEMBER), and so is a call the table's struct_size does not cover. The
+ * structs that ABI 1.x passed are kept, member for member, and 2.0 appends to three of
+ * them (render, compile and launch gain the outputs and the queue that 1.x passed beside
+ * them), so one struct serves a plugin of either major. A plugin of major 1 still loads:
+ * the host calls it through plugin_api_v1.h's tables.
  *
- * Full tables. No slot is ever NULL: plugin_sdk.h fills what a plugin does not implement
- * with stubs that return UOPC_UNIMPLEMENTED; optional features are capability bits.
+ * Calls. Required are the error and blob calls, and the calls of each part the plugin says
+ * it has (UOPC_PLUGIN_CAP_BACKEND, UOPC_PLUGIN_CAP_DEVICE); the host refuses a plugin
+ * that leaves one of them NULL, naming it. The others are optional: a NULL slot, or one
+ * that returns UOPC_UNIMPLEMENTED (plugin_sdk.h's stub), is absent, and the host does
+ * without (a backend without backend_target gets a conservative target of its device
+ * type; without backend_supports, every op of the dtypes it describes is supported;
+ * without probe, the plugin is usable).
  *
- * Errors. Functions return a uopc_error* (NULL means success), owned by the caller, who
- * frees it with the plugin's error_destroy. Codes are numerically gRPC's (absl's), plus
- * UOPC_DEVICE_LOST. Running out of memory is UOPC_RESOURCE_EXHAUSTED, never a crash.
+ * Errors. A uopc_error* is owned by the caller, who frees it with error_destroy. Codes
+ * are numerically gRPC's (absl's), plus UOPC_DEVICE_LOST. Running out of memory is
+ * UOPC_RESOURCE_EXHAUSTED, never a crash.
  *
- * Threads. Every function is thread-safe, except that calls on one queue must be
- * serialized by the caller. A plugin is never unloaded while any of its objects lives.
+ * Threads. Every call is thread-safe, except that calls on one queue must be serialized
+ * by the caller. A plugin is never unloaded while any of its objects lives.
  *
- * Kernel parameters (the launch convention, also in core/kernel_signature.h): buffers
- * by BUFFER slot, then the kernel's VARs sorted by name, each as int64.
+ * Kernel parameters (the launch convention, also in core/kernel_signature.h): buffers by
+ * BUFFER slot, then the kernel's VARs sorted by name, each as int64. The host runs the
+ * target's launch passes, so a kernel may arrive with GLOBAL and LOCAL ranges (a CPU
+ * kernel's outer loop given to the cores, a GPU kernel's outputs mapped to blocks and
+ * threads), whose launch dims are their lengths (core/kernel_signature.h: LaunchDimsOf).
  */
 #ifndef UOPC_BACKENDS_PLUGIN_API_H_
 #define UOPC_BACKENDS_PLUGIN_API_H_
@@ -57,9 +61,9 @@
 extern "C" {
 #endif
 
-#define UOPC_ABI_MAJOR 1
-#define UOPC_ABI_MINOR 5
-#define UOPC_ENTRY_SYMBOL "uopc_plugin_entry_v1"
+#define UOPC_ABI_MAJOR 2
+#define UOPC_ABI_MINOR 0
+#define UOPC_ENTRY_SYMBOL "uopc_plugin_entry_v2"
 #define UOPC_EXPORT __attribute__((visibility("default")))
 
 /* ---- struct header and extensions ---- */
@@ -154,7 +158,7 @@ typedef struct uopc_host_api {
   void* log_ctx;
 } uopc_host_api;
 
-/* ---- backend: kernels to binaries, no device needed ---- */
+/* ---- what the calls describe ---- */
 
 /* What a device is (its props' type), and what a target is compiled for. */
 typedef enum uopc_device_type {
@@ -164,7 +168,6 @@ typedef enum uopc_device_type {
   UOPC_DEVICE_REMOTE = 4,
   UOPC_DEVICE_TYPE_FORCE_I32 = 0x7fffffff
 } uopc_device_type;
-
 
 typedef enum uopc_source_lang {
   UOPC_LANG_NONE = 0,
@@ -187,32 +190,22 @@ typedef struct uopc_backend_desc {
   uint64_t shared_max; /* bytes of shared memory per block */
 } uopc_backend_desc;
 
-/* "Does the backend support `op` (a core/ops.h name, "add") on `dtype`?" */
-typedef struct uopc_op_query {
+/* Device capability bits */
+#define UOPC_DEVICE_CAP_ASYNC (1ull << 0)     /* queue work may complete after the call */
+#define UOPC_DEVICE_CAP_COPY_D2D (1ull << 1)  /* copy between buffers of one device */
+#define UOPC_DEVICE_CAP_COPY_PEER (1ull << 2) /* copy between two devices of the plugin */
+
+typedef struct uopc_device_props {
   UOPC_STRUCT_HEADER;
-  const char* op;
-  uopc_dtype dtype;
+  const char* name;    /* "CPU:0": unique within the plugin */
+  const char* kind;    /* a human description ("x86_64, 2 cores") */
+  const char* uid;     /* stable across runs and plugins ("cpu://hostname/0") */
+  const char* backend; /* name of the backend whose binaries it loads */
+  uopc_device_type type;
   uint32_t reserved;
-} uopc_op_query;
-
-typedef struct uopc_render_args {
-  UOPC_STRUCT_HEADER;
-  const uopc_backend* backend;
-  const void* kernel; /* a kernel's SINK, serialized (core/uop.proto) */
-  uint64_t kernel_size;
-  const char* name; /* the function to define */
-} uopc_render_args;
-
-/* ABI 1.1: what render_kernel gives back. The kernel is launched with these dims: a
-   backend that maps a kernel's loops to threads says how many; {1,1,1} and {1,1,1} when
-   the kernel loops over everything itself. */
-typedef struct uopc_render_result {
-  UOPC_STRUCT_HEADER;
-  uopc_blob* source; /* out: owned by the caller (blob_destroy) */
-  uint32_t global[3];
-  uint32_t local[3];
-  uint64_t shared_bytes; /* out: dynamic shared memory per block */
-} uopc_render_result;
+  uint64_t mem_total; /* bytes */
+  uint64_t caps;      /* UOPC_DEVICE_CAP_* */
+} uopc_device_props;
 
 typedef struct uopc_source {
   UOPC_STRUCT_HEADER;
@@ -220,20 +213,97 @@ typedef struct uopc_source {
   uint64_t size;
 } uopc_source;
 
-typedef struct uopc_compile_args {
+/* A named option of initialize (PJRT's NamedValue, as strings). The host passes every
+   environment variable UOPC_<PLUGIN>_<KEY> (the plugin's name upper-cased) as the option
+   "<key>" (lower-cased): UOPC_REMOTE_DEVICES=h:p,h:p is "devices" for the plugin "remote". */
+typedef struct uopc_option {
+  UOPC_STRUCT_HEADER;
+  const char* name;
+  const char* value;
+} uopc_option;
+
+/* ---- the calls' arguments, in the order of UOPC_API_CALLS ---- */
+
+/* Whether the plugin can work on this machine. Cheap, no side effects. Out: score, how
+   well it fits (> 0). An error (UNAVAILABLE: "no driver") says why it cannot. */
+typedef struct uopc_probe_args {
+  UOPC_STRUCT_HEADER;
+  int32_t score; /* out */
+  uint32_t reserved;
+} uopc_probe_args;
+
+typedef struct uopc_initialize_args {
+  UOPC_STRUCT_HEADER;
+  const uopc_option* options;
+  uint64_t num_options;
+} uopc_initialize_args;
+
+typedef struct uopc_shutdown_args {
+  UOPC_STRUCT_HEADER;
+} uopc_shutdown_args;
+
+typedef struct uopc_error_describe_args {
+  UOPC_STRUCT_HEADER;
+  const uopc_error* error;
+  uopc_code code; /* out */
+  uint32_t reserved;
+  const char* message;   /* out: not NUL-terminated necessarily; lives as long as the error */
+  uint64_t message_size; /* out */
+} uopc_error_describe_args;
+
+typedef struct uopc_error_destroy_args {
+  UOPC_STRUCT_HEADER;
+  uopc_error* error;
+} uopc_error_destroy_args;
+
+typedef struct uopc_blob_describe_args {
+  UOPC_STRUCT_HEADER;
+  const uopc_blob* blob;
+  const void* data; /* out: lives as long as the blob */
+  uint64_t size;    /* out */
+} uopc_blob_describe_args;
+
+typedef struct uopc_blob_destroy_args {
+  UOPC_STRUCT_HEADER;
+  uopc_blob* blob;
+} uopc_blob_destroy_args;
+
+typedef struct uopc_backend_count_args {
+  UOPC_STRUCT_HEADER;
+  uint32_t count; /* out */
+  uint32_t reserved;
+} uopc_backend_count_args;
+
+typedef struct uopc_backend_get_args {
+  UOPC_STRUCT_HEADER;
+  uint32_t index;
+  uint32_t reserved;
+  uopc_backend* backend; /* out */
+} uopc_backend_get_args;
+
+/* Out: *desc, whose struct_size the caller sets (the plugin fills what both know). */
+typedef struct uopc_backend_describe_args {
   UOPC_STRUCT_HEADER;
   const uopc_backend* backend;
-  const uopc_source* sources; /* several kernels become one binary */
-  uint64_t num_sources;
-} uopc_compile_args;
+  uopc_backend_desc* desc;
+} uopc_backend_describe_args;
 
-/* ABI 1.4: the target a backend compiles kernels for, which the host's lowering passes
-   shape kernels by (register tiles from the vector width and registers, layout copies from
-   the caches, threads and blocks from a GPU's limits). In: backend; device, the device whose
-   kernels these are (NULL: the backend's own target, or that of `arch`); arch, a target
-   named without its device ("sm_90"; NULL: the device's, or the machine's). Out: the rest;
-   strings stay valid while the plugin is loaded. Read from the hardware (CPUID and sysfs,
-   the driver's attributes), never constants, except for a named arch. */
+/* "Does the backend support `op` (a core/ops.h name, "add") on `dtype`?" */
+typedef struct uopc_backend_supports_args {
+  UOPC_STRUCT_HEADER;
+  const uopc_backend* backend;
+  const char* op;
+  uopc_dtype dtype;
+  int32_t supported; /* out */
+} uopc_backend_supports_args;
+
+/* The target a backend compiles kernels for, which the host's lowering passes shape kernels
+   by (register tiles from the vector width and registers, layout copies from the caches,
+   threads and blocks from a GPU's limits). In: backend; device, the device whose kernels
+   these are (NULL: the backend's own target, or that of `arch`); arch, a target named
+   without its device ("sm_90"; NULL: the device's, or the machine's). Out: the rest; strings
+   stay valid while the plugin is loaded. Read from the hardware (CPUID and sysfs, the
+   driver's attributes), never constants, except for a named arch. (ABI 1.4's struct.) */
 typedef struct uopc_target_args {
   UOPC_STRUCT_HEADER;
   const uopc_backend* backend;
@@ -255,46 +325,170 @@ typedef struct uopc_target_args {
   uint64_t shared_per_block;  /* out: bytes of shared memory a block may use (GPU) */
   const char* matrix_units; /* out: comma-separated MxNxK:INPUT->ACC, "16x8x16:f16->f32" */
 } uopc_target_args;
+typedef uopc_target_args uopc_backend_target_args;
 
-typedef struct uopc_backend_api {
+/* One kernel's source, and the launch dimensions it was written for: a backend that maps
+   a kernel's loops to threads says how many; {1,1,1} and {1,1,1} when the kernel loops over
+   everything itself. (1.x's struct; 2.0 appends the outputs.) */
+typedef struct uopc_render_args {
   UOPC_STRUCT_HEADER;
-  uint32_t (*backend_count)(void);
-  uopc_error* (*backend_get)(uint32_t index, uopc_backend** out);
-  uopc_error* (*backend_describe)(const uopc_backend* backend, uopc_backend_desc* out);
-  uopc_error* (*backend_supports)(const uopc_backend* backend, const uopc_op_query* query,
-                                  int32_t* supported);
-  /* The source of one kernel (render args name its function). */
-  uopc_error* (*render)(const uopc_render_args* args, uopc_blob** source);
-  /* One binary from the sources of several kernels; its entries are their names. */
-  uopc_error* (*compile)(const uopc_compile_args* args, uopc_blob** binary);
+  const uopc_backend* backend;
+  const void* kernel; /* a kernel's SINK, serialized (core/uop.proto) */
+  uint64_t kernel_size;
+  const char* name; /* the function to define */
+  /* ---- ABI 2.0 ---- */
+  uopc_blob* source;     /* out: owned by the caller (blob_destroy) */
+  uint32_t global[3];    /* out */
+  uint32_t local[3];     /* out */
+  uint64_t shared_bytes; /* out: dynamic shared memory per block */
+} uopc_render_args;
 
-  /* ---- ABI 1.1 ---- */
-  /* render, with the launch dimensions the source was written for. */
-  uopc_error* (*render_kernel)(const uopc_render_args* args, uopc_render_result* out);
-
-  /* ---- ABI 1.4 ---- */
-  uopc_error* (*backend_target)(uopc_target_args* args);
-} uopc_backend_api;
-
-/* ---- device: memory, programs, queues ---- */
-
-/* Device capability bits */
-#define UOPC_DEVICE_CAP_ASYNC (1ull << 0)    /* queue work may complete after the call */
-#define UOPC_DEVICE_CAP_COPY_D2D (1ull << 1) /* copy_d2d between buffers of one plugin */
-#define UOPC_DEVICE_CAP_COPY_PEER (1ull << 2) /* copy (1.1) between two devices of the plugin */
-
-typedef struct uopc_device_props {
+/* One binary from the sources of several kernels; its entries are their names. (1.x's
+   struct; 2.0 appends the output.) */
+typedef struct uopc_compile_args {
   UOPC_STRUCT_HEADER;
-  const char* name;    /* "CPU:0": unique within the plugin */
-  const char* kind;    /* a human description ("x86_64, 2 cores") */
-  const char* uid;     /* stable across runs and plugins ("cpu://hostname/0") */
-  const char* backend; /* name of the backend whose binaries it loads */
-  uopc_device_type type;
+  const uopc_backend* backend;
+  const uopc_source* sources;
+  uint64_t num_sources;
+  /* ---- ABI 2.0 ---- */
+  uopc_blob* binary; /* out: owned by the caller (blob_destroy) */
+} uopc_compile_args;
+
+typedef struct uopc_device_count_args {
+  UOPC_STRUCT_HEADER;
+  uint32_t count; /* out */
   uint32_t reserved;
-  uint64_t mem_total; /* bytes */
-  uint64_t caps;      /* UOPC_DEVICE_CAP_* */
-} uopc_device_props;
+} uopc_device_count_args;
 
+typedef struct uopc_device_get_args {
+  UOPC_STRUCT_HEADER;
+  uint32_t index;
+  uint32_t reserved;
+  uopc_device* device; /* out */
+} uopc_device_get_args;
+
+/* Out: *props, whose struct_size the caller sets. */
+typedef struct uopc_device_describe_args {
+  UOPC_STRUCT_HEADER;
+  const uopc_device* device;
+  uopc_device_props* props;
+} uopc_device_describe_args;
+
+/* A device's memory as its plugin accounts for it. */
+typedef struct uopc_memory_args {
+  UOPC_STRUCT_HEADER;
+  const uopc_device* device;
+  uint64_t bytes_in_use; /* out: allocated and not yet freed */
+  uint64_t bytes_limit;  /* out: an allocation past it is RESOURCE_EXHAUSTED */
+} uopc_memory_args;
+typedef uopc_memory_args uopc_memory_info_args;
+
+/* size 0 is valid (a buffer of no bytes); too large is RESOURCE_EXHAUSTED. */
+typedef struct uopc_buffer_alloc_args {
+  UOPC_STRUCT_HEADER;
+  uopc_device* device;
+  uint64_t size;
+  uint64_t align;
+  uopc_buffer* buffer; /* out */
+} uopc_buffer_alloc_args;
+
+/* Frees once work already queued on it is done. */
+typedef struct uopc_buffer_free_args {
+  UOPC_STRUCT_HEADER;
+  uopc_buffer* buffer;
+} uopc_buffer_free_args;
+
+/* Where a buffer's memory is, as its device addresses it (a host pointer for a CPU, a device
+   pointer for a GPU), so that another framework may use it in place (DLPack). UNIMPLEMENTED
+   where the memory has no such address (a remote device). */
+typedef struct uopc_buffer_address_args {
+  UOPC_STRUCT_HEADER;
+  const uopc_buffer* buffer;
+  void* address; /* out: of byte 0 */
+} uopc_buffer_address_args;
+
+/* A buffer over `size` bytes of memory the caller owns, at `address` as buffer_address would
+   give it (aligned to at least the element size; maybe less than buffer_alloc's alignment).
+   The plugin never frees that memory: once the buffer is freed and the work queued on it is
+   done, it calls release(release_ctx), exactly once (never when buffer_wrap fails: the
+   caller then still owns the memory). */
+typedef struct uopc_buffer_wrap_args {
+  UOPC_STRUCT_HEADER;
+  uopc_device* device;
+  void* address;
+  uint64_t size;
+  void (*release)(void* release_ctx);
+  void* release_ctx;
+  uopc_buffer* buffer; /* out */
+} uopc_buffer_wrap_args;
+
+/* An in-order queue of the device's work. */
+typedef struct uopc_queue_create_args {
+  UOPC_STRUCT_HEADER;
+  uopc_device* device;
+  uopc_queue* queue; /* out */
+} uopc_queue_create_args;
+
+typedef struct uopc_queue_destroy_args {
+  UOPC_STRUCT_HEADER;
+  uopc_queue* queue;
+} uopc_queue_destroy_args;
+
+/* Queue work. `done`, when not NULL, receives an event that completes with the work; host
+   memory given to a copy must stay valid until then. */
+typedef struct uopc_copy_h2d_args {
+  UOPC_STRUCT_HEADER;
+  uopc_queue* queue;
+  uopc_buffer* dst;
+  uint64_t dst_offset;
+  const void* src;
+  uint64_t size;
+  uopc_event** done;
+} uopc_copy_h2d_args;
+
+typedef struct uopc_copy_d2h_args {
+  UOPC_STRUCT_HEADER;
+  uopc_queue* queue;
+  void* dst;
+  const uopc_buffer* src;
+  uint64_t src_offset;
+  uint64_t size;
+  uopc_event** done;
+} uopc_copy_d2h_args;
+
+/* A copy of `size` bytes between two buffers of this plugin, of one device or of two (a peer
+   copy, where the device has UOPC_DEVICE_CAP_COPY_PEER). It runs on `queue` (of either
+   device) after the work queued there before it; work on another queue that it must follow
+   is ordered first with queue_wait_event. */
+typedef struct uopc_copy_args {
+  UOPC_STRUCT_HEADER;
+  uopc_queue* queue;
+  uopc_buffer* dst;
+  uint64_t dst_offset;
+  const uopc_buffer* src;
+  uint64_t src_offset;
+  uint64_t size;
+  uopc_event** done;
+} uopc_copy_args;
+
+/* A binary from compile, with the names of its entries. */
+typedef struct uopc_program_load_args {
+  UOPC_STRUCT_HEADER;
+  uopc_device* device;
+  const void* binary;
+  uint64_t size;
+  const char* const* entries;
+  uint32_t num_entries;
+  uint32_t reserved;
+  uopc_program* program; /* out */
+} uopc_program_load_args;
+
+typedef struct uopc_program_unload_args {
+  UOPC_STRUCT_HEADER;
+  uopc_program* program;
+} uopc_program_unload_args;
+
+/* (1.x's struct; 2.0 appends the queue and the event that 1.x passed beside it.) */
 typedef struct uopc_launch_args {
   UOPC_STRUCT_HEADER;
   uopc_program* program;
@@ -307,125 +501,92 @@ typedef struct uopc_launch_args {
   uint32_t reserved;
   uint32_t grid[3]; /* launch dims; {1,1,1} for a CPU */
   uint32_t block[3];
+  /* ---- ABI 2.0 ---- */
+  uopc_queue* queue;
+  uopc_event** done;
 } uopc_launch_args;
 
-/* ABI 1.1: a copy of `size` bytes between two buffers of this plugin, of one device or of
-   two (a peer copy, where the device has UOPC_DEVICE_CAP_COPY_PEER). It runs on `queue`
-   (of either device) after the work queued there before it; work on another queue that it
-   must follow is ordered first with queue_wait_event. `done`, when not NULL, receives an
-   event that completes with the copy. */
-typedef struct uopc_copy_args {
+/* Work queued on `queue` after this waits for `event` (of any queue of the plugin). */
+typedef struct uopc_queue_wait_event_args {
   UOPC_STRUCT_HEADER;
   uopc_queue* queue;
-  uopc_buffer* dst;
-  uint64_t dst_offset;
-  const uopc_buffer* src;
-  uint64_t src_offset;
-  uint64_t size;
-  uopc_event** done;
-} uopc_copy_args;
+  uopc_event* event;
+} uopc_queue_wait_event_args;
 
-/* ABI 1.1: a device's memory as its plugin accounts for it. In: device. Out: the rest. */
-typedef struct uopc_memory_args {
+/* Waits for the event's work, and returns that work's error, if any. */
+typedef struct uopc_event_wait_args {
   UOPC_STRUCT_HEADER;
-  const uopc_device* device;
-  uint64_t bytes_in_use; /* allocated and not yet freed */
-  uint64_t bytes_limit;  /* an allocation past it is RESOURCE_EXHAUSTED */
-} uopc_memory_args;
+  uopc_event* event;
+  uint64_t timeout_ns;
+} uopc_event_wait_args;
 
-/* ABI 1.3: where a buffer's memory is, as its device addresses it (a host pointer for a
-   CPU, a device pointer for a GPU), so that another framework may use it in place.
-   UNIMPLEMENTED where the memory has no such address (a remote device). In: buffer. Out:
-   address (of byte 0). */
-typedef struct uopc_buffer_address_args {
+typedef struct uopc_event_query_args {
   UOPC_STRUCT_HEADER;
-  const uopc_buffer* buffer;
-  void* address;
-} uopc_buffer_address_args;
+  uopc_event* event;
+  int32_t done; /* out */
+  uint32_t reserved;
+} uopc_event_query_args;
 
-/* ABI 1.3: a buffer over `size` bytes of memory the caller owns, at `address` as
-   buffer_address would give it (aligned to at least the element size; maybe less than
-   buffer_alloc's alignment). The plugin never frees that memory: once the buffer is freed
-   and the work queued on it is done, it calls release(release_ctx), exactly once (never
-   when buffer_wrap fails: the caller then still owns the memory). Out: buffer. */
-typedef struct uopc_buffer_wrap_args {
+typedef struct uopc_event_destroy_args {
   UOPC_STRUCT_HEADER;
-  uopc_device* device;
-  void* address;
-  uint64_t size;
-  void (*release)(void* release_ctx);
-  void* release_ctx;
-  uopc_buffer* buffer;
-} uopc_buffer_wrap_args;
+  uopc_event* event;
+} uopc_event_destroy_args;
 
-typedef struct uopc_device_api {
+typedef struct uopc_queue_synchronize_args {
   UOPC_STRUCT_HEADER;
-  uint32_t (*device_count)(void);
-  uopc_error* (*device_get)(uint32_t index, uopc_device** out);
-  uopc_error* (*device_describe)(const uopc_device* device, uopc_device_props* out);
+  uopc_queue* queue;
+} uopc_queue_synchronize_args;
 
-  /* Memory. size 0 is valid (a buffer of no bytes); too large is RESOURCE_EXHAUSTED. */
-  uopc_error* (*buffer_alloc)(uopc_device* device, uint64_t size, uint64_t align,
-                              uopc_buffer** out);
-  /* Frees once work already queued on it is done. */
-  uopc_error* (*buffer_free)(uopc_buffer* buffer);
+/* ---- the calls ---- */
 
-  /* In-order queues. `done`, when not NULL, receives an event that completes with the work;
-     host memory given to a copy must stay valid until then. */
-  uopc_error* (*queue_create)(uopc_device* device, uopc_queue** out);
-  uopc_error* (*queue_destroy)(uopc_queue* queue);
-  uopc_error* (*copy_h2d)(uopc_queue* queue, uopc_buffer* dst, uint64_t dst_offset, const void* src,
-                          uint64_t size, uopc_event** done);
-  uopc_error* (*copy_d2h)(uopc_queue* queue, void* dst, const uopc_buffer* src, uint64_t src_offset,
-                          uint64_t size, uopc_event** done);
-  uopc_error* (*copy_d2d)(uopc_queue* queue, uopc_buffer* dst, uint64_t dst_offset,
-                          const uopc_buffer* src, uint64_t src_offset, uint64_t size,
-                          uopc_event** done);
+/* X(call, returns, required): every call of the table, in its order (a minor appends).
+   returns: E (a uopc_error*) or V (nothing). required: R (always), B (by a plugin with
+   UOPC_PLUGIN_CAP_BACKEND), D (with UOPC_PLUGIN_CAP_DEVICE), O (optional). */
+#define UOPC_API_CALLS(X)   \
+  X(probe, E, O)            \
+  X(initialize, E, O)       \
+  X(shutdown, E, O)         \
+  X(error_describe, V, R)   \
+  X(error_destroy, V, R)    \
+  X(blob_describe, V, R)    \
+  X(blob_destroy, V, R)     \
+  X(backend_count, E, B)    \
+  X(backend_get, E, B)      \
+  X(backend_describe, E, B) \
+  X(backend_supports, E, O) \
+  X(backend_target, E, O)   \
+  X(render, E, B)           \
+  X(compile, E, B)          \
+  X(device_count, E, D)     \
+  X(device_get, E, D)       \
+  X(device_describe, E, D)  \
+  X(memory_info, E, O)      \
+  X(buffer_alloc, E, D)     \
+  X(buffer_free, E, D)      \
+  X(buffer_address, E, O)   \
+  X(buffer_wrap, E, O)      \
+  X(queue_create, E, D)     \
+  X(queue_destroy, E, D)    \
+  X(copy_h2d, E, D)         \
+  X(copy_d2h, E, D)         \
+  X(copy, E, O)             \
+  X(program_load, E, O)     \
+  X(program_unload, E, O)   \
+  X(launch, E, O)           \
+  X(queue_wait_event, E, D) \
+  X(event_wait, E, D)       \
+  X(event_query, E, O)      \
+  X(event_destroy, V, D)    \
+  X(queue_synchronize, E, D)
 
-  /* Programs: a binary from backend compile, with the names of its entries. */
-  uopc_error* (*program_load)(uopc_device* device, const void* binary, uint64_t size,
-                              const char* const* entries, uint32_t num_entries, uopc_program** out);
-  uopc_error* (*program_unload)(uopc_program* program);
-  uopc_error* (*launch)(uopc_queue* queue, const uopc_launch_args* args, uopc_event** done);
+#define UOPC_RETURNS_E uopc_error*
+#define UOPC_RETURNS_V void
 
-  /* Events (completion fences). */
-  uopc_error* (*queue_wait_event)(uopc_queue* queue, uopc_event* event); /* later work waits */
-  uopc_error* (*event_wait)(uopc_event* event, uint64_t timeout_ns); /* the work's error, if any */
-  uopc_error* (*event_query)(uopc_event* event, int32_t* done);
-  void (*event_destroy)(uopc_event* event);
-  uopc_error* (*queue_synchronize)(uopc_queue* queue);
+#define UOPC_PLUGIN_CAP_BACKEND (1ull << 0) /* the backend calls are implemented */
+#define UOPC_PLUGIN_CAP_DEVICE (1ull << 1)  /* the device calls are implemented */
 
-  /* ---- ABI 1.1 ---- */
-  uopc_error* (*copy)(const uopc_copy_args* args);
-  uopc_error* (*memory_info)(uopc_memory_args* args);
-
-  /* ---- ABI 1.3 ---- */
-  uopc_error* (*buffer_address)(uopc_buffer_address_args* args);
-  uopc_error* (*buffer_wrap)(uopc_buffer_wrap_args* args);
-} uopc_device_api;
-
-/* ---- the plugin ---- */
-
-/* ABI 1.2: a named option of initialize_with (PJRT's NamedValue, as strings). The host
-   passes every environment variable UOPC_<PLUGIN>_<KEY> (the plugin's name upper-cased) as
-   the option "<key>" (lower-cased): UOPC_REMOTE_DEVICES=h:p,h:p is "devices" for the
-   plugin "remote". */
-typedef struct uopc_option {
-  UOPC_STRUCT_HEADER;
-  const char* name;
-  const char* value;
-} uopc_option;
-
-typedef struct uopc_initialize_args {
-  UOPC_STRUCT_HEADER;
-  const uopc_option* options;
-  uint64_t num_options;
-} uopc_initialize_args;
-
-#define UOPC_PLUGIN_CAP_BACKEND (1ull << 0) /* backend table is implemented */
-#define UOPC_PLUGIN_CAP_DEVICE (1ull << 1)  /* device table is implemented */
-
-typedef struct uopc_plugin_api {
+/* The plugin: who it is, and its calls. */
+typedef struct uopc_api {
   UOPC_STRUCT_HEADER;
   uint16_t abi_major;
   uint16_t abi_minor;
@@ -433,31 +594,16 @@ typedef struct uopc_plugin_api {
   const char* name;            /* "c" */
   const char* version;         /* the plugin's own version, for humans */
   uint64_t caps;               /* UOPC_PLUGIN_CAP_* */
-
-  /* 0: unusable on this machine; > 0: how well it fits. Cheap, no side effects. */
-  int32_t (*probe)(void);
-  uopc_error* (*initialize)(void);
-  uopc_error* (*shutdown)(void);
-
-  void (*error_destroy)(uopc_error* error);
-  uopc_code (*error_code)(const uopc_error* error);
-  void (*error_message)(const uopc_error* error, const char** msg, uint64_t* len);
-  void (*blob_destroy)(uopc_blob* blob);
-  void (*blob_data)(const uopc_blob* blob, const void** data, uint64_t* size);
-
-  const uopc_backend_api* backend;
-  const uopc_device_api* device;
-
-  /* ---- ABI 1.2 ---- */
-  /* initialize, with options; the host calls it instead of initialize where the plugin's
-     table has it (UNIMPLEMENTED: the host calls initialize). */
-  uopc_error* (*initialize_with)(const uopc_initialize_args* args);
-} uopc_plugin_api;
+#define UOPC_API_SLOT_(call, returns, required) \
+  UOPC_RETURNS_##returns (*call)(uopc_##call##_args * args);
+  UOPC_API_CALLS(UOPC_API_SLOT_)
+#undef UOPC_API_SLOT_
+} uopc_api;
 
 /* The one exported symbol. Cheap: no driver is initialized here. NULL if the plugin cannot
    work with this host at all (e.g. a host older than it needs). */
-typedef const uopc_plugin_api* (*uopc_plugin_entry_fn)(const uopc_host_api* host);
-UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v1(const uopc_host_api* host);
+typedef const uopc_api* (*uopc_plugin_entry_v2_fn)(const uopc_host_api* host);
+UOPC_EXPORT const uopc_api* uopc_plugin_entry_v2(const uopc_host_api* host);
 
 #ifdef __cplusplus
 }

@@ -1,13 +1,16 @@
-/* Helpers for plugin authors, header-only C11 (usable from C++): a standard error and
- * blob implementation, and uopc_sdk_fill(), which sets every table slot a plugin leaves
- * NULL to a stub returning UOPC_UNIMPLEMENTED, so that the host never meets a NULL slot.
+/* Helpers for plugin authors, header-only C11 (usable from C++): a standard error and blob
+ * implementation, a stub for every call (made from plugin_api.h's list, UOPC_API_CALLS)
+ * that returns UOPC_UNIMPLEMENTED, and uopc_sdk_fill(), which sets the table's sizes and
+ * versions and gives every call a plugin leaves NULL its stub (the error and blob calls
+ * this file's implementation), so that the host never meets a NULL slot.
  *
- *   static uopc_device_api dev = {.struct_size = sizeof dev, .device_count = MyCount, ...};
- *   static uopc_backend_api be = {.struct_size = sizeof be};
- *   static uopc_plugin_api api = {.struct_size = sizeof api, .name = "mine", ...,
- *                                 .backend = &be, .device = &dev};
- *   UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v1(const uopc_host_api* host) {
- *     uopc_sdk_fill(&api, &be, &dev);
+ *   static uopc_error* MyDeviceCount(uopc_device_count_args* a) { a->count = 1; return NULL; }
+ *   ...
+ *   static uopc_api api = {.name = "mine", .version = "0.1", .caps = UOPC_PLUGIN_CAP_DEVICE,
+ *                          .device_count = MyDeviceCount, ...};
+ *   UOPC_EXPORT const uopc_api* uopc_plugin_entry_v2(const uopc_host_api* host) {
+ *     if (!host || host->abi_major != UOPC_ABI_MAJOR) return NULL;
+ *     uopc_sdk_fill(&api);
  *     return &api;
  *   }
  */
@@ -113,231 +116,51 @@ static inline void uopc_sdk_blob_data(const uopc_blob* b, const void** data, uin
   *size = b ? b->size : 0;
 }
 
-/* ---- stubs ---- */
+/* ---- the error and blob calls ---- */
 
-#define UOPC_SDK_UNIMPL(what) \
-  uopc_sdk_error(UOPC_UNIMPLEMENTED, "%s is not implemented by this plugin", what)
-
-static inline int32_t uopc_sdk_probe(void) { return 1; }
-static inline uopc_error* uopc_sdk_initialize(void) { return NULL; }
-static inline uopc_error* uopc_sdk_shutdown(void) { return NULL; }
-static inline uopc_error* uopc_sdk_initialize_with(const uopc_initialize_args* a) {
-  (void)a;
-  return uopc_sdk_error(UOPC_UNIMPLEMENTED, "initialize_with is not implemented");
+static inline void uopc_sdk_describe_error(uopc_error_describe_args* a) {
+  a->code = a->error ? a->error->code : UOPC_OK;
+  a->message = a->error ? a->error->msg : "";
+  a->message_size = a->error ? a->error->len : 0;
 }
-static inline uint32_t uopc_sdk_count_none(void) { return 0; }
-static inline uopc_error* uopc_sdk_backend_get(uint32_t i, uopc_backend** o) {
-  (void)i;
-  (void)o;
-  return UOPC_SDK_UNIMPL("backend_get");
+static inline void uopc_sdk_destroy_error(uopc_error_destroy_args* a) {
+  uopc_sdk_error_destroy(a->error);
 }
-static inline uopc_error* uopc_sdk_backend_describe(const uopc_backend* b, uopc_backend_desc* o) {
-  (void)b;
-  (void)o;
-  return UOPC_SDK_UNIMPL("backend_describe");
+static inline void uopc_sdk_describe_blob(uopc_blob_describe_args* a) {
+  a->data = a->blob ? a->blob->data : NULL;
+  a->size = a->blob ? a->blob->size : 0;
 }
-static inline uopc_error* uopc_sdk_backend_supports(const uopc_backend* b, const uopc_op_query* q,
-                                                    int32_t* s) {
-  (void)b;
-  (void)q;
-  if (s) *s = 0;
-  return NULL;
-}
-static inline uopc_error* uopc_sdk_render(const uopc_render_args* a, uopc_blob** o) {
-  (void)a;
-  (void)o;
-  return UOPC_SDK_UNIMPL("render");
-}
-static inline uopc_error* uopc_sdk_compile(const uopc_compile_args* a, uopc_blob** o) {
-  (void)a;
-  (void)o;
-  return UOPC_SDK_UNIMPL("compile");
-}
-static inline uopc_error* uopc_sdk_device_get(uint32_t i, uopc_device** o) {
-  (void)i;
-  (void)o;
-  return UOPC_SDK_UNIMPL("device_get");
-}
-static inline uopc_error* uopc_sdk_device_describe(const uopc_device* d, uopc_device_props* o) {
-  (void)d;
-  (void)o;
-  return UOPC_SDK_UNIMPL("device_describe");
-}
-static inline uopc_error* uopc_sdk_buffer_alloc(uopc_device* d, uint64_t s, uint64_t a,
-                                                uopc_buffer** o) {
-  (void)d;
-  (void)s;
-  (void)a;
-  (void)o;
-  return UOPC_SDK_UNIMPL("buffer_alloc");
-}
-static inline uopc_error* uopc_sdk_buffer_free(uopc_buffer* b) {
-  (void)b;
-  return UOPC_SDK_UNIMPL("buffer_free");
-}
-static inline uopc_error* uopc_sdk_queue_create(uopc_device* d, uopc_queue** o) {
-  (void)d;
-  (void)o;
-  return UOPC_SDK_UNIMPL("queue_create");
-}
-static inline uopc_error* uopc_sdk_queue_destroy(uopc_queue* q) {
-  (void)q;
-  return UOPC_SDK_UNIMPL("queue_destroy");
-}
-static inline uopc_error* uopc_sdk_copy_h2d(uopc_queue* q, uopc_buffer* d, uint64_t o,
-                                            const void* s, uint64_t n, uopc_event** e) {
-  (void)q;
-  (void)d;
-  (void)o;
-  (void)s;
-  (void)n;
-  (void)e;
-  return UOPC_SDK_UNIMPL("copy_h2d");
-}
-static inline uopc_error* uopc_sdk_copy_d2h(uopc_queue* q, void* d, const uopc_buffer* s,
-                                            uint64_t o, uint64_t n, uopc_event** e) {
-  (void)q;
-  (void)d;
-  (void)s;
-  (void)o;
-  (void)n;
-  (void)e;
-  return UOPC_SDK_UNIMPL("copy_d2h");
-}
-static inline uopc_error* uopc_sdk_copy_d2d(uopc_queue* q, uopc_buffer* d, uint64_t dof,
-                                            const uopc_buffer* s, uint64_t sof, uint64_t n,
-                                            uopc_event** e) {
-  (void)q;
-  (void)d;
-  (void)dof;
-  (void)s;
-  (void)sof;
-  (void)n;
-  (void)e;
-  return UOPC_SDK_UNIMPL("copy_d2d");
-}
-static inline uopc_error* uopc_sdk_program_load(uopc_device* d, const void* b, uint64_t n,
-                                                const char* const* en, uint32_t ne,
-                                                uopc_program** o) {
-  (void)d;
-  (void)b;
-  (void)n;
-  (void)en;
-  (void)ne;
-  (void)o;
-  return UOPC_SDK_UNIMPL("program_load");
-}
-static inline uopc_error* uopc_sdk_program_unload(uopc_program* p) {
-  (void)p;
-  return UOPC_SDK_UNIMPL("program_unload");
-}
-static inline uopc_error* uopc_sdk_launch(uopc_queue* q, const uopc_launch_args* a,
-                                          uopc_event** e) {
-  (void)q;
-  (void)a;
-  (void)e;
-  return UOPC_SDK_UNIMPL("launch");
-}
-static inline uopc_error* uopc_sdk_queue_wait_event(uopc_queue* q, uopc_event* e) {
-  (void)q;
-  (void)e;
-  return UOPC_SDK_UNIMPL("queue_wait_event");
-}
-static inline uopc_error* uopc_sdk_event_wait(uopc_event* e, uint64_t t) {
-  (void)e;
-  (void)t;
-  return UOPC_SDK_UNIMPL("event_wait");
-}
-static inline uopc_error* uopc_sdk_event_query(uopc_event* e, int32_t* d) {
-  (void)e;
-  (void)d;
-  return UOPC_SDK_UNIMPL("event_query");
-}
-static inline void uopc_sdk_event_destroy(uopc_event* e) { (void)e; }
-static inline uopc_error* uopc_sdk_queue_synchronize(uopc_queue* q) {
-  (void)q;
-  return UOPC_SDK_UNIMPL("queue_synchronize");
+static inline void uopc_sdk_destroy_blob(uopc_blob_destroy_args* a) {
+  uopc_sdk_blob_destroy(a->blob);
 }
 
-static inline uopc_error* uopc_sdk_render_kernel(const uopc_render_args* a,
-                                                 uopc_render_result* o) {
-  (void)a;
-  (void)o;
-  return UOPC_SDK_UNIMPL("render_kernel");
-}
-static inline uopc_error* uopc_sdk_backend_target(uopc_target_args* a) {
-  (void)a;
-  return UOPC_SDK_UNIMPL("backend_target");
-}
-static inline uopc_error* uopc_sdk_copy(const uopc_copy_args* a) {
-  (void)a;
-  return UOPC_SDK_UNIMPL("copy");
-}
-static inline uopc_error* uopc_sdk_memory_info(uopc_memory_args* a) {
-  (void)a;
-  return UOPC_SDK_UNIMPL("memory_info");
-}
+/* ---- stubs: uopc_sdk_stub_<call> for every call ---- */
 
-static inline uopc_error* uopc_sdk_buffer_address(uopc_buffer_address_args* a) {
-  (void)a;
-  return UOPC_SDK_UNIMPL("buffer_address");
-}
-static inline uopc_error* uopc_sdk_buffer_wrap(uopc_buffer_wrap_args* a) {
-  (void)a;
-  return UOPC_SDK_UNIMPL("buffer_wrap");
-}
+#define UOPC_SDK_STUB_E(call)                                                                 \
+  static inline uopc_error* uopc_sdk_stub_##call(uopc_##call##_args* a) {                     \
+    (void)a;                                                                                  \
+    return uopc_sdk_error(UOPC_UNIMPLEMENTED, "%s is not implemented by this plugin", #call); \
+  }
+#define UOPC_SDK_STUB_V(call) \
+  static inline void uopc_sdk_stub_##call(uopc_##call##_args* a) { (void)a; }
+#define UOPC_SDK_STUB_(call, returns, required) UOPC_SDK_STUB_##returns(call)
+UOPC_API_CALLS(UOPC_SDK_STUB_)
+#undef UOPC_SDK_STUB_
 
-#define UOPC_SDK_DEFAULT(table, slot, stub) \
-  if (!(table)->slot) (table)->slot = stub
-
-/* Sets struct sizes, versions and every NULL slot of the three tables. */
-static inline void uopc_sdk_fill(uopc_plugin_api* api, uopc_backend_api* be, uopc_device_api* dev) {
+/* Sets the table's size and versions, the error and blob calls this file implements where
+   the plugin has none, and every other NULL call to its stub. */
+static inline void uopc_sdk_fill(uopc_api* api) {
   api->struct_size = sizeof *api;
   api->abi_major = UOPC_ABI_MAJOR;
   api->abi_minor = UOPC_ABI_MINOR;
-  UOPC_SDK_DEFAULT(api, probe, uopc_sdk_probe);
-  UOPC_SDK_DEFAULT(api, initialize, uopc_sdk_initialize);
-  UOPC_SDK_DEFAULT(api, shutdown, uopc_sdk_shutdown);
-  UOPC_SDK_DEFAULT(api, initialize_with, uopc_sdk_initialize_with);
-  UOPC_SDK_DEFAULT(api, error_destroy, uopc_sdk_error_destroy);
-  UOPC_SDK_DEFAULT(api, error_code, uopc_sdk_error_code);
-  UOPC_SDK_DEFAULT(api, error_message, uopc_sdk_error_message);
-  UOPC_SDK_DEFAULT(api, blob_destroy, uopc_sdk_blob_destroy);
-  UOPC_SDK_DEFAULT(api, blob_data, uopc_sdk_blob_data);
-  be->struct_size = sizeof *be;
-  UOPC_SDK_DEFAULT(be, backend_count, uopc_sdk_count_none);
-  UOPC_SDK_DEFAULT(be, backend_get, uopc_sdk_backend_get);
-  UOPC_SDK_DEFAULT(be, backend_describe, uopc_sdk_backend_describe);
-  UOPC_SDK_DEFAULT(be, backend_supports, uopc_sdk_backend_supports);
-  UOPC_SDK_DEFAULT(be, render, uopc_sdk_render);
-  UOPC_SDK_DEFAULT(be, compile, uopc_sdk_compile);
-  UOPC_SDK_DEFAULT(be, render_kernel, uopc_sdk_render_kernel);
-  UOPC_SDK_DEFAULT(be, backend_target, uopc_sdk_backend_target);
-  dev->struct_size = sizeof *dev;
-  UOPC_SDK_DEFAULT(dev, device_count, uopc_sdk_count_none);
-  UOPC_SDK_DEFAULT(dev, device_get, uopc_sdk_device_get);
-  UOPC_SDK_DEFAULT(dev, device_describe, uopc_sdk_device_describe);
-  UOPC_SDK_DEFAULT(dev, buffer_alloc, uopc_sdk_buffer_alloc);
-  UOPC_SDK_DEFAULT(dev, buffer_free, uopc_sdk_buffer_free);
-  UOPC_SDK_DEFAULT(dev, queue_create, uopc_sdk_queue_create);
-  UOPC_SDK_DEFAULT(dev, queue_destroy, uopc_sdk_queue_destroy);
-  UOPC_SDK_DEFAULT(dev, copy_h2d, uopc_sdk_copy_h2d);
-  UOPC_SDK_DEFAULT(dev, copy_d2h, uopc_sdk_copy_d2h);
-  UOPC_SDK_DEFAULT(dev, copy_d2d, uopc_sdk_copy_d2d);
-  UOPC_SDK_DEFAULT(dev, program_load, uopc_sdk_program_load);
-  UOPC_SDK_DEFAULT(dev, program_unload, uopc_sdk_program_unload);
-  UOPC_SDK_DEFAULT(dev, launch, uopc_sdk_launch);
-  UOPC_SDK_DEFAULT(dev, queue_wait_event, uopc_sdk_queue_wait_event);
-  UOPC_SDK_DEFAULT(dev, event_wait, uopc_sdk_event_wait);
-  UOPC_SDK_DEFAULT(dev, event_query, uopc_sdk_event_query);
-  UOPC_SDK_DEFAULT(dev, event_destroy, uopc_sdk_event_destroy);
-  UOPC_SDK_DEFAULT(dev, queue_synchronize, uopc_sdk_queue_synchronize);
-  UOPC_SDK_DEFAULT(dev, copy, uopc_sdk_copy);
-  UOPC_SDK_DEFAULT(dev, memory_info, uopc_sdk_memory_info);
-  UOPC_SDK_DEFAULT(dev, buffer_address, uopc_sdk_buffer_address);
-  UOPC_SDK_DEFAULT(dev, buffer_wrap, uopc_sdk_buffer_wrap);
-  api->backend = be;
-  api->device = dev;
+  if (!api->error_describe) api->error_describe = uopc_sdk_describe_error;
+  if (!api->error_destroy) api->error_destroy = uopc_sdk_destroy_error;
+  if (!api->blob_describe) api->blob_describe = uopc_sdk_describe_blob;
+  if (!api->blob_destroy) api->blob_destroy = uopc_sdk_destroy_blob;
+#define UOPC_SDK_FILL_(call, returns, required) \
+  if (!api->call) api->call = uopc_sdk_stub_##call;
+  UOPC_API_CALLS(UOPC_SDK_FILL_)
+#undef UOPC_SDK_FILL_
 }
 
 #ifdef __cplusplus

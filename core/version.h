@@ -7,8 +7,8 @@
 namespace uopc {
 
 inline constexpr int kVersionMajor = 0;
-inline constexpr int kVersionMinor = 5;
+inline constexpr int kVersionMinor = 6;
 inline constexpr int kVersionPatch = 0;
-inline constexpr char kVersion[] = "0.5.0";
+inline constexpr char kVersion[] = "0.6.0";
 
 }  // namespace uopc

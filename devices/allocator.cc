@@ -25,15 +25,17 @@ absl::StatusOr<uopc_buffer*> CachingAllocator::Allocate(uint64_t bytes, uint64_t
       return b;
     }
   }
-  uopc_buffer* b = nullptr;
-  absl::Status s =
-      plugin_.Device(&uopc_device_api::buffer_alloc, "buffer_alloc", device_, c, uint64_t{64}, &b);
+  uopc_buffer_alloc_args a{};
+  a.device = device_;
+  a.size = c;
+  a.align = 64;
+  absl::Status s = plugin_.Call(&a);
   if (s.code() == absl::StatusCode::kResourceExhausted) {
     EmptyCache();
-    s = plugin_.Device(&uopc_device_api::buffer_alloc, "buffer_alloc", device_, c, uint64_t{64},
-                       &b);
+    s = plugin_.Call(&a);
   }
   if (!s.ok()) return s;
+  uopc_buffer* b = a.buffer;
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.plugin_allocs;
   stats_.live_bytes += c;
@@ -48,14 +50,15 @@ void CachingAllocator::Release(uopc_buffer* block, uint64_t size_class) {
 }
 
 void CachingAllocator::Free(uopc_buffer* block) {
-  plugin_.Device(&uopc_device_api::buffer_free, "buffer_free", block).IgnoreError();
+  uopc_buffer_free_args a{};
+  a.buffer = block;
+  plugin_.Call(&a).IgnoreError();
 }
 
 void CachingAllocator::EmptyCache() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [c, blocks] : free_)
-    for (uopc_buffer* b : blocks)
-      plugin_.Device(&uopc_device_api::buffer_free, "buffer_free", b).IgnoreError();
+    for (uopc_buffer* b : blocks) Free(b);
   free_.clear();
   stats_.cached_bytes = 0;
 }

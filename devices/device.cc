@@ -15,24 +15,28 @@ std::string Str(const char* s) { return s ? s : ""; }
 
 // A blob's bytes (the blob is destroyed).
 std::string TakeBlob(const Plugin& p, uopc_blob* blob) {
-  const void* data = nullptr;
-  uint64_t size = 0;
-  p.api().blob_data(blob, &data, &size);
-  std::string out(static_cast<const char*>(data), size);
-  p.api().blob_destroy(blob);
+  uopc_blob_describe_args d{};
+  d.blob = blob;
+  p.Call(&d).IgnoreError();
+  std::string out(static_cast<const char*>(d.data), d.data ? d.size : 0);
+  uopc_blob_destroy_args x{};
+  x.blob = blob;
+  p.Call(&x).IgnoreError();
   return out;
 }
 
 }  // namespace
 
 Program::~Program() {
-  plugin_.Device(&uopc_device_api::program_unload, "program_unload", handle_).IgnoreError();
+  uopc_program_unload_args a{};
+  a.program = handle_;
+  plugin_.Call(&a).IgnoreError();
 }
 
 namespace {
 
-// Target from a plugin's description (ABI 1.4), or for an older plugin (or one without the
-// call) the reference target of the device's type: the kernels it got before 1.4.
+// Target from a plugin's description, or for a plugin without the call (or older than ABI
+// 1.4) the reference target of the device's type: the kernels it got before 1.4.
 absl::StatusOr<Target> ReadTarget(const Plugin& plugin, const uopc_backend* backend,
                                   const uopc_device* device, uopc_device_type type) {
   const Target reference = type == UOPC_DEVICE_GPU ? Target::ReferenceGpu() : Target::ReferenceCpu();
@@ -42,7 +46,7 @@ absl::StatusOr<Target> ReadTarget(const Plugin& plugin, const uopc_backend* back
   a.struct_size = sizeof a;
   a.backend = backend;
   a.device = device;
-  absl::Status s = plugin.Backend(&uopc_backend_api::backend_target, "backend_target", &a);
+  absl::Status s = plugin.Call(&a);
   if (absl::IsUnimplemented(s)) return reference;
   if (!s.ok()) return s;
   return TargetFromArgs(a);
@@ -85,14 +89,18 @@ absl::StatusOr<Target> TargetFromArgs(const uopc_target_args& a) {
 }
 
 absl::StatusOr<std::unique_ptr<Device>> Device::Open(const Plugin& plugin, uint32_t index) {
-  uopc_device* handle = nullptr;
-  RETURN_IF_ERROR(plugin.Device(&uopc_device_api::device_get, "device_get", index, &handle));
+  uopc_device_get_args get{};
+  get.index = index;
+  RETURN_IF_ERROR(plugin.Call(&get));
+  uopc_device* handle = get.device;
   std::unique_ptr<Device> d(new Device(plugin, handle));
   uopc_device_props props;
   std::memset(&props, 0, sizeof props);
   props.struct_size = sizeof props;
-  RETURN_IF_ERROR(
-      plugin.Device(&uopc_device_api::device_describe, "device_describe", handle, &props));
+  uopc_device_describe_args describe{};
+  describe.device = handle;
+  describe.props = &props;
+  RETURN_IF_ERROR(plugin.Call(&describe));
   d->name_ = Str(props.name);
   d->kind_ = Str(props.kind);
   d->uid_ = Str(props.uid);
@@ -102,20 +110,25 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(const Plugin& plugin, uint3
   if (d->name_.empty())
     return absl::FailedPreconditionError(
         absl::StrCat("plugin ", plugin.name(), ": device ", index, " has no name"));
-  RETURN_IF_ERROR(
-      plugin.Device(&uopc_device_api::queue_create, "queue_create", handle, &d->queue_));
+  uopc_queue_create_args queue{};
+  queue.device = handle;
+  RETURN_IF_ERROR(plugin.Call(&queue));
+  d->queue_ = queue.queue;
   // the backend the device names, among the plugin's
-  uint32_t n = Plugin::Has(plugin.api().backend, &uopc_backend_api::backend_count)
-                   ? plugin.api().backend->backend_count()
-                   : 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    uopc_backend* b = nullptr;
-    if (!plugin.Backend(&uopc_backend_api::backend_get, "backend_get", i, &b).ok()) continue;
+  uopc_backend_count_args count{};
+  if (!plugin.Call(&count).ok()) count.count = 0;  // (a device-only plugin)
+  for (uint32_t i = 0; i < count.count; ++i) {
+    uopc_backend_get_args get_backend{};
+    get_backend.index = i;
+    if (!plugin.Call(&get_backend).ok()) continue;
+    uopc_backend* b = get_backend.backend;
     uopc_backend_desc desc;
     std::memset(&desc, 0, sizeof desc);
     desc.struct_size = sizeof desc;
-    if (!plugin.Backend(&uopc_backend_api::backend_describe, "backend_describe", b, &desc).ok())
-      continue;
+    uopc_backend_describe_args describe_backend{};
+    describe_backend.backend = b;
+    describe_backend.desc = &desc;
+    if (!plugin.Call(&describe_backend).ok()) continue;
     if (Str(desc.name) == Str(props.backend) || (!props.backend && !d->backend_)) {
       d->backend_ = b;
       d->backend_name_ = Str(desc.name);
@@ -145,8 +158,10 @@ absl::Status Device::Here(const char* what) const {
 }
 
 Device::~Device() {
-  if (queue_)
-    plugin_.Device(&uopc_device_api::queue_destroy, "queue_destroy", queue_).IgnoreError();
+  if (!queue_) return;
+  uopc_queue_destroy_args a{};
+  a.queue = queue_;
+  plugin_.Call(&a).IgnoreError();
 }
 
 absl::StatusOr<Buffer> Device::Allocate(DType dtype, int64_t count) {
@@ -177,8 +192,14 @@ absl::StatusOr<Event> Device::EnqueueCopyIn(const Buffer& dst, const void* src, 
                                             uint64_t offset) {
   RETURN_IF_ERROR(CheckRange("copy to", dst, bytes, offset));
   uopc_event* done = nullptr;
-  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::copy_h2d, "copy_h2d", queue_, dst.handle(),
-                                 offset, src, bytes, &done));
+  uopc_copy_h2d_args a{};
+  a.queue = queue_;
+  a.dst = dst.handle();
+  a.dst_offset = offset;
+  a.src = src;
+  a.size = bytes;
+  a.done = &done;
+  RETURN_IF_ERROR(plugin_.Call(&a));
   return Event(&plugin_, done);
 }
 
@@ -186,8 +207,14 @@ absl::StatusOr<Event> Device::EnqueueCopyOut(void* dst, const Buffer& src, uint6
                                              uint64_t offset) {
   RETURN_IF_ERROR(CheckRange("copy from", src, bytes, offset));
   uopc_event* done = nullptr;
-  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::copy_d2h, "copy_d2h", queue_, dst,
-                                 src.handle(), offset, bytes, &done));
+  uopc_copy_d2h_args a{};
+  a.queue = queue_;
+  a.dst = dst;
+  a.src = src.handle();
+  a.src_offset = offset;
+  a.size = bytes;
+  a.done = &done;
+  RETURN_IF_ERROR(plugin_.Call(&a));
   return Event(&plugin_, done);
 }
 
@@ -214,21 +241,15 @@ absl::StatusOr<Event> Device::EnqueueCopy(const Buffer& dst, uint64_t dst_offset
                        b->device()->plugin().name(), ", not ", plugin_.name(),
                        "; stage it through host memory"));
   uopc_event* done = nullptr;
-  if (Plugin::Has(plugin_.api().device, &uopc_device_api::copy)) {
-    uopc_copy_args a{};
-    a.struct_size = sizeof a;
-    a.queue = queue_;
-    a.dst = dst.handle();
-    a.dst_offset = dst_offset;
-    a.src = src.handle();
-    a.src_offset = src_offset;
-    a.size = bytes;
-    a.done = &done;
-    RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::copy, "copy", &a));
-  } else {  // an ABI 1.0 plugin
-    RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::copy_d2d, "copy_d2d", queue_, dst.handle(),
-                                   dst_offset, src.handle(), src_offset, bytes, &done));
-  }
+  uopc_copy_args a{};
+  a.queue = queue_;
+  a.dst = dst.handle();
+  a.dst_offset = dst_offset;
+  a.src = src.handle();
+  a.src_offset = src_offset;
+  a.size = bytes;
+  a.done = &done;
+  RETURN_IF_ERROR(plugin_.Call(&a));
   return Event(&plugin_, done);
 }
 
@@ -238,22 +259,25 @@ absl::Status Device::Wait(const Event& event) {
   if (event.plugin() != &plugin_)
     return absl::InvalidArgumentError(absl::StrCat(
         "wait on ", name_, ": an event of plugin ", event.plugin()->name(), "; wait on the host"));
-  return plugin_.Device(&uopc_device_api::queue_wait_event, "queue_wait_event", queue_,
-                        event.handle());
+  uopc_queue_wait_event_args a{};
+  a.queue = queue_;
+  a.event = event.handle();
+  return plugin_.Call(&a);
 }
 
 absl::Status Device::Synchronize() {
   // without UOPC_DEVICE_CAP_ASYNC, work is done when its call returns: nothing to wait for
   if (!(caps_ & UOPC_DEVICE_CAP_ASYNC)) return absl::OkStatus();
-  return plugin_.Device(&uopc_device_api::queue_synchronize, "queue_synchronize", queue_);
+  uopc_queue_synchronize_args a{};
+  a.queue = queue_;
+  return plugin_.Call(&a);
 }
 
 absl::StatusOr<Device::MemoryInfo> Device::Memory() const {
   RETURN_IF_ERROR(Here("memory of"));
-  uopc_memory_args a{};
-  a.struct_size = sizeof a;
+  uopc_memory_info_args a{};
   a.device = handle_;
-  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::memory_info, "memory_info", &a));
+  RETURN_IF_ERROR(plugin_.Call(&a));
   return MemoryInfo{a.bytes_in_use, a.bytes_limit};
 }
 
@@ -263,9 +287,8 @@ absl::StatusOr<void*> Device::Address(const Buffer& buffer) const {
     return absl::InvalidArgumentError(absl::StrCat("address on ", name_, ": the buffer lives on ",
                                                    buffer ? buffer.device()->name() : "no device"));
   uopc_buffer_address_args a{};
-  a.struct_size = sizeof a;
   a.buffer = buffer.handle();
-  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::buffer_address, "buffer_address", &a));
+  RETURN_IF_ERROR(plugin_.Call(&a));
   return a.address;
 }
 
@@ -280,13 +303,12 @@ absl::StatusOr<Buffer> Device::Wrap(void* address, DType dtype, int64_t count,
         "wrap on ", name_, ": address ", absl::Hex(reinterpret_cast<uintptr_t>(address)),
         " is not aligned to the ", DTypeSize(dtype), "-byte elements of ", DTypeName(dtype)));
   uopc_buffer_wrap_args a{};
-  a.struct_size = sizeof a;
   a.device = handle_;
   a.address = address;
   a.size = static_cast<uint64_t>(count) * DTypeSize(dtype);
   a.release = release;
   a.release_ctx = release_ctx;
-  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::buffer_wrap, "buffer_wrap", &a));
+  RETURN_IF_ERROR(plugin_.Call(&a));
   return Buffer(this, &allocator_, a.buffer, Buffer::kWrapped, dtype, count);
 }
 
@@ -296,28 +318,18 @@ absl::StatusOr<RenderedKernel> Device::Render(const std::string& kernel, const s
     return absl::FailedPreconditionError(
         absl::StrCat("device ", name_, " has no backend to compile for it"));
   uopc_render_args args{};
-  args.struct_size = sizeof args;
   args.backend = backend_;
   args.kernel = kernel.data();
   args.kernel_size = kernel.size();
   args.name = name.c_str();
+  RETURN_IF_ERROR(plugin_.Call(&args));
   RenderedKernel out;
-  uopc_render_result r{};
-  r.struct_size = sizeof r;
-  absl::Status s = plugin_.Backend(&uopc_backend_api::render_kernel, "render_kernel", &args, &r);
-  if (s.ok()) {
-    out.source = TakeBlob(plugin_, r.source);
-    for (int i = 0; i < 3; ++i) {
-      out.dims.global[i] = std::max<uint32_t>(r.global[i], 1);
-      out.dims.local[i] = std::max<uint32_t>(r.local[i], 1);
-    }
-    out.shared_bytes = r.shared_bytes;
-    return out;
+  out.source = TakeBlob(plugin_, args.source);
+  for (int i = 0; i < 3; ++i) {
+    out.dims.global[i] = std::max<uint32_t>(args.global[i], 1);
+    out.dims.local[i] = std::max<uint32_t>(args.local[i], 1);
   }
-  if (s.code() != absl::StatusCode::kUnimplemented) return s;
-  uopc_blob* src = nullptr;  // a backend without render_kernel (ABI 1.0, or not filled in)
-  RETURN_IF_ERROR(plugin_.Backend(&uopc_backend_api::render, "render", &args, &src));
-  out.source = TakeBlob(plugin_, src);
+  out.shared_bytes = args.shared_bytes;
   return out;
 }
 
@@ -335,20 +347,21 @@ absl::StatusOr<std::shared_ptr<Program>> Device::Build(const std::vector<std::st
     srcs[i].size = sources[i].size();
   }
   uopc_compile_args args{};
-  args.struct_size = sizeof args;
   args.backend = backend_;
   args.sources = srcs.data();
   args.num_sources = srcs.size();
-  uopc_blob* bin = nullptr;
-  RETURN_IF_ERROR(plugin_.Backend(&uopc_backend_api::compile, "compile", &args, &bin));
-  std::string binary = TakeBlob(plugin_, bin);
+  RETURN_IF_ERROR(plugin_.Call(&args));
+  std::string binary = TakeBlob(plugin_, args.binary);
   std::vector<const char*> names;
   for (const std::string& e : entries) names.push_back(e.c_str());
-  uopc_program* prog = nullptr;
-  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::program_load, "program_load", handle_,
-                                 binary.data(), uint64_t{binary.size()}, names.data(),
-                                 static_cast<uint32_t>(names.size()), &prog));
-  return std::make_shared<Program>(plugin_, prog, entries);
+  uopc_program_load_args load{};
+  load.device = handle_;
+  load.binary = binary.data();
+  load.size = binary.size();
+  load.entries = names.data();
+  load.num_entries = static_cast<uint32_t>(names.size());
+  RETURN_IF_ERROR(plugin_.Call(&load));
+  return std::make_shared<Program>(plugin_, load.program, entries);
 }
 
 absl::StatusOr<Event> Device::Launch(const Program& program, uint32_t entry,
@@ -359,8 +372,10 @@ absl::StatusOr<Event> Device::Launch(const Program& program, uint32_t entry,
   if (!offsets.empty() && offsets.size() != buffers.size())
     return absl::InvalidArgumentError(absl::StrCat("launch on ", name_, ": ", offsets.size(),
                                                    " offsets for ", buffers.size(), " buffers"));
+  uopc_event* done = nullptr;
   uopc_launch_args args{};
-  args.struct_size = sizeof args;
+  args.queue = queue_;
+  args.done = &done;
   args.program = program.handle();
   args.entry = entry;
   args.num_buffers = static_cast<uint32_t>(buffers.size());
@@ -372,8 +387,7 @@ absl::StatusOr<Event> Device::Launch(const Program& program, uint32_t entry,
     args.grid[i] = dims.global[i];
     args.block[i] = dims.local[i];
   }
-  uopc_event* done = nullptr;
-  RETURN_IF_ERROR(plugin_.Device(&uopc_device_api::launch, "launch", queue_, &args, &done));
+  RETURN_IF_ERROR(plugin_.Call(&args));
   return Event(&plugin_, done);
 }
 

@@ -75,7 +75,7 @@ class Device {
   const Target& target() const { return target_; }
   /// Whether its backend takes kernels with their launch mapped by the host's target passes
   /// (ABI 1.5: passes/thread_outer_loop.h, passes/launch_dims.h); older ones map their own.
-  bool TakesMappedLaunch() const { return plugin_.api().abi_minor >= 5; }
+  bool TakesMappedLaunch() const { return plugin_.TakesMappedLaunch(); }
   /// UOPC_DEVICE_CAP_* bits.
   uint64_t caps() const { return caps_; }
   /// UOPC_DEVICE_CPU, _GPU, ...

@@ -13,20 +13,26 @@ Event& Event::operator=(Event&& o) noexcept {
 }
 
 Event::~Event() {
-  if (handle_) plugin_->api().device->event_destroy(handle_);
+  if (!handle_) return;
+  uopc_event_destroy_args a{};
+  a.event = handle_;
+  plugin_->Call(&a).IgnoreError();
 }
 
 absl::Status Event::Wait(uint64_t timeout_ns) const {
   if (!handle_) return absl::OkStatus();
-  return plugin_->Device(&uopc_device_api::event_wait, "event_wait", handle_, timeout_ns);
+  uopc_event_wait_args a{};
+  a.event = handle_;
+  a.timeout_ns = timeout_ns;
+  return plugin_->Call(&a);
 }
 
 absl::StatusOr<bool> Event::Done() const {
   if (!handle_) return true;
-  int32_t done = 0;
-  absl::Status s = plugin_->Device(&uopc_device_api::event_query, "event_query", handle_, &done);
-  if (!s.ok()) return s;
-  return done != 0;
+  uopc_event_query_args a{};
+  a.event = handle_;
+  if (absl::Status s = plugin_->Call(&a); !s.ok()) return s;
+  return a.done != 0;
 }
 
 }  // namespace uopc

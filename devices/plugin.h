@@ -1,10 +1,14 @@
 // A loaded plugin: the shared library opened with dlopen, its entry called, its table
-// checked (ABI major, struct sizes), initialized. Errors name the file and what went
-// wrong: missing file, not loadable, no entry symbol, another ABI major, a table too small,
-// a failed initialize. A plugin whose probe says it cannot work on this machine (no driver,
-// no hardware) is refused with UNAVAILABLE and the reason its initialize gives. Calls into the plugin go through Call(), which turns its error
-// objects into absl::Status and treats a table member the plugin's (older, smaller)
-// struct does not have as UNIMPLEMENTED rather than reading past it.
+// checked (ABI major, struct size, the calls it must have), initialized. Errors name the
+// file and what went wrong: missing file, not loadable, no entry symbol, another ABI major,
+// a table too small or missing a call, a failed initialize. A plugin that says it cannot
+// work on this machine (no driver, no hardware) is refused with UNAVAILABLE and its reason.
+//
+// The host speaks ABI 2.0 (backends/plugin_api.h): one Call per call of the ABI, taking its
+// args struct, whose error object comes back as an absl::Status; a call the plugin has not
+// got (a NULL slot, a slot past its table, an SDK stub) is UNIMPLEMENTED naming it. A
+// plugin built for ABI 1.x is called through its own tables (devices/plugin_v1.h), so that
+// the rest of the host never sees which major a plugin speaks.
 #pragma once
 
 #include <memory>
@@ -14,10 +18,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 #include "backends/plugin_api.h"
 
 namespace uopc {
+
+class PluginV1;
 
 class Plugin {
  public:
@@ -25,49 +32,61 @@ class Plugin {
   static absl::StatusOr<std::unique_ptr<Plugin>> Load(const std::string& path);
   ~Plugin();  // plugins stay loaded: objects may outlive their users (see plugin_api.h)
 
-  const uopc_plugin_api& api() const { return *api_; }
   const std::string& path() const { return path_; }
   const std::string& name() const { return name_; }
-  /// "1.0 (ABI 1.0, uop format 1)"
+  int abi_major() const { return abi_major_; }
+  int abi_minor() const { return abi_minor_; }
+  uint64_t caps() const { return caps_; }
+  /// The core/uop.proto format version it reads.
+  uint32_t uop_format() const { return uop_format_; }
+  /// The calls of ABI 2.0 its table has not got (NULL, or past its size); none for a 1.x
+  /// plugin, whose tables are checked when it loads.
+  std::vector<std::string> AbsentCalls() const;
+  /// "1.0 (ABI 2.0, uop format 1)"
   std::string Version() const;
-  /// The options the host gives plugin `plugin` at initialize (ABI 1.2): every environment
-  /// variable UOPC_<PLUGIN>_<KEY>, as ("<key>", value), keys lower-cased, sorted.
+  /// Whether kernels reach it with their launch mapped by the host (ABI 1.5 and later).
+  bool TakesMappedLaunch() const { return abi_major_ >= 2 || abi_minor_ >= 5; }
+  /// The options the host gives plugin `plugin` at initialize: every environment variable
+  /// UOPC_<PLUGIN>_<KEY>, as ("<key>", value), keys lower-cased, sorted.
   static std::vector<std::pair<std::string, std::string>> EnvironmentOptions(
       const std::string& plugin);
 
+  /// Calls the plugin's `call` with `args` (its struct_size set here).
+#define UOPC_PLUGIN_CALL_(call, returns, required) \
+  absl::Status Call(uopc_##call##_args* args) const;
+  UOPC_API_CALLS(UOPC_PLUGIN_CALL_)
+#undef UOPC_PLUGIN_CALL_
+
   /// The status of a uopc_error* returned by this plugin (which it then frees).
   absl::Status Take(uopc_error* e) const;
-  /// Calls device-table member `fn` (an error-returning function) as a Status;
-  /// UNIMPLEMENTED if this plugin's table is too old to have it.
-  template <typename Fn, typename... A>
-  absl::Status Device(Fn uopc_device_api::*fn, const char* name, A&&... args) const {
-    if (!Has(api_->device, fn)) return Missing(name);
-    return Take((api_->device->*fn)(std::forward<A>(args)...));
-  }
-  /// The same for the backend table.
-  template <typename Fn, typename... A>
-  absl::Status Backend(Fn uopc_backend_api::*fn, const char* name, A&&... args) const {
-    if (!Has(api_->backend, fn)) return Missing(name);
-    return Take((api_->backend->*fn)(std::forward<A>(args)...));
-  }
-  /// Whether `table` is large enough to hold `member`, and it is set.
-  template <typename S, typename T>
-  static bool Has(const S* table, T S::*member) {
-    if (!table) return false;
-    const S* zero = nullptr;
-    auto offset = reinterpret_cast<uintptr_t>(&(zero->*member));
-    return table->struct_size >= offset + sizeof(T) && table->*member != nullptr;
-  }
+  /// The status of an error's code and message (DEVICE_LOST is UNAVAILABLE, saying so).
+  static absl::Status StatusOf(uopc_code code, absl::string_view message);
+  /// The host's log, given to plugins (warnings and errors always; the rest at UOPC_DEBUG).
+  static void Log(void* ctx, uopc_log_level level, const char* msg, uint64_t len);
 
  private:
   Plugin() = default;
-  absl::Status Missing(const char* fn) const;
-  /// initialize_with (ABI 1.2) with the environment's options, else initialize.
-  absl::Status Initialize() const;
+  /// Whether the table is large enough to hold `slot`, and it is set.
+  template <typename T>
+  bool Has(T uopc_api::*slot) const {
+    const uopc_api* zero = nullptr;
+    auto offset = reinterpret_cast<uintptr_t>(&(zero->*slot));
+    return api_->struct_size >= offset + sizeof(T) && api_->*slot != nullptr;
+  }
+  absl::Status Missing(const char* call) const;
+  /// Who the plugin says it is, from its table (of either major).
+  template <typename Table>
+  void Describe(const Table& table);
+  /// probe, then initialize with the environment's options.
+  absl::Status Start();
 
   void* handle_ = nullptr;
-  const uopc_plugin_api* api_ = nullptr;
-  std::string path_, name_;
+  const uopc_api* api_ = nullptr;  // ABI 2
+  std::unique_ptr<PluginV1> v1_;   // or ABI 1
+  std::string path_, name_, version_;
+  int abi_major_ = 0, abi_minor_ = 0;
+  uint32_t uop_format_ = 0;
+  uint64_t caps_ = 0;
 };
 
 }  // namespace uopc

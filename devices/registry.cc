@@ -113,9 +113,8 @@ std::unique_ptr<DeviceRegistry> DeviceRegistry::Discover(const DiscoveryOptions&
     }
     const Plugin& plugin = **p;
     r->plugins_.push_back(std::move(*p));
-    uint32_t n = Plugin::Has(plugin.api().device, &uopc_device_api::device_count)
-                     ? plugin.api().device->device_count()
-                     : 0;
+    uopc_device_count_args count{};
+    const uint32_t n = plugin.Call(&count).ok() ? count.count : 0;  // (none: a backend only)
     if (n > kMaxDevicesPerPlugin) {
       r->failures_.push_back(
           {plugin.path(), absl::OutOfRangeError(absl::StrCat(

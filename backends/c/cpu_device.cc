@@ -187,18 +187,25 @@ uopc_error* Enqueue(uopc_queue* q, std::function<WorkStatus()> work, uopc_event*
 
 // ---- the device table ----
 
-uint32_t DeviceCount() { return static_cast<uint32_t>(g_devices.size()); }
-
-uopc_error* DeviceGet(uint32_t i, uopc_device** out) {
-  if (!out) return NULL_ARG("out");
-  if (i >= g_devices.size())
-    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "c plugin: device %u of %zu", i, g_devices.size());
-  *out = g_devices[i].get();
+uopc_error* DeviceCount(uopc_device_count_args* a) {
+  if (!a) return NULL_ARG("args");
+  a->count = static_cast<uint32_t>(g_devices.size());
   return nullptr;
 }
 
-uopc_error* DeviceDescribe(const uopc_device* d, uopc_device_props* out) {
-  if (!d || !out) return NULL_ARG(d ? "out" : "device");
+uopc_error* DeviceGet(uopc_device_get_args* a) {
+  if (!a) return NULL_ARG("args");
+  if (a->index >= g_devices.size())
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "c plugin: device %u of %zu", a->index,
+                          g_devices.size());
+  a->device = g_devices[a->index].get();
+  return nullptr;
+}
+
+uopc_error* DeviceDescribe(uopc_device_describe_args* a) {
+  if (!a || !a->device || !a->props) return NULL_ARG(!a ? "args" : a->device ? "props" : "device");
+  const uopc_device* d = a->device;
+  uopc_device_props* out = a->props;
   UOPC_SDK_CLEAR(out);
   out->name = d->name.c_str();
   out->kind = d->kind.c_str();
@@ -219,8 +226,11 @@ uopc_error* MemoryInfo(uopc_memory_args* a) {
   return nullptr;
 }
 
-uopc_error* BufferAlloc(uopc_device* d, uint64_t size, uint64_t align, uopc_buffer** out) {
-  if (!d || !out) return NULL_ARG(d ? "out" : "device");
+uopc_error* BufferAlloc(uopc_buffer_alloc_args* a) {
+  if (!a || !a->device) return NULL_ARG(a ? "device" : "args");
+  uopc_device* d = a->device;
+  const uint64_t size = a->size;
+  uint64_t align = a->align;
   if (d->lost) return Lost(d);
   if (align & (align - 1))
     return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: alignment %llu is not a power of two",
@@ -250,12 +260,13 @@ uopc_error* BufferAlloc(uopc_device* d, uint64_t size, uint64_t align, uopc_buff
     std::lock_guard<std::mutex> lock(g_live_mu);
     g_live.insert(b);
   }
-  *out = b;
+  a->buffer = b;
   return nullptr;
 }
 
-uopc_error* BufferFree(uopc_buffer* b) {
-  if (!b) return NULL_ARG("buffer");
+uopc_error* BufferFree(uopc_buffer_free_args* a) {
+  if (!a || !a->buffer) return NULL_ARG(a ? "buffer" : "args");
+  uopc_buffer* b = a->buffer;
   {
     std::lock_guard<std::mutex> lock(g_live_mu);
     if (!g_live.erase(b))
@@ -291,22 +302,25 @@ uopc_error* BufferWrap(uopc_buffer_wrap_args* a) {
   return nullptr;
 }
 
-uopc_error* QueueCreate(uopc_device* d, uopc_queue** out) {
-  if (!d || !out) return NULL_ARG(d ? "out" : "device");
-  if (d->lost) return Lost(d);
-  *out = new (std::nothrow) uopc_queue{d};
-  return *out ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory");
+uopc_error* QueueCreate(uopc_queue_create_args* a) {
+  if (!a || !a->device) return NULL_ARG(a ? "device" : "args");
+  if (a->device->lost) return Lost(a->device);
+  a->queue = new (std::nothrow) uopc_queue{a->device};
+  return a->queue ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory");
 }
 
-uopc_error* QueueDestroy(uopc_queue* q) {
-  if (!q) return NULL_ARG("queue");
-  delete q;  // runs what is queued first
+uopc_error* QueueDestroy(uopc_queue_destroy_args* a) {
+  if (!a || !a->queue) return NULL_ARG(a ? "queue" : "args");
+  delete a->queue;  // runs what is queued first
   return nullptr;
 }
 
-uopc_error* CopyH2D(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* src, uint64_t size,
-                    uopc_event** done) {
-  if (!q || !dst || (!src && size)) return NULL_ARG("an argument");
+uopc_error* CopyH2D(uopc_copy_h2d_args* a) {
+  if (!a || !a->queue || !a->dst || (!a->src && a->size)) return NULL_ARG("an argument");
+  uopc_queue* q = a->queue;
+  uopc_buffer* dst = a->dst;
+  const void* src = a->src;
+  const uint64_t off = a->dst_offset, size = a->size;
   if (q->device->lost) return Lost(q->device);
   if (uopc_error* e = CheckLive(dst, "copy in")) return e;
   if (uopc_error* e = CheckRange(dst, off, size, "copy in")) return e;
@@ -316,12 +330,15 @@ uopc_error* CopyH2D(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* s
         if (size) std::memcpy(static_cast<char*>(r.b->data) + off, src, size);
         return WorkStatus{};
       },
-      done, /*inline_if_idle=*/true);
+      a->done, /*inline_if_idle=*/true);
 }
 
-uopc_error* CopyD2H(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t off, uint64_t size,
-                    uopc_event** done) {
-  if (!q || !src || (!dst && size)) return NULL_ARG("an argument");
+uopc_error* CopyD2H(uopc_copy_d2h_args* a) {
+  if (!a || !a->queue || !a->src || (!a->dst && a->size)) return NULL_ARG("an argument");
+  uopc_queue* q = a->queue;
+  void* dst = a->dst;
+  const uopc_buffer* src = a->src;
+  const uint64_t off = a->src_offset, size = a->size;
   if (q->device->lost) return Lost(q->device);
   if (uopc_error* e = CheckLive(src, "copy out")) return e;
   if (uopc_error* e = CheckRange(src, off, size, "copy out")) return e;
@@ -331,10 +348,10 @@ uopc_error* CopyD2H(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t o
         if (size) std::memcpy(dst, static_cast<const char*>(r.b->data) + off, size);
         return WorkStatus{};
       },
-      done, /*inline_if_idle=*/true);
+      a->done, /*inline_if_idle=*/true);
 }
 
-uopc_error* Copy(const uopc_copy_args* a) {
+uopc_error* Copy(uopc_copy_args* a) {
   if (!a || !a->queue || !a->dst || !a->src) return NULL_ARG("an argument");
   if (uopc_error* e = CheckLive(a->src, "copy from")) return e;
   if (uopc_error* e = CheckLive(a->dst, "copy to")) return e;
@@ -354,27 +371,16 @@ uopc_error* Copy(const uopc_copy_args* a) {
       a->done);
 }
 
-uopc_error* CopyD2D(uopc_queue* q, uopc_buffer* dst, uint64_t doff, const uopc_buffer* src,
-                    uint64_t soff, uint64_t size, uopc_event** done) {
-  uopc_copy_args a{};
-  a.struct_size = sizeof a;
-  a.queue = q;
-  a.dst = dst;
-  a.dst_offset = doff;
-  a.src = src;
-  a.src_offset = soff;
-  a.size = size;
-  a.done = done;
-  return Copy(&a);
-}
-
-uopc_error* ProgramLoad(uopc_device* d, const void* binary, uint64_t size,
-                        const char* const* entries, uint32_t n, uopc_program** out) {
-  if (!d || !binary || !out || (!entries && n)) return NULL_ARG("an argument");
+uopc_error* ProgramLoad(uopc_program_load_args* a) {
+  if (!a || !a->device || !a->binary || (!a->entries && a->num_entries))
+    return NULL_ARG("an argument");
+  uopc_device* d = a->device;
+  const char* const* entries = a->entries;
+  const uint32_t n = a->num_entries;
   if (d->lost) return Lost(d);
   absl::StatusOr<std::string> path = absl::InternalError("c plugin: out of memory");
   try {
-    path = g_materialize(absl::string_view(static_cast<const char*>(binary), size));
+    path = g_materialize(absl::string_view(static_cast<const char*>(a->binary), a->size));
   } catch (const std::exception& e) {
     path = absl::InternalError(absl::StrCat("c plugin: ", e.what()));
   }
@@ -393,19 +399,21 @@ uopc_error* ProgramLoad(uopc_device* d, const void* binary, uint64_t size,
     }
     prog->entries.push_back(fn);
   }
-  *out = prog.release();
+  a->program = prog.release();
   return nullptr;
 }
 
-uopc_error* ProgramUnload(uopc_program* p) {
-  if (!p) return NULL_ARG("program");
+uopc_error* ProgramUnload(uopc_program_unload_args* a) {
+  if (!a || !a->program) return NULL_ARG(a ? "program" : "args");
+  uopc_program* p = a->program;
   dlclose(p->handle);
   delete p;
   return nullptr;
 }
 
-uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) {
-  if (!q || !a || !a->program) return NULL_ARG("an argument");
+uopc_error* Launch(uopc_launch_args* a) {
+  if (!a || !a->queue || !a->program) return NULL_ARG("an argument");
+  uopc_queue* q = a->queue;
   uopc_device* dev = q->device;
   if (dev->lost) return Lost(dev);
   if (a->entry >= a->program->entries.size())
@@ -451,14 +459,14 @@ uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) 
                                         [&](int c) { fn(ptrs.data(), vars.data(), c, chunks); });
         return WorkStatus{};
       },
-      done);
+      a->done);
 }
 
-uopc_error* QueueWaitEvent(uopc_queue* q, uopc_event* e) {
-  if (!q || !e) return NULL_ARG("an argument");
+uopc_error* QueueWaitEvent(uopc_queue_wait_event_args* a) {
+  if (!a || !a->queue || !a->event) return NULL_ARG("an argument");
   return Enqueue(
-      q,
-      [c = e->completion] {
+      a->queue,
+      [c = a->event->completion] {
         WorkStatus s;
         c->Wait(~uint64_t{0}, &s);
         if (!s.ok()) s.message = "c plugin: the work this queue waited for failed: " + s.message;
@@ -467,26 +475,28 @@ uopc_error* QueueWaitEvent(uopc_queue* q, uopc_event* e) {
       nullptr);
 }
 
-uopc_error* EventWait(uopc_event* e, uint64_t timeout_ns) {
-  if (!e) return NULL_ARG("event");
+uopc_error* EventWait(uopc_event_wait_args* a) {
+  if (!a || !a->event) return NULL_ARG(a ? "event" : "args");
   WorkStatus s;
-  if (!e->completion->Wait(timeout_ns, &s))
+  if (!a->event->completion->Wait(a->timeout_ns, &s))
     return uopc_sdk_error(UOPC_DEADLINE_EXCEEDED, "c plugin: event not done after %llu ns",
-                          (unsigned long long)timeout_ns);
+                          (unsigned long long)a->timeout_ns);
   return Error(s);
 }
 
-uopc_error* EventQuery(uopc_event* e, int32_t* done) {
-  if (!e || !done) return NULL_ARG("an argument");
-  *done = e->completion->Done();
+uopc_error* EventQuery(uopc_event_query_args* a) {
+  if (!a || !a->event) return NULL_ARG(a ? "event" : "args");
+  a->done = a->event->completion->Done();
   return nullptr;
 }
 
-void EventDestroy(uopc_event* e) { delete e; }
+void EventDestroy(uopc_event_destroy_args* a) {
+  if (a) delete a->event;
+}
 
-uopc_error* QueueSynchronize(uopc_queue* q) {
-  if (!q) return NULL_ARG("queue");
-  return Error(q->work.Synchronize());
+uopc_error* QueueSynchronize(uopc_queue_synchronize_args* a) {
+  if (!a || !a->queue) return NULL_ARG(a ? "queue" : "args");
+  return Error(a->queue->work.Synchronize());
 }
 
 }  // namespace
@@ -498,13 +508,10 @@ uopc_error* Initialize(Materializer materialize) {
     if (g_init_error) g_devices.clear();
   });
   if (!g_init_error) return nullptr;
-  const char* msg = nullptr;
-  uint64_t len = 0;
-  uopc_sdk_error_message(g_init_error, &msg, &len);
-  return uopc_sdk_error(uopc_sdk_error_code(g_init_error), "%s", msg);
+  return uopc_sdk_error(g_init_error->code, "%s", g_init_error->msg);
 }
 
-void FillDeviceApi(uopc_device_api* api) {
+void FillDeviceCalls(uopc_api* api) {
   api->device_count = DeviceCount;
   api->device_get = DeviceGet;
   api->device_describe = DeviceDescribe;
@@ -514,7 +521,6 @@ void FillDeviceApi(uopc_device_api* api) {
   api->queue_destroy = QueueDestroy;
   api->copy_h2d = CopyH2D;
   api->copy_d2h = CopyD2H;
-  api->copy_d2d = CopyD2D;
   api->program_load = ProgramLoad;
   api->program_unload = ProgramUnload;
   api->launch = Launch;

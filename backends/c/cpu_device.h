@@ -77,8 +77,8 @@ using Materializer = std::function<absl::StatusOr<std::string>(absl::string_view
 /// the devices; an error names the variable and what it accepts. Only the first call
 /// configures; later calls repeat its outcome.
 uopc_error* Initialize(Materializer materialize);
-/// The device table of the plugin (every slot set).
-void FillDeviceApi(uopc_device_api* api);
+/// Sets the device calls of the plugin's table.
+void FillDeviceCalls(uopc_api* api);
 /// "CPU": the prefix of the device names.
 constexpr const char* kPrefix = UOPC_C_DEVICE_PREFIX;
 

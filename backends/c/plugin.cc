@@ -1,7 +1,7 @@
 // The C backend plugin, libuopc_plugin_c.so: a backend ("c-gcc": render C, compile with
 // gcc into one shared object per plan, cached on disk) and its CPU devices ("CPU:0" ...,
 // backends/c/cpu_device.h: host memory, programs loaded with dlopen, a worker thread per
-// queue). It goes through the same C ABI as any outside plugin; only uopc_plugin_entry_v1
+// queue). It goes through the same C ABI as any outside plugin; only uopc_plugin_entry_v2
 // is exported.
 #include <cstdlib>
 #include <cstring>
@@ -77,14 +77,18 @@ uopc_error* Guard(F&& f) {
 
 #define NULL_ARG(name) uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: %s is NULL", name)
 
-int32_t Probe() {
+uopc_error* Probe(uopc_probe_args* a) {
   const char* path = std::getenv("PATH");
   for (absl::string_view dir : absl::StrSplit(path ? path : "/usr/bin", ':'))
-    if (access(absl::StrCat(dir, "/gcc").c_str(), X_OK) == 0) return 10;
-  return 0;  // no compiler: unusable here
+    if (access(absl::StrCat(dir, "/gcc").c_str(), X_OK) == 0) {
+      a->score = 10;
+      return nullptr;
+    }
+  return uopc_sdk_error(UOPC_UNAVAILABLE, "c plugin: no gcc on the PATH (%s)",
+                        path ? path : "unset");
 }
 
-uopc_error* Initialize() {
+uopc_error* Initialize(uopc_initialize_args*) {
   return Guard([]() -> uopc_error* {
     return cpu::Initialize([](absl::string_view sealed) { return Compiler().Materialize(sealed); });
   });
@@ -92,17 +96,21 @@ uopc_error* Initialize() {
 
 // ---- backend ----
 
-uint32_t BackendCount() { return 1; }
-
-uopc_error* BackendGet(uint32_t i, uopc_backend** out) {
-  if (!out) return NULL_ARG("out");
-  if (i != 0) return uopc_sdk_error(UOPC_OUT_OF_RANGE, "c plugin: backend %u of 1", i);
-  *out = &g_backend;
+uopc_error* BackendCount(uopc_backend_count_args* a) {
+  a->count = 1;
   return nullptr;
 }
 
-uopc_error* BackendDescribe(const uopc_backend* b, uopc_backend_desc* out) {
-  if (!b || !out) return NULL_ARG(b ? "out" : "backend");
+uopc_error* BackendGet(uopc_backend_get_args* a) {
+  if (a->index != 0)
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "c plugin: backend %u of 1", a->index);
+  a->backend = &g_backend;
+  return nullptr;
+}
+
+uopc_error* BackendDescribe(uopc_backend_describe_args* a) {
+  if (!a->backend || !a->desc) return NULL_ARG(a->backend ? "desc" : "backend");
+  uopc_backend_desc* out = a->desc;
   return Guard([&]() -> uopc_error* {
     static const std::string fingerprint = Compiler().fingerprint();
     UOPC_SDK_CLEAR(out);
@@ -116,66 +124,56 @@ uopc_error* BackendDescribe(const uopc_backend* b, uopc_backend_desc* out) {
   });
 }
 
-uopc_error* BackendSupports(const uopc_backend* b, const uopc_op_query* q, int32_t* supported) {
-  if (!b || !q || !supported || !q->op) return NULL_ARG("an argument");
-  std::optional<Ops> op = ParseOp(q->op);
-  if (!op) return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: unknown op '%s'", q->op);
+uopc_error* BackendSupports(uopc_backend_supports_args* a) {
+  if (!a->backend || !a->op) return NULL_ARG("an argument");
+  std::optional<Ops> op = ParseOp(a->op);
+  if (!op) return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: unknown op '%s'", a->op);
   bool tensor_level = IsMovement(*op) || *op == Ops::REDUCE || *op == Ops::STAGE ||
                       *op == Ops::COPY || *op == Ops::ASSIGN;
-  *supported = !tensor_level && q->dtype >= UOPC_DTYPE_VOID && q->dtype <= UOPC_DTYPE_F64;
+  a->supported = !tensor_level && a->dtype >= UOPC_DTYPE_VOID && a->dtype <= UOPC_DTYPE_F64;
   return nullptr;
 }
 
-// The kernel's C source; with `dims`, its outermost output loop is given to the cores
-// (a global range of dims->global[0]), when it has enough work to be worth it.
-uopc_error* RenderWithDims(const uopc_render_args* a, uopc_blob** out, LaunchDims* dims) {
-  if (!a || !out || !a->kernel || !a->name) return NULL_ARG("an argument");
+// The kernel's C source, its outermost output loop given to the cores (a global range of
+// global[0]) when it has enough work to be worth it.
+uopc_error* Render(uopc_render_args* a) {
+  if (!a->kernel || !a->name) return NULL_ARG("an argument");
   return Guard([&]() -> uopc_error* {
     absl::StatusOr<UOp> sink =
         DeserializeGraph(absl::string_view(static_cast<const char*>(a->kernel), a->kernel_size));
     if (!sink.ok()) return FromStatus(sink.status());
     if (absl::Status s = Verify(*sink); !s.ok()) return FromStatus(s);
-    absl::StatusOr<std::string> src = RenderCKernel(*sink, a->name, dims);
+    LaunchDims dims;
+    absl::StatusOr<std::string> src = RenderCKernel(*sink, a->name, &dims);
     if (!src.ok()) return FromStatus(src.status());
-    *out = uopc_sdk_blob(src->data(), src->size());
-    return *out ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory");
+    a->source = uopc_sdk_blob(src->data(), src->size());
+    if (!a->source) return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory");
+    for (int i = 0; i < 3; ++i) {
+      a->global[i] = dims.global[i];
+      a->local[i] = dims.local[i];
+    }
+    a->shared_bytes = 0;
+    return nullptr;
   });
 }
 
-uopc_error* Render(const uopc_render_args* a, uopc_blob** out) {
-  return RenderWithDims(a, out, nullptr);
-}
-
-// The kernel, with its outermost output loop split over the device's threads where it pays.
-uopc_error* RenderKernel(const uopc_render_args* a, uopc_render_result* out) {
-  if (!out) return NULL_ARG("out");
-  UOPC_SDK_CLEAR(out);
-  LaunchDims dims;
-  if (uopc_error* e = RenderWithDims(a, &out->source, &dims)) return e;
-  for (int i = 0; i < 3; ++i) {
-    out->global[i] = dims.global[i];
-    out->local[i] = dims.local[i];
-  }
-  return nullptr;
-}
-
-uopc_error* Compile(const uopc_compile_args* a, uopc_blob** out) {
-  if (!a || !out || (!a->sources && a->num_sources)) return NULL_ARG("an argument");
+uopc_error* Compile(uopc_compile_args* a) {
+  if (!a->sources && a->num_sources) return NULL_ARG("sources");
   return Guard([&]() -> uopc_error* {
     std::vector<absl::string_view> kernels;  // (compiled a group per core at once)
     for (uint64_t i = 0; i < a->num_sources; ++i)
       kernels.emplace_back(a->sources[i].text, a->sources[i].size);
     absl::StatusOr<std::string> sealed = Compiler().Compile(CPrelude(), kernels);
     if (!sealed.ok()) return FromStatus(sealed.status());
-    *out = uopc_sdk_blob(sealed->data(), sealed->size());
-    return *out ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory");
+    a->binary = uopc_sdk_blob(sealed->data(), sealed->size());
+    return a->binary ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory");
   });
 }
 
 // This machine's CPU (backends/c/cpu_target.h), whatever the device: every CPU device of
 // the plugin runs on it. A named arch other than this CPU's is refused.
-uopc_error* BackendTarget(uopc_target_args* a) {
-  if (!a || !a->backend) return NULL_ARG(a ? "backend" : "args");
+uopc_error* BackendTarget(uopc_backend_target_args* a) {
+  if (!a->backend) return NULL_ARG("backend");
   return Guard([&]() -> uopc_error* {
     static const TargetStrings* host = new TargetStrings(HostCpuTarget());
     if (a->arch && host->target.arch != a->arch)
@@ -187,35 +185,29 @@ uopc_error* BackendTarget(uopc_target_args* a) {
   });
 }
 
-uopc_backend_api g_backend_api = {
+uopc_api g_api = {
+    .uop_format_version = kUOpFormatVersion,
+    .name = UOPC_C_PLUGIN_NAME,
+    .version = "2.0",
+    .caps = UOPC_PLUGIN_CAP_BACKEND | UOPC_PLUGIN_CAP_DEVICE,
+    .probe = Probe,
+    .initialize = Initialize,
     .backend_count = BackendCount,
     .backend_get = BackendGet,
     .backend_describe = BackendDescribe,
     .backend_supports = BackendSupports,
+    .backend_target = BackendTarget,
     .render = Render,
     .compile = Compile,
-    .render_kernel = RenderKernel,
-    .backend_target = BackendTarget,
-};
-
-uopc_device_api g_device_api;
-
-uopc_plugin_api g_api = {
-    .uop_format_version = kUOpFormatVersion,
-    .name = UOPC_C_PLUGIN_NAME,
-    .version = "1.0",
-    .caps = UOPC_PLUGIN_CAP_BACKEND | UOPC_PLUGIN_CAP_DEVICE,
-    .probe = Probe,
-    .initialize = Initialize,
 };
 
 }  // namespace
 }  // namespace uopc
 
-extern "C" UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v1(const uopc_host_api* host) {
+extern "C" UOPC_EXPORT const uopc_api* uopc_plugin_entry_v2(const uopc_host_api* host) {
   if (!host || host->abi_major != UOPC_ABI_MAJOR) return nullptr;
   uopc::g_host = host;
-  uopc::cpu::FillDeviceApi(&uopc::g_device_api);
-  uopc_sdk_fill(&uopc::g_api, &uopc::g_backend_api, &uopc::g_device_api);
+  uopc::cpu::FillDeviceCalls(&uopc::g_api);
+  uopc_sdk_fill(&uopc::g_api);
   return &uopc::g_api;
 }

@@ -151,18 +151,25 @@ uopc_error* CheckRange(const uopc_buffer* b, uint64_t offset, uint64_t size, con
 
 // ---- the device table ----
 
-uint32_t DeviceCount() { return static_cast<uint32_t>(g_devices.size()); }
-
-uopc_error* DeviceGet(uint32_t i, uopc_device** out) {
-  if (!out) return NULL_ARG("out");
-  if (i >= g_devices.size())
-    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "cuda plugin: device %u of %zu", i, g_devices.size());
-  *out = g_devices[i].get();
+uopc_error* DeviceCount(uopc_device_count_args* a) {
+  if (!a) return NULL_ARG("args");
+  a->count = static_cast<uint32_t>(g_devices.size());
   return nullptr;
 }
 
-uopc_error* DeviceDescribe(const uopc_device* d, uopc_device_props* out) {
-  if (!d || !out) return NULL_ARG(d ? "out" : "device");
+uopc_error* DeviceGet(uopc_device_get_args* a) {
+  if (!a) return NULL_ARG("args");
+  if (a->index >= g_devices.size())
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "cuda plugin: device %u of %zu", a->index,
+                          g_devices.size());
+  a->device = g_devices[a->index].get();
+  return nullptr;
+}
+
+uopc_error* DeviceDescribe(uopc_device_describe_args* a) {
+  if (!a || !a->device || !a->props) return NULL_ARG(!a ? "args" : a->device ? "props" : "device");
+  const uopc_device* d = a->device;
+  uopc_device_props* out = a->props;
   UOPC_SDK_CLEAR(out);
   out->name = d->name.c_str();
   out->kind = d->kind.c_str();
@@ -185,8 +192,10 @@ uopc_error* MemoryInfo(uopc_memory_args* a) {
   return nullptr;
 }
 
-uopc_error* BufferAlloc(uopc_device* d, uint64_t size, uint64_t align, uopc_buffer** out) {
-  if (!d || !out) return NULL_ARG(d ? "out" : "device");
+uopc_error* BufferAlloc(uopc_buffer_alloc_args* a) {
+  if (!a || !a->device) return NULL_ARG(a ? "device" : "args");
+  uopc_device* d = a->device;
+  const uint64_t size = a->size, align = a->align;
   if (align & (align - 1))
     return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "cuda plugin: alignment %llu is not a power of two",
                           (unsigned long long)align);
@@ -200,12 +209,13 @@ uopc_error* BufferAlloc(uopc_device* d, uint64_t size, uint64_t align, uopc_buff
   if (uopc_error* e = Check(d, g_driver->MemAlloc(&b->ptr, size ? size : 1), "cuMemAlloc"))
     return e;
   Live(b.get(), true);
-  *out = b.release();
+  a->buffer = b.release();
   return nullptr;
 }
 
-uopc_error* BufferFree(uopc_buffer* b) {
-  if (!b) return NULL_ARG("buffer");
+uopc_error* BufferFree(uopc_buffer_free_args* a) {
+  if (!a || !a->buffer) return NULL_ARG(a ? "buffer" : "args");
+  uopc_buffer* b = a->buffer;
   if (uopc_error* e = CheckLive(b, "buffer_free")) return e;
   Live(b, false);
   std::unique_ptr<uopc_buffer> owned(b);
@@ -247,8 +257,9 @@ uopc_error* BufferWrap(uopc_buffer_wrap_args* a) {
   return nullptr;
 }
 
-uopc_error* QueueCreate(uopc_device* d, uopc_queue** out) {
-  if (!d || !out) return NULL_ARG(d ? "out" : "device");
+uopc_error* QueueCreate(uopc_queue_create_args* a) {
+  if (!a || !a->device) return NULL_ARG(a ? "device" : "args");
+  uopc_device* d = a->device;
   if (uopc_error* e = Use(d)) return e;
   auto q = std::make_unique<uopc_queue>();
   q->device = d;
@@ -256,12 +267,13 @@ uopc_error* QueueCreate(uopc_device* d, uopc_queue** out) {
                             "cuStreamCreate"))
     return e;
   Live(q.get(), true);
-  *out = q.release();
+  a->queue = q.release();
   return nullptr;
 }
 
-uopc_error* QueueDestroy(uopc_queue* q) {
-  if (!q) return NULL_ARG("queue");
+uopc_error* QueueDestroy(uopc_queue_destroy_args* a) {
+  if (!a || !a->queue) return NULL_ARG(a ? "queue" : "args");
+  uopc_queue* q = a->queue;
   if (uopc_error* e = CheckLive(q, "queue_destroy")) return e;
   Live(q, false);
   std::unique_ptr<uopc_queue> owned(q);
@@ -271,30 +283,36 @@ uopc_error* QueueDestroy(uopc_queue* q) {
   return nullptr;
 }
 
-uopc_error* CopyH2D(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* src, uint64_t size,
-                    uopc_event** done) {
-  if (!q || !dst || (!src && size)) return NULL_ARG("an argument");
+uopc_error* CopyH2D(uopc_copy_h2d_args* a) {
+  if (!a || !a->queue || !a->dst || (!a->src && a->size)) return NULL_ARG("an argument");
+  uopc_queue* q = a->queue;
+  const uopc_buffer* dst = a->dst;
+  const void* src = a->src;
+  const uint64_t off = a->dst_offset, size = a->size;
   if (uopc_error* e = CheckLive(dst, "copy in")) return e;
   if (uopc_error* e = CheckRange(dst, off, size, "copy in")) return e;
   uopc_device* d = q->device;
   if (uopc_error* e = Use(d)) return e;
   if (uopc_error* e = StagedCopy(q, dst->ptr + off, const_cast<void*>(src), size, /*in=*/true))
     return e;
-  return Done(q, done);
+  return Done(q, a->done);
 }
 
-uopc_error* CopyD2H(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t off, uint64_t size,
-                    uopc_event** done) {
-  if (!q || !src || (!dst && size)) return NULL_ARG("an argument");
+uopc_error* CopyD2H(uopc_copy_d2h_args* a) {
+  if (!a || !a->queue || !a->src || (!a->dst && a->size)) return NULL_ARG("an argument");
+  uopc_queue* q = a->queue;
+  void* dst = a->dst;
+  const uopc_buffer* src = a->src;
+  const uint64_t off = a->src_offset, size = a->size;
   if (uopc_error* e = CheckLive(src, "copy out")) return e;
   if (uopc_error* e = CheckRange(src, off, size, "copy out")) return e;
   uopc_device* d = q->device;
   if (uopc_error* e = Use(d)) return e;
   if (uopc_error* e = StagedCopy(q, src->ptr + off, dst, size, /*in=*/false)) return e;
-  return Done(q, done);
+  return Done(q, a->done);
 }
 
-uopc_error* Copy(const uopc_copy_args* a) {
+uopc_error* Copy(uopc_copy_args* a) {
   if (!a || !a->queue || !a->dst || !a->src) return NULL_ARG("an argument");
   if (uopc_error* e = CheckLive(a->src, "copy from")) return e;
   if (uopc_error* e = CheckLive(a->dst, "copy to")) return e;
@@ -317,24 +335,14 @@ uopc_error* Copy(const uopc_copy_args* a) {
   return Done(q, a->done);
 }
 
-uopc_error* CopyD2D(uopc_queue* q, uopc_buffer* dst, uint64_t doff, const uopc_buffer* src,
-                    uint64_t soff, uint64_t size, uopc_event** done) {
-  uopc_copy_args a{};
-  a.struct_size = sizeof a;
-  a.queue = q;
-  a.dst = dst;
-  a.dst_offset = doff;
-  a.src = src;
-  a.src_offset = soff;
-  a.size = size;
-  a.done = done;
-  return Copy(&a);
-}
-
-uopc_error* ProgramLoad(uopc_device* d, const void* binary, uint64_t size,
-                        const char* const* entries, uint32_t n, uopc_program** out) {
-  if (!d || !binary || !out || (!entries && n)) return NULL_ARG("an argument");
-  const char* bytes = static_cast<const char*>(binary);
+uopc_error* ProgramLoad(uopc_program_load_args* a) {
+  if (!a || !a->device || !a->binary || (!a->entries && a->num_entries))
+    return NULL_ARG("an argument");
+  uopc_device* d = a->device;
+  const char* const* entries = a->entries;
+  const uint32_t n = a->num_entries;
+  const uint64_t size = a->size;
+  const char* bytes = static_cast<const char*>(a->binary);
   if (size <= kHeader || std::memcmp(bytes, kMagic, kHeader - 1) != 0)
     return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
                           "cuda plugin: not a program of this plugin's compile (no %s magic)",
@@ -358,12 +366,13 @@ uopc_error* ProgramLoad(uopc_device* d, const void* binary, uint64_t size,
     p->names.push_back(entries[i]);
   }
   Live(p.get(), true);
-  *out = p.release();
+  a->program = p.release();
   return nullptr;
 }
 
-uopc_error* ProgramUnload(uopc_program* p) {
-  if (!p) return NULL_ARG("program");
+uopc_error* ProgramUnload(uopc_program_unload_args* a) {
+  if (!a || !a->program) return NULL_ARG(a ? "program" : "args");
+  uopc_program* p = a->program;
   if (uopc_error* e = CheckLive(p, "program_unload")) return e;
   Live(p, false);
   std::unique_ptr<uopc_program> owned(p);
@@ -371,8 +380,9 @@ uopc_error* ProgramUnload(uopc_program* p) {
   return nullptr;
 }
 
-uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) {
-  if (!q || !a || !a->program) return NULL_ARG("an argument");
+uopc_error* Launch(uopc_launch_args* a) {
+  if (!a || !a->queue || !a->program) return NULL_ARG("an argument");
+  uopc_queue* q = a->queue;
   if (uopc_error* e = CheckLive(a->program, "launch")) return e;
   uopc_device* d = q->device;
   if (a->program->device != d)
@@ -417,17 +427,21 @@ uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) 
                                       q->stream, params.data(), nullptr);
   if (uopc_error* e = Check(d, r, "cuLaunchKernel", name)) return e;
   q->last_kernel = name;
-  return Done(q, done);
+  return Done(q, a->done);
 }
 
-uopc_error* QueueWaitEvent(uopc_queue* q, uopc_event* e) {
-  if (!q || !e) return NULL_ARG("an argument");
+uopc_error* QueueWaitEvent(uopc_queue_wait_event_args* a) {
+  if (!a || !a->queue || !a->event) return NULL_ARG("an argument");
+  uopc_queue* q = a->queue;
+  uopc_event* e = a->event;
   if (uopc_error* err = Use(q->device)) return err;
   return Check(q->device, g_driver->StreamWaitEvent(q->stream, e->event, 0), "cuStreamWaitEvent");
 }
 
-uopc_error* EventWait(uopc_event* e, uint64_t timeout_ns) {
-  if (!e) return NULL_ARG("event");
+uopc_error* EventWait(uopc_event_wait_args* a) {
+  if (!a || !a->event) return NULL_ARG(a ? "event" : "args");
+  uopc_event* e = a->event;
+  const uint64_t timeout_ns = a->timeout_ns;
   if (uopc_error* err = Use(e->device)) return err;
   if (timeout_ns == ~uint64_t{0})
     return Check(e->device, g_driver->EventSynchronize(e->event), "waiting for an event",
@@ -443,22 +457,25 @@ uopc_error* EventWait(uopc_event* e, uint64_t timeout_ns) {
   }
 }
 
-uopc_error* EventQuery(uopc_event* e, int32_t* done) {
-  if (!e || !done) return NULL_ARG("an argument");
+uopc_error* EventQuery(uopc_event_query_args* a) {
+  if (!a || !a->event) return NULL_ARG(a ? "event" : "args");
+  uopc_event* e = a->event;
   if (uopc_error* err = Use(e->device)) return err;
   CUresult r = g_driver->EventQuery(e->event);
-  *done = r != kNotReady;
+  a->done = r != kNotReady;
   return r == kNotReady ? nullptr : Check(e->device, r, "an event", e->after_kernel);
 }
 
-void EventDestroy(uopc_event* e) {
+void EventDestroy(uopc_event_destroy_args* a) {
+  uopc_event* e = a ? a->event : nullptr;
   if (!e) return;
   if (Usable(e->device)) g_driver->EventDestroy(e->event);
   delete e;
 }
 
-uopc_error* QueueSynchronize(uopc_queue* q) {
-  if (!q) return NULL_ARG("queue");
+uopc_error* QueueSynchronize(uopc_queue_synchronize_args* a) {
+  if (!a || !a->queue) return NULL_ARG(a ? "queue" : "args");
+  uopc_queue* q = a->queue;
   if (uopc_error* e = Use(q->device)) return e;
   return Check(q->device, g_driver->StreamSynchronize(q->stream), "cuStreamSynchronize",
                q->last_kernel);
@@ -531,7 +548,7 @@ std::string PackBinary(bool ptx, const std::string& bytes) {
   return out + bytes;
 }
 
-void FillDeviceApi(uopc_device_api* api) {
+void FillDeviceCalls(uopc_api* api) {
   api->device_count = DeviceCount;
   api->device_get = DeviceGet;
   api->device_describe = DeviceDescribe;
@@ -541,7 +558,6 @@ void FillDeviceApi(uopc_device_api* api) {
   api->queue_destroy = QueueDestroy;
   api->copy_h2d = CopyH2D;
   api->copy_d2h = CopyD2H;
-  api->copy_d2d = CopyD2D;
   api->program_load = ProgramLoad;
   api->program_unload = ProgramUnload;
   api->launch = Launch;

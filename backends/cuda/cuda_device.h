@@ -73,8 +73,8 @@ namespace uopc::cuda {
 absl::Status OpenDevices(const Driver& driver);
 /// The devices opened.
 std::vector<uopc_device*> Devices();
-/// The device table of the plugin (every slot set).
-void FillDeviceApi(uopc_device_api* api);
+/// Sets the device calls of the plugin's table.
+void FillDeviceCalls(uopc_api* api);
 /// A compiled program as the backend's compile hands it over: magic, kind, bytes.
 std::string PackBinary(bool ptx, const std::string& bytes);
 

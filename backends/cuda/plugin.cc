@@ -4,7 +4,7 @@
 // options) and a device per GPU (backends/cuda/cuda_device.h). It links nothing of CUDA:
 // the driver and NVRTC are loaded with dlopen, so the plugin loads everywhere; where there
 // is no driver or no GPU it says so (its probe says no, and initialize says why), and the
-// host goes on without it. Only uopc_plugin_entry_v1 is exported.
+// host goes on without it. Only uopc_plugin_entry_v2 is exported.
 #include <cstring>
 #include <map>
 #include <memory>
@@ -65,9 +65,15 @@ uopc_error* Guard(F&& f) {
   }
 }
 
-int32_t Probe() { return cuda::Driver::Present() ? 20 : 0; }  // cheap: no cuInit
+// Cheap: the driver's library is opened, not initialized (no cuInit).
+uopc_error* Probe(uopc_probe_args* a) {
+  absl::StatusOr<const cuda::Driver*> driver = cuda::Driver::Load();
+  if (!driver.ok()) return FromStatus(driver.status());
+  a->score = 20;
+  return nullptr;
+}
 
-uopc_error* Initialize() {
+uopc_error* Initialize(uopc_initialize_args*) {
   return Guard([]() -> uopc_error* {
     if (!g_backends.empty()) return nullptr;
     absl::StatusOr<const cuda::Driver*> driver = cuda::Driver::Load();
@@ -97,18 +103,23 @@ uopc_error* Initialize() {
 
 // ---- backend ----
 
-uint32_t BackendCount() { return static_cast<uint32_t>(g_backends.size()); }
-
-uopc_error* BackendGet(uint32_t i, uopc_backend** out) {
-  if (!out) return NULL_ARG("out");
-  if (i >= g_backends.size())
-    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "cuda plugin: backend %u of %zu", i, g_backends.size());
-  *out = g_backends[i].get();
+uopc_error* BackendCount(uopc_backend_count_args* a) {
+  a->count = static_cast<uint32_t>(g_backends.size());
   return nullptr;
 }
 
-uopc_error* BackendDescribe(const uopc_backend* b, uopc_backend_desc* out) {
-  if (!b || !out) return NULL_ARG(b ? "out" : "backend");
+uopc_error* BackendGet(uopc_backend_get_args* a) {
+  if (a->index >= g_backends.size())
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "cuda plugin: backend %u of %zu", a->index,
+                          g_backends.size());
+  a->backend = g_backends[a->index].get();
+  return nullptr;
+}
+
+uopc_error* BackendDescribe(uopc_backend_describe_args* a) {
+  if (!a->backend || !a->desc) return NULL_ARG(a->backend ? "desc" : "backend");
+  const uopc_backend* b = a->backend;
+  uopc_backend_desc* out = a->desc;
   UOPC_SDK_CLEAR(out);
   out->name = b->name.c_str();
   out->target = b->target.c_str();
@@ -123,61 +134,38 @@ uopc_error* BackendDescribe(const uopc_backend* b, uopc_backend_desc* out) {
   return nullptr;
 }
 
-uopc_error* BackendSupports(const uopc_backend* b, const uopc_op_query* q, int32_t* supported) {
-  if (!b || !q || !supported || !q->op) return NULL_ARG("an argument");
-  std::optional<Ops> op = ParseOp(q->op);
-  if (!op) return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "cuda plugin: unknown op '%s'", q->op);
+uopc_error* BackendSupports(uopc_backend_supports_args* a) {
+  if (!a->backend || !a->op) return NULL_ARG("an argument");
+  std::optional<Ops> op = ParseOp(a->op);
+  if (!op) return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "cuda plugin: unknown op '%s'", a->op);
   bool tensor_level = IsMovement(*op) || *op == Ops::REDUCE || *op == Ops::STAGE ||
                       *op == Ops::COPY || *op == Ops::ASSIGN;
-  *supported = !tensor_level && q->dtype >= UOPC_DTYPE_VOID && q->dtype <= UOPC_DTYPE_F64;
+  a->supported = !tensor_level && a->dtype >= UOPC_DTYPE_VOID && a->dtype <= UOPC_DTYPE_F64;
   return nullptr;
 }
 
-// A kernel rendered within `limits` (a launch of one thread when they are 1).
-uopc_error* RenderWith(const uopc_render_args* a, const LaunchLimits& limits, uopc_blob** source,
-                       LaunchDims* dims) {
-  if (!a || !a->backend || !a->kernel || !a->name || !source) return NULL_ARG("an argument");
+// A kernel rendered within its backend's launch limits, with the dims it is launched with.
+uopc_error* Render(uopc_render_args* a) {
+  if (!a->backend || !a->kernel || !a->name) return NULL_ARG("an argument");
   return Guard([&]() -> uopc_error* {
     absl::StatusOr<UOp> sink =
         DeserializeGraph(absl::string_view(static_cast<const char*>(a->kernel), a->kernel_size));
     if (!sink.ok()) return FromStatus(sink.status());
-    absl::StatusOr<CudaKernel> k = RenderCudaKernel(*sink, a->name, limits);
+    absl::StatusOr<CudaKernel> k = RenderCudaKernel(*sink, a->name, a->backend->limits);
     if (!k.ok()) return FromStatus(k.status());
-    *source = uopc_sdk_blob(k->source.data(), k->source.size());
-    *dims = k->dims;
-    return *source ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: out of memory");
+    a->source = uopc_sdk_blob(k->source.data(), k->source.size());
+    if (!a->source) return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: out of memory");
+    for (int i = 0; i < 3; ++i) {
+      a->global[i] = k->dims.global[i];
+      a->local[i] = k->dims.local[i];
+    }
+    a->shared_bytes = 0;
+    return nullptr;
   });
 }
 
-uopc_error* Render(const uopc_render_args* a, uopc_blob** out) {
-  LaunchDims dims;  // a caller of the ABI 1.0 call launches once: nothing is mapped
-  if (uopc_error* e = RenderWith(a, LaunchLimits{1, 1}, out, &dims)) return e;
-  if (dims == LaunchDims{}) return nullptr;
-  // a kernel the host mapped to a grid (ABI 1.5) would run on one thread: its dims are
-  // render_kernel's to say
-  uopc_sdk_blob_destroy(*out);
-  *out = nullptr;
-  return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
-                        "cuda plugin: render: kernel %s is mapped to a grid of %u blocks of %u "
-                        "threads, which this call cannot say; use render_kernel",
-                        a->name, dims.global[0], dims.local[0]);
-}
-
-uopc_error* RenderKernel(const uopc_render_args* a, uopc_render_result* out) {
-  if (!out) return NULL_ARG("out");
-  UOPC_SDK_CLEAR(out);
-  LaunchDims dims;
-  if (uopc_error* e = RenderWith(a, a ? a->backend->limits : LaunchLimits{}, &out->source, &dims))
-    return e;
-  for (int i = 0; i < 3; ++i) {
-    out->global[i] = dims.global[i];
-    out->local[i] = dims.local[i];
-  }
-  return nullptr;
-}
-
-uopc_error* Compile(const uopc_compile_args* a, uopc_blob** out) {
-  if (!a || !a->backend || !out || (!a->sources && a->num_sources)) return NULL_ARG("an argument");
+uopc_error* Compile(uopc_compile_args* a) {
+  if (!a->backend || (!a->sources && a->num_sources)) return NULL_ARG("an argument");
   return Guard([&]() -> uopc_error* {
     std::string tu = CudaPrelude();
     for (uint64_t i = 0; i < a->num_sources; ++i) tu.append(a->sources[i].text, a->sources[i].size);
@@ -189,8 +177,9 @@ uopc_error* Compile(const uopc_compile_args* a, uopc_blob** out) {
       absl::StatusOr<std::string> k = CheckSealed(*hit);
       if (k.ok() && *k == key) {
         absl::string_view binary = SealedObject(*hit);
-        *out = uopc_sdk_blob(binary.data(), binary.size());
-        return *out ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: out of memory");
+        a->binary = uopc_sdk_blob(binary.data(), binary.size());
+        return a->binary ? nullptr
+                         : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: out of memory");
       }
     }
     absl::StatusOr<Nvrtc::Binary> bin = g_nvrtc->Compile(tu, b.arch, kOptions);
@@ -199,15 +188,16 @@ uopc_error* Compile(const uopc_compile_args* a, uopc_blob** out) {
     if (dir.ok())
       if (absl::Status s = WriteFileAtomic(path, {SealObject(binary, key)}); !s.ok())
         g_cache->Fallback(*dir, s.message()).IgnoreError();  // a cache fault is no failure
-    *out = uopc_sdk_blob(binary.data(), binary.size());
-    return *out ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: out of memory");
+    a->binary = uopc_sdk_blob(binary.data(), binary.size());
+    return a->binary ? nullptr
+                     : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: out of memory");
   });
 }
 
 // A device's target is read from its GPU (backends/cuda/gpu_target.h); a named arch's, or
 // the backend's own arch's, from the table.
-uopc_error* BackendTarget(uopc_target_args* a) {
-  if (!a || !a->backend) return NULL_ARG(a ? "backend" : "args");
+uopc_error* BackendTarget(uopc_backend_target_args* a) {
+  if (!a->backend) return NULL_ARG("backend");
   return Guard([&]() -> uopc_error* {
     if (a->device && !a->arch) {
       FillTargetArgs(*a->device->target, a);
@@ -228,35 +218,29 @@ uopc_error* BackendTarget(uopc_target_args* a) {
   });
 }
 
-uopc_backend_api g_backend_api = {
+uopc_api g_api = {
+    .uop_format_version = kUOpFormatVersion,
+    .name = "cuda",
+    .version = "2.0",
+    .caps = UOPC_PLUGIN_CAP_BACKEND | UOPC_PLUGIN_CAP_DEVICE,
+    .probe = Probe,
+    .initialize = Initialize,
     .backend_count = BackendCount,
     .backend_get = BackendGet,
     .backend_describe = BackendDescribe,
     .backend_supports = BackendSupports,
+    .backend_target = BackendTarget,
     .render = Render,
     .compile = Compile,
-    .render_kernel = RenderKernel,
-    .backend_target = BackendTarget,
-};
-
-uopc_device_api g_device_api;
-
-uopc_plugin_api g_api = {
-    .uop_format_version = kUOpFormatVersion,
-    .name = "cuda",
-    .version = "1.0",
-    .caps = UOPC_PLUGIN_CAP_BACKEND | UOPC_PLUGIN_CAP_DEVICE,
-    .probe = Probe,
-    .initialize = Initialize,
 };
 
 }  // namespace
 }  // namespace uopc
 
-extern "C" UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v1(const uopc_host_api* host) {
+extern "C" UOPC_EXPORT const uopc_api* uopc_plugin_entry_v2(const uopc_host_api* host) {
   if (!host || host->abi_major != UOPC_ABI_MAJOR) return nullptr;
   uopc::g_host = host;
-  uopc::cuda::FillDeviceApi(&uopc::g_device_api);
-  uopc_sdk_fill(&uopc::g_api, &uopc::g_backend_api, &uopc::g_device_api);
+  uopc::cuda::FillDeviceCalls(&uopc::g_api);
+  uopc_sdk_fill(&uopc::g_api);
   return &uopc::g_api;
 }

@@ -1,6 +1,6 @@
 // The remote plugin, libuopc_plugin_remote.so: devices REMOTE:0, REMOTE:1, ... each served by
 // a uopc_device_server in another process (or on another machine), forwarded over gRPC. Its
-// options (ABI 1.2 initialize_with; from the environment as UOPC_REMOTE_<KEY>):
+// options (initialize's; from the environment as UOPC_REMOTE_<KEY>):
 //   devices          host:port,host:port   one device per server
 //   token            the servers' token (default UOPC_DEVICE_TOKEN, else UOPC_JOB_TOKEN)
 //   connect_timeout  seconds to open a session (default 10)
@@ -111,7 +111,7 @@ uopc_error* Pushed(uopc_queue* q, const absl::StatusOr<uint64_t>& seq, uopc_even
 
 // ---- the plugin ----
 
-uopc_error* InitializeWith(const uopc_initialize_args* a) {
+uopc_error* Initialize(uopc_initialize_args* a) {
   return Guard([&]() -> uopc_error* {
     std::lock_guard<std::mutex> lock(g_mu);
     g_options = RemoteOptions();  // (initializing again starts from the defaults)
@@ -147,19 +147,23 @@ uopc_error* InitializeWith(const uopc_initialize_args* a) {
   });
 }
 
-uopc_error* Initialize() { return InitializeWith(nullptr); }
-
-int32_t Probe() { return 1; }  // (no servers configured: no devices)
+// (no probe: usable anywhere; without servers configured it has no devices)
 
 // ---- backend: kernels travel as they are ----
 
-uint32_t BackendCount() { return 1; }
-uopc_error* BackendGet(uint32_t i, uopc_backend** out) {
-  if (i != 0) return uopc_sdk_error(UOPC_OUT_OF_RANGE, "remote plugin: backend %u of 1", i);
-  *out = &g_backend;
+uopc_error* BackendCount(uopc_backend_count_args* a) {
+  a->count = 1;
   return nullptr;
 }
-uopc_error* BackendDescribe(const uopc_backend*, uopc_backend_desc* d) {
+uopc_error* BackendGet(uopc_backend_get_args* a) {
+  if (a->index != 0)
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "remote plugin: backend %u of 1", a->index);
+  a->backend = &g_backend;
+  return nullptr;
+}
+uopc_error* BackendDescribe(uopc_backend_describe_args* a) {
+  if (!a->desc) return NULL_ARG("desc");
+  uopc_backend_desc* d = a->desc;
   uopc_sdk_clear(d, sizeof *d);
   d->name = "remote";
   d->target = "REMOTE:UOP:any";
@@ -168,14 +172,13 @@ uopc_error* BackendDescribe(const uopc_backend*, uopc_backend_desc* d) {
   d->dtypes = ~uint64_t{0};
   return nullptr;
 }
-uopc_error* BackendSupports(const uopc_backend*, const uopc_op_query*, int32_t* supported) {
-  *supported = 1;
+uopc_error* BackendSupports(uopc_backend_supports_args* a) {
+  a->supported = 1;
   return nullptr;
 }
 // A device's target is its server's device's (from the session's open); the backend has
 // none of its own: the server compiles.
-uopc_error* BackendTarget(uopc_target_args* a) {
-  if (!a) return NULL_ARG("target args");
+uopc_error* BackendTarget(uopc_backend_target_args* a) {
   if (!a->device || a->arch)
     return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
                           "remote plugin: a target is a remote device's (its server's); give "
@@ -194,36 +197,28 @@ std::string Envelope(const char* name, const void* kernel, uint64_t size) {
   return out;
 }
 
-uopc_error* RenderKernel(const uopc_render_args* a, uopc_render_result* r) {
+uopc_error* Render(uopc_render_args* a) {
   return Guard([&]() -> uopc_error* {
-    if (!a || !r || (!a->kernel && a->kernel_size)) return NULL_ARG("render args");
+    if (!a->backend || (!a->kernel && a->kernel_size)) return NULL_ARG("backend or kernel");
     std::string src = Envelope(a->name, a->kernel, a->kernel_size);
-    r->source = uopc_sdk_blob(src.data(), src.size());
-    for (int i = 0; i < 3; ++i) r->global[i] = r->local[i] = 1;  // the server's launch dims
-    r->shared_bytes = 0;
-    return r->source ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "remote: out of memory");
-  });
-}
-uopc_error* Render(const uopc_render_args* a, uopc_blob** out) {
-  return Guard([&]() -> uopc_error* {
-    if (!a || !out || (!a->kernel && a->kernel_size)) return NULL_ARG("render args");
-    std::string src = Envelope(a->name, a->kernel, a->kernel_size);
-    *out = uopc_sdk_blob(src.data(), src.size());
-    return nullptr;
+    a->source = uopc_sdk_blob(src.data(), src.size());
+    for (int i = 0; i < 3; ++i) a->global[i] = a->local[i] = 1;  // the server's launch dims
+    a->shared_bytes = 0;
+    return a->source ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "remote: out of memory");
   });
 }
 
 // A "binary": the sources, each after its u64 length.
-uopc_error* Compile(const uopc_compile_args* a, uopc_blob** out) {
+uopc_error* Compile(uopc_compile_args* a) {
   return Guard([&]() -> uopc_error* {
-    if (!a || !out || (!a->sources && a->num_sources)) return NULL_ARG("compile args");
+    if (!a->sources && a->num_sources) return NULL_ARG("sources");
     std::string bin;
     for (uint64_t i = 0; i < a->num_sources; ++i) {
       uint64_t n = a->sources[i].size;
       bin.append(reinterpret_cast<const char*>(&n), 8).append(a->sources[i].text, n);
     }
-    *out = uopc_sdk_blob(bin.data(), bin.size());
-    return nullptr;
+    a->binary = uopc_sdk_blob(bin.data(), bin.size());
+    return a->binary ? nullptr : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "remote: out of memory");
   });
 }
 
@@ -251,9 +246,14 @@ bool Kernels(const char* p, uint64_t size, std::vector<std::pair<std::string, st
 
 // ---- devices ----
 
-uint32_t DeviceCount() { return static_cast<uint32_t>(g_addresses.size()); }
+uopc_error* DeviceCount(uopc_device_count_args* a) {
+  a->count = static_cast<uint32_t>(g_addresses.size());
+  return nullptr;
+}
 
-uopc_error* DeviceGet(uint32_t i, uopc_device** out) {
+uopc_error* DeviceGet(uopc_device_get_args* a) {
+  const uint32_t i = a->index;
+  uopc_device** out = &a->device;
   return Guard([&]() -> uopc_error* {
     if (i >= g_addresses.size())
       return uopc_sdk_error(UOPC_OUT_OF_RANGE, "remote plugin: device %u of %zu", i,
@@ -292,7 +292,9 @@ uopc_error* DeviceGet(uint32_t i, uopc_device** out) {
   });
 }
 
-uopc_error* DeviceDescribe(const uopc_device* d, uopc_device_props* p) {
+uopc_error* DeviceDescribe(uopc_device_describe_args* a) {
+  const uopc_device* d = a->device;
+  uopc_device_props* p = a->props;
   if (!d || !p) return NULL_ARG("device");
   uopc_sdk_clear(p, sizeof *p);
   p->name = d->name.c_str();
@@ -305,17 +307,19 @@ uopc_error* DeviceDescribe(const uopc_device* d, uopc_device_props* p) {
   return nullptr;
 }
 
-uopc_error* BufferAlloc(uopc_device* d, uint64_t size, uint64_t, uopc_buffer** out) {
+uopc_error* BufferAlloc(uopc_buffer_alloc_args* a) {
   return Guard([&]() -> uopc_error* {
-    if (!d || !out) return NULL_ARG("device");
-    absl::StatusOr<uint64_t> id = d->session->Allocate(size);
+    uopc_device* d = a->device;
+    if (!d) return NULL_ARG("device");
+    absl::StatusOr<uint64_t> id = d->session->Allocate(a->size);
     if (!id.ok()) return FromStatus(id.status());
-    *out = new uopc_buffer{d->session, d, *id, size};
+    a->buffer = new uopc_buffer{d->session, d, *id, a->size};
     return nullptr;
   });
 }
 
-uopc_error* BufferFree(uopc_buffer* b) {
+uopc_error* BufferFree(uopc_buffer_free_args* a) {
+  uopc_buffer* b = a->buffer;
   return Guard([&]() -> uopc_error* {
     if (!b) return NULL_ARG("buffer");
     std::unique_ptr<uopc_buffer> owned(b);
@@ -333,30 +337,34 @@ uopc_error* BufferFree(uopc_buffer* b) {
   });
 }
 
-uopc_error* QueueCreate(uopc_device* d, uopc_queue** out) {
+uopc_error* QueueCreate(uopc_queue_create_args* a) {
   return Guard([&]() -> uopc_error* {
-    if (!d || !out) return NULL_ARG("device");
+    uopc_device* d = a->device;
+    if (!d) return NULL_ARG("device");
     absl::StatusOr<std::shared_ptr<RemoteQueue>> q = RemoteQueue::Create(d->session);
     if (!q.ok()) return FromStatus(q.status());
     {
       std::lock_guard<std::mutex> lock(d->mu);
       if (!d->frees.lock()) d->frees = *q;
     }
-    *out = new uopc_queue{d, *std::move(q)};
+    a->queue = new uopc_queue{d, *std::move(q)};
     return nullptr;
   });
 }
 
-uopc_error* QueueDestroy(uopc_queue* q) {
+uopc_error* QueueDestroy(uopc_queue_destroy_args* a) {
   return Guard([&]() -> uopc_error* {
-    if (!q) return NULL_ARG("queue");
-    delete q;
+    if (!a->queue) return NULL_ARG("queue");
+    delete a->queue;
     return nullptr;
   });
 }
 
-uopc_error* CopyH2D(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* src, uint64_t n,
-                    uopc_event** done) {
+uopc_error* CopyH2D(uopc_copy_h2d_args* a) {
+  uopc_queue* q = a->queue;
+  const uopc_buffer* dst = a->dst;
+  const void* src = a->src;
+  const uint64_t off = a->dst_offset, n = a->size;
   return Guard([&]() -> uopc_error* {
     if (!q || !dst || (!src && n)) return NULL_ARG("queue, buffer or host pointer");
     if (uopc_error* e = CheckSession(dst->session, q->q->session(), "buffer")) return e;
@@ -375,12 +383,15 @@ uopc_error* CopyH2D(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* s
       seq = q->q->Push(std::move(c));
       if (!seq.ok() || n == 0) break;
     }
-    return Pushed(q, seq, done);
+    return Pushed(q, seq, a->done);
   });
 }
 
-uopc_error* CopyD2H(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t off, uint64_t n,
-                    uopc_event** done) {
+uopc_error* CopyD2H(uopc_copy_d2h_args* a) {
+  uopc_queue* q = a->queue;
+  void* dst = a->dst;
+  const uopc_buffer* src = a->src;
+  const uint64_t off = a->src_offset, n = a->size;
   return Guard([&]() -> uopc_error* {
     if (!q || !src || (!dst && n)) return NULL_ARG("queue, buffer or host pointer");
     if (uopc_error* e = CheckSession(src->session, q->q->session(), "buffer")) return e;
@@ -399,12 +410,13 @@ uopc_error* CopyD2H(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t o
       seq = q->q->Push(std::move(c), static_cast<char*>(dst) + at);
       if (!seq.ok() || n == 0) break;
     }
-    return Pushed(q, seq, done);
+    return Pushed(q, seq, a->done);
   });
 }
 
-uopc_error* CopyBetween(uopc_queue* q, uopc_buffer* dst, uint64_t doff, const uopc_buffer* src,
-                        uint64_t soff, uint64_t n, uopc_event** done) {
+uopc_error* Copy(uopc_copy_args* a) {
+  uopc_queue* q = a->queue;
+  const uopc_buffer *dst = a->dst, *src = a->src;
   return Guard([&]() -> uopc_error* {
     if (!q || !dst || !src) return NULL_ARG("queue or buffer");
     if (uopc_error* e = CheckSession(dst->session, q->q->session(), "buffer")) return e;
@@ -412,23 +424,22 @@ uopc_error* CopyBetween(uopc_queue* q, uopc_buffer* dst, uint64_t doff, const uo
     remote::Command c;
     remote::CopyBetween* m = c.mutable_copy();
     m->set_dst(dst->id);
-    m->set_dst_offset(doff);
+    m->set_dst_offset(a->dst_offset);
     m->set_src(src->id);
-    m->set_src_offset(soff);
-    m->set_size(n);
-    return Pushed(q, q->q->Push(std::move(c)), done);
+    m->set_src_offset(a->src_offset);
+    m->set_size(a->size);
+    return Pushed(q, q->q->Push(std::move(c)), a->done);
   });
 }
 
-uopc_error* Copy(const uopc_copy_args* a) {
-  if (!a) return NULL_ARG("copy args");
-  return CopyBetween(a->queue, a->dst, a->dst_offset, a->src, a->src_offset, a->size, a->done);
-}
-
-uopc_error* ProgramLoad(uopc_device* d, const void* binary, uint64_t size,
-                        const char* const* entries, uint32_t num_entries, uopc_program** out) {
+uopc_error* ProgramLoad(uopc_program_load_args* a) {
+  uopc_device* d = a->device;
+  const void* binary = a->binary;
+  const uint64_t size = a->size;
+  const char* const* entries = a->entries;
+  const uint32_t num_entries = a->num_entries;
   return Guard([&]() -> uopc_error* {
-    if (!d || !out || (!binary && size) || (!entries && num_entries)) return NULL_ARG("program");
+    if (!d || (!binary && size) || (!entries && num_entries)) return NULL_ARG("program");
     std::vector<std::pair<std::string, std::string>> kernels;
     if (!Kernels(static_cast<const char*>(binary), size, &kernels) || kernels.size() != num_entries)
       return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
@@ -440,12 +451,13 @@ uopc_error* ProgramLoad(uopc_device* d, const void* binary, uint64_t size,
                               d->name.c_str(), i, kernels[i].first.c_str());
     absl::StatusOr<uint64_t> id = d->session->LoadProgram(kernels);
     if (!id.ok()) return FromStatus(id.status());
-    *out = new uopc_program{d->session, d, *id, num_entries};
+    a->program = new uopc_program{d->session, d, *id, num_entries};
     return nullptr;
   });
 }
 
-uopc_error* ProgramUnload(uopc_program* p) {
+uopc_error* ProgramUnload(uopc_program_unload_args* a) {
+  uopc_program* p = a->program;
   return Guard([&]() -> uopc_error* {
     if (!p) return NULL_ARG("program");
     std::unique_ptr<uopc_program> owned(p);
@@ -463,9 +475,10 @@ uopc_error* ProgramUnload(uopc_program* p) {
   });
 }
 
-uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) {
+uopc_error* Launch(uopc_launch_args* a) {
+  uopc_queue* q = a->queue;
   return Guard([&]() -> uopc_error* {
-    if (!q || !a || !a->program || (!a->buffers && a->num_buffers) || (!a->vars && a->num_vars))
+    if (!q || !a->program || (!a->buffers && a->num_buffers) || (!a->vars && a->num_vars))
       return NULL_ARG("queue or launch args");
     if (uopc_error* e = CheckSession(a->program->session, q->q->session(), "program")) return e;
     if (a->entry >= a->program->entries)
@@ -484,11 +497,13 @@ uopc_error* Launch(uopc_queue* q, const uopc_launch_args* a, uopc_event** done) 
       if (a->offsets) m->add_offsets(a->offsets[i]);
     }
     for (uint32_t i = 0; i < a->num_vars; ++i) m->add_vars(a->vars[i]);
-    return Pushed(q, q->q->Push(std::move(c)), done);
+    return Pushed(q, q->q->Push(std::move(c)), a->done);
   });
 }
 
-uopc_error* QueueWaitEvent(uopc_queue* q, uopc_event* e) {
+uopc_error* QueueWaitEvent(uopc_queue_wait_event_args* a) {
+  uopc_queue* q = a->queue;
+  uopc_event* e = a->event;
   return Guard([&]() -> uopc_error* {
     if (!q || !e) return NULL_ARG("queue or event");
     if (e->q == q->q) return nullptr;  // in order already
@@ -497,7 +512,9 @@ uopc_error* QueueWaitEvent(uopc_queue* q, uopc_event* e) {
   });
 }
 
-uopc_error* EventWait(uopc_event* e, uint64_t timeout_ns) {
+uopc_error* EventWait(uopc_event_wait_args* a) {
+  uopc_event* e = a->event;
+  const uint64_t timeout_ns = a->timeout_ns;
   return Guard([&]() -> uopc_error* {
     if (!e) return NULL_ARG("event");
     auto limit = e->q->session().options().timeout;
@@ -507,75 +524,65 @@ uopc_error* EventWait(uopc_event* e, uint64_t timeout_ns) {
   });
 }
 
-uopc_error* EventQuery(uopc_event* e, int32_t* done) {
+uopc_error* EventQuery(uopc_event_query_args* a) {
+  uopc_event* e = a->event;
   return Guard([&]() -> uopc_error* {
-    if (!e || !done) return NULL_ARG("event");
+    if (!e) return NULL_ARG("event");
     absl::StatusOr<bool> d = e->q->Query(e->seq);
     if (!d.ok()) return FromStatus(d.status());
-    *done = *d ? 1 : 0;
+    a->done = *d ? 1 : 0;
     return nullptr;
   });
 }
 
-void EventDestroy(uopc_event* e) { delete e; }
+void EventDestroy(uopc_event_destroy_args* a) { delete a->event; }
 
-uopc_error* QueueSynchronize(uopc_queue* q) {
+uopc_error* QueueSynchronize(uopc_queue_synchronize_args* a) {
   return Guard([&]() -> uopc_error* {
-    if (!q) return NULL_ARG("queue");
-    return FromStatus(q->q->Synchronize());
+    if (!a->queue) return NULL_ARG("queue");
+    return FromStatus(a->queue->q->Synchronize());
   });
 }
 
-uopc_backend_api g_be{};
-uopc_device_api g_dev{};
-uopc_plugin_api g_api{};
+uopc_api g_api = {
+    .uop_format_version = 1,
+    .name = "remote",
+    .version = "2.0",
+    .caps = UOPC_PLUGIN_CAP_BACKEND | UOPC_PLUGIN_CAP_DEVICE,
+    .initialize = Initialize,
+    .backend_count = BackendCount,
+    .backend_get = BackendGet,
+    .backend_describe = BackendDescribe,
+    .backend_supports = BackendSupports,
+    .backend_target = BackendTarget,
+    .render = Render,
+    .compile = Compile,
+    .device_count = DeviceCount,
+    .device_get = DeviceGet,
+    .device_describe = DeviceDescribe,
+    .buffer_alloc = BufferAlloc,
+    .buffer_free = BufferFree,
+    .queue_create = QueueCreate,
+    .queue_destroy = QueueDestroy,
+    .copy_h2d = CopyH2D,
+    .copy_d2h = CopyD2H,
+    .copy = Copy,
+    .program_load = ProgramLoad,
+    .program_unload = ProgramUnload,
+    .launch = Launch,
+    .queue_wait_event = QueueWaitEvent,
+    .event_wait = EventWait,
+    .event_query = EventQuery,
+    .event_destroy = EventDestroy,
+    .queue_synchronize = QueueSynchronize,
+};
 
 }  // namespace
 }  // namespace uopc
 
-extern "C" UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v1(const uopc_host_api* host) {
-  using namespace uopc;
+extern "C" UOPC_EXPORT const uopc_api* uopc_plugin_entry_v2(const uopc_host_api* host) {
   if (!host || host->abi_major != UOPC_ABI_MAJOR) return nullptr;
   static std::once_flag once;
-  std::call_once(once, [] {
-    g_be.struct_size = sizeof g_be;
-    g_be.backend_count = BackendCount;
-    g_be.backend_get = BackendGet;
-    g_be.backend_describe = BackendDescribe;
-    g_be.backend_supports = BackendSupports;
-    g_be.backend_target = BackendTarget;
-    g_be.render = Render;
-    g_be.compile = Compile;
-    g_be.render_kernel = RenderKernel;
-    g_dev.struct_size = sizeof g_dev;
-    g_dev.device_count = DeviceCount;
-    g_dev.device_get = DeviceGet;
-    g_dev.device_describe = DeviceDescribe;
-    g_dev.buffer_alloc = BufferAlloc;
-    g_dev.buffer_free = BufferFree;
-    g_dev.queue_create = QueueCreate;
-    g_dev.queue_destroy = QueueDestroy;
-    g_dev.copy_h2d = CopyH2D;
-    g_dev.copy_d2h = CopyD2H;
-    g_dev.copy_d2d = CopyBetween;
-    g_dev.program_load = ProgramLoad;
-    g_dev.program_unload = ProgramUnload;
-    g_dev.launch = Launch;
-    g_dev.queue_wait_event = QueueWaitEvent;
-    g_dev.event_wait = EventWait;
-    g_dev.event_query = EventQuery;
-    g_dev.event_destroy = EventDestroy;
-    g_dev.queue_synchronize = QueueSynchronize;
-    g_dev.copy = Copy;
-    g_api.struct_size = sizeof g_api;
-    g_api.uop_format_version = 1;
-    g_api.name = "remote";
-    g_api.version = "1.0";
-    g_api.caps = UOPC_PLUGIN_CAP_BACKEND | UOPC_PLUGIN_CAP_DEVICE;
-    g_api.probe = Probe;
-    g_api.initialize = Initialize;
-    g_api.initialize_with = InitializeWith;
-    uopc_sdk_fill(&g_api, &g_be, &g_dev);
-  });
-  return &g_api;
+  std::call_once(once, [] { uopc_sdk_fill(&uopc::g_api); });
+  return &uopc::g_api;
 }

@@ -102,33 +102,38 @@ TEST(CpuDevices, AKernelLaunchOnAnotherDevicesBufferIsRefused) {
 TEST(CpuDevices, AFreedBufferHandleIsRefusedNotFollowed) {
   Device& d = Get("CPU:1");
   const Plugin& p = d.plugin();
-  uopc_buffer *b = nullptr, *other = nullptr;
-  ASSERT_TRUE(p.Device(&uopc_device_api::buffer_alloc, "buffer_alloc", d.handle(), uint64_t{64},
-                       uint64_t{64}, &b)
-                  .ok());
-  ASSERT_TRUE(p.Device(&uopc_device_api::buffer_alloc, "buffer_alloc", d.handle(), uint64_t{64},
-                       uint64_t{64}, &other)
-                  .ok());
-  ASSERT_TRUE(p.Device(&uopc_device_api::buffer_free, "buffer_free", b).ok());
+  uopc_buffer_alloc_args alloc{};
+  alloc.device = d.handle();
+  alloc.size = 64;
+  alloc.align = 64;
+  ASSERT_TRUE(p.Call(&alloc).ok());
+  uopc_buffer* b = alloc.buffer;
+  ASSERT_TRUE(p.Call(&alloc).ok());
+  uopc_buffer* other = alloc.buffer;
+  uopc_buffer_free_args free{};
+  free.buffer = b;
+  ASSERT_TRUE(p.Call(&free).ok());
   char host[64];
-  absl::Status out = p.Device(&uopc_device_api::copy_d2h, "copy_d2h", d.queue(),
-                              static_cast<void*>(host), static_cast<const uopc_buffer*>(b),
-                              uint64_t{0}, uint64_t{64}, static_cast<uopc_event**>(nullptr));
-  EXPECT_EQ(out.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(out.message().find("is not a live buffer of this plugin (freed already?)"),
+  uopc_copy_d2h_args out{};
+  out.queue = d.queue();
+  out.dst = host;
+  out.src = b;
+  out.size = 64;
+  absl::Status s = p.Call(&out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("is not a live buffer of this plugin (freed already?)"),
             std::string::npos)
-      << out;
+      << s;
   uopc_copy_args a{};
-  a.struct_size = sizeof a;
   a.queue = d.queue();
   a.dst = other;
   a.src = b;
   a.size = 64;
-  EXPECT_EQ(p.Device(&uopc_device_api::copy, "copy", &a).code(),
-            absl::StatusCode::kInvalidArgument);
-  absl::Status twice = p.Device(&uopc_device_api::buffer_free, "buffer_free", b);
+  EXPECT_EQ(p.Call(&a).code(), absl::StatusCode::kInvalidArgument);
+  absl::Status twice = p.Call(&free);
   EXPECT_NE(twice.message().find("(freed twice?)"), std::string::npos) << twice;
-  ASSERT_TRUE(p.Device(&uopc_device_api::buffer_free, "buffer_free", other).ok());
+  free.buffer = other;
+  ASSERT_TRUE(p.Call(&free).ok());
 }
 
 TEST(CpuDevices, ALostDeviceFailsCleanlyAndTheOthersGoOn) {

@@ -1,11 +1,12 @@
-/* A plugin written in plain C11 against backends/plugin_api.h and plugin_sdk.h: it proves
- * the header is C, and, built with one of the FAKE_* defines, it is each way a plugin can
- * fail to load. Without a define it is a minimal working plugin: one device "FAKE:0" with
- * host memory and copies, and nothing else (the SDK stubs the rest). */
+/* A plugin built for ABI 1.x, written in plain C11 against devices/plugin_api_v1.h and
+ * plugin_sdk_v1.h: it proves that such a plugin still loads and works, and, built with one
+ * of the FAKE_* defines, it is each way a 1.x plugin can fail to load. Without a define it
+ * is a minimal working plugin: one device "FAKE:0" with host memory and copies, and nothing
+ * else (the SDK stubs the rest). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/plugin_sdk.h"
+#include "tests/devices/plugin_sdk_v1.h"
 
 struct uopc_device {
   int id;
@@ -134,8 +135,8 @@ static uopc_plugin_api api = {
 
 #if defined(FAKE_NO_ENTRY)
 UOPC_EXPORT int not_a_plugin = 1;
-#elif defined(FAKE_ENTRY_V2)
-UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v2(const uopc_host_api* host) {
+#elif defined(FAKE_ENTRY_V3)
+UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v3(const uopc_host_api* host) {
   (void)host;
   return NULL;
 }
@@ -145,7 +146,7 @@ UOPC_EXPORT const uopc_plugin_api* uopc_plugin_entry_v1(const uopc_host_api* hos
 #ifdef FAKE_NULL_TABLE
   return NULL;
 #endif
-  uopc_sdk_fill(&api, &be, &dev);
+  uopc_sdk_fill_v1(&api, &be, &dev);
 #ifdef FAKE_MAJOR
   api.abi_major = FAKE_MAJOR;
   api.abi_minor = 3;

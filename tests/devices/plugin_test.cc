@@ -16,17 +16,84 @@ std::string Fake(const std::string& variant) {
          variant + ".so";
 }
 
+std::string Fake2(const std::string& variant) {
+  return std::string(std::getenv("TEST_SRCDIR")) + "/uopc/tests/devices/libuopc_plugin_fake2_" +
+         variant + ".so";
+}
+
 std::string LoadError(const std::string& path) {
   absl::StatusOr<std::unique_ptr<Plugin>> p = Plugin::Load(path);
   EXPECT_FALSE(p.ok());
   return p.ok() ? "" : std::string(p.status().message());
 }
 
-TEST(Plugin, LoadsAMinimalPluginWrittenInC) {
+TEST(Plugin, LoadsAMinimalPluginOfABI1WrittenInC) {
   absl::StatusOr<std::unique_ptr<Plugin>> p = Plugin::Load(Fake("minimal"));
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ((*p)->name(), "fake");
   EXPECT_EQ((*p)->Version(), "0.1 (ABI 1.5, uop format 1)");
+}
+
+TEST(Plugin, LoadsAPluginOfABI2WrittenInCAgainstTheHeaderAlone) {
+  absl::StatusOr<std::unique_ptr<Plugin>> p = Plugin::Load(Fake2("minimal"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ((*p)->Version(), "0.2 (ABI 2.0, uop format 1)");
+  // the optional calls it leaves NULL are absent: UNIMPLEMENTED naming them, never called
+  EXPECT_EQ(
+      (*p)->AbsentCalls(),
+      (std::vector<std::string>{"initialize", "shutdown", "backend_count", "backend_get",
+                                "backend_describe", "backend_supports", "backend_target", "render",
+                                "compile", "memory_info", "buffer_address", "buffer_wrap", "copy",
+                                "program_load", "program_unload", "launch", "event_query"}));
+  uopc_memory_info_args m{};
+  absl::Status s = (*p)->Call(&m);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(s.message(), "plugin fake2 (ABI 2.0) has no memory_info");
+}
+
+TEST(Device, APluginOfABI2Works) {
+  DiscoveryOptions o;
+  o.paths = {Fake2("minimal")};
+  auto r = DeviceRegistry::Discover(o);
+  absl::StatusOr<Device*> d = r->GetDevice("FAKE2:0");
+  ASSERT_TRUE(d.ok()) << d.status();
+  Buffer b = *(*d)->Allocate(DType::kI32, 3);
+  int32_t in[3] = {5, -6, 7}, out[3] = {0, 0, 0};
+  ASSERT_TRUE((*d)->CopyIn(b, in, 12).ok());
+  ASSERT_TRUE((*d)->CopyOut(out, b, 12).ok());
+  EXPECT_EQ(std::vector<int32_t>(out, out + 3), std::vector<int32_t>(in, in + 3));
+  // its own error objects, read through its error calls
+  EXPECT_EQ((*d)->Allocate(DType::kF32, 1 << 20).status().message(), "fake2: more than 1 MiB");
+  EXPECT_TRUE((*d)->TakesMappedLaunch());
+}
+
+TEST(Plugin, APluginOfABI2WithoutACallOfItsCapsIsRefusedNamingIt) {
+  EXPECT_EQ(LoadError(Fake2("nocopyout")),
+            "plugin " + Fake2("nocopyout") +
+                ": its table has no copy_d2h, which a plugin of its caps must have (see "
+                "plugin_api.h; plugin_sdk.h fills a stub for every call)");
+}
+
+TEST(Plugin, AnABI2EntryWithATableOfAnotherMajor) {
+  EXPECT_EQ(LoadError(Fake2("major3")),
+            "plugin " + Fake2("major3") +
+                ": plugin ABI 3.0 from its uopc_plugin_entry_v2; this host speaks ABI 2.0 and 1.x "
+                "(a table's major must be its entry's)");
+}
+
+TEST(Plugin, AnABI2TableTooSmall) {
+  EXPECT_EQ(LoadError(Fake2("smalltable")),
+            "plugin " + Fake2("smalltable") + ": its table is " +
+                std::to_string(offsetof(uopc_api, copy)) + " bytes; ABI 2.0 needs " +
+                std::to_string(offsetof(uopc_api, queue_synchronize) + sizeof(void*)));
+}
+
+TEST(Plugin, AProbeOfABI2SaysWhyItCannotWork) {
+  absl::StatusOr<std::unique_ptr<Plugin>> p = Plugin::Load(Fake2("probefails"));
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(p.status().message(), "plugin " + Fake2("probefails") +
+                                      ": unusable on this machine (fake2: no such hardware here)");
 }
 
 TEST(Plugin, MissingFile) {
@@ -46,25 +113,27 @@ TEST(Plugin, NotASharedLibrary) {
 TEST(Plugin, MissingEntrySymbol) {
   EXPECT_EQ(LoadError(Fake("noentry")),
             "plugin " + Fake("noentry") +
-                ": no uopc_plugin_entry_v1 symbol (not a uopc plugin, or built for another ABI)");
+                ": no uopc_plugin_entry_v2 or uopc_plugin_entry_v1 symbol (not a uopc plugin, or "
+                "built for another ABI)");
 }
 
 TEST(Plugin, BuiltForAnotherMajor) {
-  EXPECT_EQ(
-      LoadError(Fake("entryv2")),
-      "plugin " + Fake("entryv2") + ": built for plugin ABI major 2; this host speaks ABI 1.5");
+  EXPECT_EQ(LoadError(Fake("entryv3")),
+            "plugin " + Fake("entryv3") +
+                ": built for plugin ABI major 3; this host speaks ABI 2.0 and 1.x");
 }
 
 TEST(Plugin, TableOfAnotherMajor) {
   EXPECT_EQ(LoadError(Fake("badmajor")),
             "plugin " + Fake("badmajor") +
-                ": plugin ABI 2.3; this host speaks ABI 1.5 (the major must match)");
+                ": plugin ABI 2.3 from its uopc_plugin_entry_v1; this host speaks ABI 2.0 and 1.x "
+                "(a table's major must be its entry's)");
 }
 
 TEST(Plugin, EntryRefusesTheHost) {
   EXPECT_EQ(LoadError(Fake("nulltable")),
             "plugin " + Fake("nulltable") +
-                ": its entry returned no table: it refuses this host (ABI 1.5)");
+                ": its entry returned no table: it refuses this host (ABI 2.0 and 1.x)");
 }
 
 TEST(Plugin, FailedInitialize) {
@@ -77,26 +146,29 @@ TEST(Plugin, ProbeSaysUnusable) {
             "plugin " + Fake("probezero") + ": unusable on this machine (its probe said no)");
 }
 
-TEST(Plugin, UnimplementedSlotsAreStubsNotNull) {
+TEST(Plugin, UnimplementedSlotsOfABI1AreStubsNotNull) {
   std::unique_ptr<Plugin> p = *Plugin::Load(Fake("minimal"));
-  uopc_program* prog = nullptr;
-  absl::Status s = p->Device(&uopc_device_api::program_load, "program_load", nullptr, nullptr,
-                             uint64_t{0}, nullptr, uint32_t{0}, &prog);
+  uopc_program_load_args load{};
+  absl::Status s = p->Call(&load);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(s.message(), "program_load is not implemented by this plugin");
-  EXPECT_EQ(p->api().backend->backend_count(), 0u);
+  uopc_backend_count_args count{};
+  ASSERT_TRUE(p->Call(&count).ok());
+  EXPECT_EQ(count.count, 0u);
 }
 
 TEST(Plugin, AnOlderMinorsMissingMembersAreSkippedNotCalled) {
   std::unique_ptr<Plugin> p = *Plugin::Load(Fake("oldminor"));  // built against ABI 1.0
   EXPECT_EQ(p->Version(), "0.1 (ABI 1.0, uop format 1)");
-  EXPECT_FALSE(Plugin::Has(p->api().device, &uopc_device_api::copy));
-  EXPECT_FALSE(Plugin::Has(p->api().device, &uopc_device_api::memory_info));
-  EXPECT_TRUE(Plugin::Has(p->api().device, &uopc_device_api::queue_synchronize));
-  absl::Status s = p->Device(&uopc_device_api::copy, "copy", nullptr);
+  uopc_memory_info_args m{};
+  absl::Status s = p->Call(&m);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(s.message(), "plugin fake (ABI 1.0) has no copy");
-  EXPECT_FALSE(Plugin::Has(&p->api(), &uopc_plugin_api::initialize_with));  // (initialize ran)
+  EXPECT_EQ(s.message(), "plugin fake (ABI 1.0) has no memory_info");
+  // copy of 2.0 is copy_d2d of 1.0 (here the SDK's stub)
+  uopc_copy_args c{};
+  s = p->Call(&c);
+  EXPECT_EQ(s.message(), "copy_d2d is not implemented by this plugin");
+  EXPECT_FALSE(p->TakesMappedLaunch());
 }
 
 TEST(Plugin, InitializeWithGetsTheEnvironmentsOptionsForItsName) {

@@ -70,15 +70,17 @@ TEST(UopcTool, WhatSimplifyPrintsReadsBack) {
 TEST(UopcTool, VersionSaysItsOwnAndEachPluginsABI) {
   Result r = Uopc("--version");
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_EQ(r.out.rfind(std::string("uopc ") + uopc::kVersion + " (plugin ABI 1.5, uop format 1)\n", 0), 0u)
+  EXPECT_EQ(
+      r.out.rfind(std::string("uopc ") + uopc::kVersion + " (plugin ABI 2.0, uop format 1)\n", 0),
+      0u)
       << r.out;
-  EXPECT_NE(r.out.find("plugin c 1.0 (ABI 1.5, uop format 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin c 2.0 (ABI 2.0, uop format 1)"), std::string::npos) << r.out;
 }
 
 TEST(UopcTool, DevicesListsTheCPluginAndSmokeTestsItsDevice) {
   Result r = Uopc("devices");
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("plugin c 1.0 (ABI 1.5, uop format 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin c 2.0 (ABI 2.0, uop format 1)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("device CPU:0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("smoke kernel: PASS"), std::string::npos) << r.out;
   // the target it read: the class, the CPU's features and its caches

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 #include "core/alu.h"
 #include "core/element.h"
@@ -193,7 +194,12 @@ class Suite {
   std::string RunOne(const KernelCase& c, const Program& prog, uint32_t entry,
                      const LaunchDims& dims);
   bool Supports(const std::string& op, DType t);
-
+  // The device's calls the suite makes itself, on its queue.
+  absl::Status Alloc(uint64_t size, uopc_buffer** out);
+  absl::Status Free(uopc_buffer* b);
+  absl::Status CopyIn(uopc_buffer* dst, uint64_t offset, const void* src, uint64_t size);
+  absl::Status CopyOut(void* dst, const uopc_buffer* src, uint64_t offset, uint64_t size);
+  absl::Status Sync();
 
   Device& d_;
   ConformanceOptions opt_;
@@ -203,53 +209,95 @@ class Suite {
 
 bool Suite::Supports(const std::string& op, DType t) {
   if (!d_.backend()) return false;
-  uopc_op_query q{};
-  q.struct_size = sizeof q;
+  uopc_backend_supports_args q{};
+  q.backend = d_.backend();
   q.op = op.c_str();
   q.dtype = static_cast<uopc_dtype>(t);
-  int32_t yes = 0;
-  return P().Backend(&uopc_backend_api::backend_supports, "backend_supports", d_.backend(), &q,
-                     &yes)
-             .ok() &&
-         yes;
+  absl::Status s = P().Call(&q);
+  if (!absl::IsUnimplemented(s)) return s.ok() && q.supported;
+  // without the call: every op of the dtypes the backend describes (plugin_api.h)
+  uopc_backend_desc desc{};
+  desc.struct_size = sizeof desc;
+  uopc_backend_describe_args d{};
+  d.backend = d_.backend();
+  d.desc = &desc;
+  return P().Call(&d).ok() && ((desc.dtypes >> static_cast<int>(t)) & 1);
+}
+
+absl::Status Suite::Alloc(uint64_t size, uopc_buffer** out) {
+  uopc_buffer_alloc_args a{};
+  a.device = d_.handle();
+  a.size = size;
+  a.align = 64;
+  absl::Status s = P().Call(&a);
+  *out = a.buffer;
+  return s;
+}
+
+absl::Status Suite::Free(uopc_buffer* b) {
+  uopc_buffer_free_args a{};
+  a.buffer = b;
+  return P().Call(&a);
+}
+
+absl::Status Suite::CopyIn(uopc_buffer* dst, uint64_t offset, const void* src, uint64_t size) {
+  uopc_copy_h2d_args a{};
+  a.queue = d_.queue();
+  a.dst = dst;
+  a.dst_offset = offset;
+  a.src = src;
+  a.size = size;
+  return P().Call(&a);
+}
+
+absl::Status Suite::CopyOut(void* dst, const uopc_buffer* src, uint64_t offset, uint64_t size) {
+  uopc_copy_d2h_args a{};
+  a.queue = d_.queue();
+  a.dst = dst;
+  a.src = src;
+  a.src_offset = offset;
+  a.size = size;
+  return P().Call(&a);
+}
+
+absl::Status Suite::Sync() {
+  uopc_queue_synchronize_args a{};
+  a.queue = d_.queue();
+  return P().Call(&a);
 }
 
 void Suite::Abi() {
-  const uopc_plugin_api& api = P().api();
-  Check("abi", "version", api.abi_major == UOPC_ABI_MAJOR,
-        absl::StrCat("ABI ", api.abi_major, ".", api.abi_minor));
-  Check("abi", "uop format", api.uop_format_version == kUOpFormatVersion,
-        absl::StrCat("reads uop format ", api.uop_format_version, "; the host writes ",
-                     kUOpFormatVersion));
-  bool full = api.device && api.device->struct_size >= sizeof(uopc_device_api) && api.backend &&
-              api.backend->struct_size >= sizeof(uopc_backend_api);
-  const void* const* dslots = reinterpret_cast<const void* const*>(&api.device->device_count);
-  size_t nd = (sizeof(uopc_device_api) - offsetof(uopc_device_api, device_count)) / sizeof(void*);
-  for (size_t k = 0; full && k < nd; ++k) full = dslots[k] != nullptr;
-  const void* const* bslots = reinterpret_cast<const void* const*>(&api.backend->backend_count);
-  size_t nb =
-      (sizeof(uopc_backend_api) - offsetof(uopc_backend_api, backend_count)) / sizeof(void*);
-  for (size_t k = 0; full && k < nb; ++k) full = bslots[k] != nullptr;
-  Check("abi", "full tables", full,
-        "a table is smaller than this ABI's or has an empty slot (use uopc_sdk_fill)");
+  const Plugin& p = P();
+  Check("abi", "version", p.abi_major() == UOPC_ABI_MAJOR || p.abi_major() == 1,
+        absl::StrCat("ABI ", p.abi_major(), ".", p.abi_minor()));
+  Check("abi", "uop format", p.uop_format() == kUOpFormatVersion,
+        absl::StrCat("reads uop format ", p.uop_format(), "; the host writes ", kUOpFormatVersion));
+  if (p.abi_major() == UOPC_ABI_MAJOR) {
+    std::vector<std::string> absent = p.AbsentCalls();
+    Check(
+        "abi", "every call set", absent.empty(),
+        absl::StrCat("no ", absl::StrJoin(absent, ", "), " (uopc_sdk_fill sets a stub for each)"));
+  } else {
+    Add(ConformanceCase::kSkip, "abi", "every call set", "an ABI 1.x plugin");
+  }
   // only the entry symbol (and C++ runtime template instances) leave the library
   std::string cmd = "nm -D --defined-only '" + P().path() + "' 2>/dev/null";
-  if (FILE* p = popen(cmd.c_str(), "r")) {
+  if (FILE* f = popen(cmd.c_str(), "r")) {
     char line[1024];
     std::string extra;
     bool any = false;
-    while (std::fgets(line, sizeof line, p)) {
+    while (std::fgets(line, sizeof line, f)) {
       any = true;
       std::string sym = line;
       sym = sym.substr(sym.rfind(' ') + 1);
       sym.erase(sym.find_last_not_of("\n") + 1);
-      if (sym == UOPC_ENTRY_SYMBOL || absl::StartsWith(sym, "_ZNSt") ||
-          absl::StartsWith(sym, "_ZNKSt") || absl::StartsWith(sym, "_ZSt") ||
-          absl::StartsWith(sym, "_ZN9__gnu_cxx") || sym.empty())
+      if (sym == UOPC_ENTRY_SYMBOL || sym == "uopc_plugin_entry_v1" ||
+          absl::StartsWith(sym, "_ZNSt") || absl::StartsWith(sym, "_ZNKSt") ||
+          absl::StartsWith(sym, "_ZSt") || absl::StartsWith(sym, "_ZN9__gnu_cxx") || sym.empty())
         continue;
       extra += (extra.empty() ? "" : ", ") + sym;
     }
-    pclose(p);
+    pclose(f);
     if (any)
       Check("abi", "exports only the entry", extra.empty(), "also exports " + extra.substr(0, 300));
     else
@@ -264,23 +312,29 @@ void Suite::Abi() {
   };
   uopc_device_props props{};
   props.struct_size = sizeof props;
-  refused("device_describe",
-          P().Device(&uopc_device_api::device_describe, "device_describe", nullptr, &props));
-  refused("buffer_free", P().Device(&uopc_device_api::buffer_free, "buffer_free", nullptr));
-  refused("queue_destroy", P().Device(&uopc_device_api::queue_destroy, "queue_destroy", nullptr));
-  refused("launch", P().Device(&uopc_device_api::launch, "launch", nullptr, nullptr, nullptr));
-  refused("program_unload",
-          P().Device(&uopc_device_api::program_unload, "program_unload", nullptr));
-  uopc_blob* blob = nullptr;
-  refused("render", P().Backend(&uopc_backend_api::render, "render", nullptr, &blob));
+  uopc_device_describe_args describe{};
+  describe.props = &props;
+  refused("device_describe", P().Call(&describe));
+  uopc_buffer_free_args free{};
+  refused("buffer_free", P().Call(&free));
+  uopc_queue_destroy_args queue{};
+  refused("queue_destroy", P().Call(&queue));
+  uopc_launch_args launch{};
+  refused("launch", P().Call(&launch));
+  uopc_program_unload_args unload{};
+  refused("program_unload", P().Call(&unload));
+  uopc_render_args render{};
+  refused("render", P().Call(&render));
   // capability bits tell the truth
   uopc_device_props dp{};
   dp.struct_size = sizeof dp;
-  if (P().Device(&uopc_device_api::device_describe, "device_describe", d_.handle(), &dp).ok() &&
-      !(dp.caps & UOPC_DEVICE_CAP_COPY_D2D)) {
-    absl::Status s = P().Device(&uopc_device_api::copy_d2d, "copy_d2d", d_.queue(), nullptr,
-                                uint64_t{0}, nullptr, uint64_t{0}, uint64_t{0}, nullptr);
-    Check("abi", "caps: no copy_d2d means UNIMPLEMENTED",
+  describe.device = d_.handle();
+  describe.props = &dp;
+  if (P().Call(&describe).ok() && !(dp.caps & UOPC_DEVICE_CAP_COPY_D2D)) {
+    uopc_copy_args copy{};
+    copy.queue = d_.queue();
+    absl::Status s = P().Call(&copy);
+    Check("abi", "caps: no COPY_D2D means copy is UNIMPLEMENTED",
           s.code() == absl::StatusCode::kUnimplemented, s.ToString());
   }
 }
@@ -292,26 +346,18 @@ void Suite::Memory() {
     std::string name = absl::StrCat("round trip of ", size, " bytes between guards");
     uint64_t guard = 64, total = size + 2 * guard;
     uopc_buffer* b = nullptr;
-    absl::Status s = P().Device(&uopc_device_api::buffer_alloc, "buffer_alloc", d_.handle(), total,
-                                uint64_t{64}, &b);
+    absl::Status s = Alloc(total, &b);
     if (!s.ok()) {
       Check("memory", name, false, s.ToString());
       continue;
     }
     std::vector<uint8_t> all(total, kSentinel), data(size), back(total, 0);
     for (uint8_t& c : data) c = static_cast<uint8_t>(rng());
-    s = P().Device(&uopc_device_api::copy_h2d, "copy_h2d", d_.queue(), b, uint64_t{0}, all.data(),
-                   total, nullptr);
-    if (s.ok())
-      s = P().Device(&uopc_device_api::copy_h2d, "copy_h2d", d_.queue(), b, guard, data.data(),
-                     size, nullptr);
-    if (s.ok())
-      s = P().Device(&uopc_device_api::queue_synchronize, "queue_synchronize", d_.queue());
-    if (s.ok())
-      s = P().Device(&uopc_device_api::copy_d2h, "copy_d2h", d_.queue(), back.data(), b,
-                     uint64_t{0}, total, nullptr);
-    if (s.ok())
-      s = P().Device(&uopc_device_api::queue_synchronize, "queue_synchronize", d_.queue());
+    s = CopyIn(b, 0, all.data(), total);
+    if (s.ok()) s = CopyIn(b, guard, data.data(), size);
+    if (s.ok()) s = Sync();
+    if (s.ok()) s = CopyOut(back.data(), b, 0, total);
+    if (s.ok()) s = Sync();
     bool guards =
         std::all_of(back.begin(), back.begin() + guard, [](uint8_t c) { return c == kSentinel; }) &&
         std::all_of(back.end() - guard, back.end(), [](uint8_t c) { return c == kSentinel; });
@@ -320,74 +366,60 @@ void Suite::Memory() {
           !s.ok()   ? s.ToString()
           : !guards ? "a guard byte changed"
                     : "the data came back different");
-    P().Device(&uopc_device_api::buffer_free, "buffer_free", b).IgnoreError();
+    Free(b).IgnoreError();
   }
   WrappedMemory();
   uopc_buffer* huge = nullptr;
-  absl::Status s = P().Device(&uopc_device_api::buffer_alloc, "buffer_alloc", d_.handle(),
-                              uint64_t{1} << 62, uint64_t{64}, &huge);
+  absl::Status s = Alloc(uint64_t{1} << 62, &huge);
   Check("memory", "4 EiB allocation is RESOURCE_EXHAUSTED",
         s.code() == absl::StatusCode::kResourceExhausted, s.ToString());
-  if (s.ok()) P().Device(&uopc_device_api::buffer_free, "buffer_free", huge).IgnoreError();
+  if (s.ok()) Free(huge).IgnoreError();
   uopc_buffer* small = nullptr;
-  if (P().Device(&uopc_device_api::buffer_alloc, "buffer_alloc", d_.handle(), uint64_t{16},
-                 uint64_t{64}, &small)
-          .ok()) {
+  if (Alloc(16, &small).ok()) {
     char buf[64] = {0};
-    absl::Status r = P().Device(&uopc_device_api::copy_h2d, "copy_h2d", d_.queue(), small,
-                                uint64_t{8}, buf, uint64_t{16}, nullptr);
+    absl::Status r = CopyIn(small, 8, buf, 16);
     Check("memory", "copy past the end is refused", !r.ok(),
           "copied 16 bytes at offset 8 of a 16-byte buffer");
-    P().Device(&uopc_device_api::buffer_free, "buffer_free", small).IgnoreError();
+    Free(small).IgnoreError();
   }
 }
 
-// ABI 1.3: a buffer wrapped over another's address (buffer_address) aliases it, and its
-// release runs exactly once, after buffer_free.
+// A buffer wrapped over another's address (buffer_address) aliases it, and its release runs
+// exactly once, after buffer_free.
 void Suite::WrappedMemory() {
   const char* name = "a wrapped buffer aliases its memory; release runs once";
   uopc_buffer* owner = nullptr;
-  absl::Status s = P().Device(&uopc_device_api::buffer_alloc, "buffer_alloc", d_.handle(),
-                              uint64_t{256}, uint64_t{64}, &owner);
+  absl::Status s = Alloc(256, &owner);
   if (!s.ok()) return Check("memory", name, false, s.ToString());
   uopc_buffer_address_args where{};
-  where.struct_size = sizeof where;
   where.buffer = owner;
-  s = P().Device(&uopc_device_api::buffer_address, "buffer_address", &where);
+  s = P().Call(&where);
   if (s.code() == absl::StatusCode::kUnimplemented) {
-    Add(ConformanceCase::kSkip, "memory", name, "no buffer_address (ABI 1.3)");
+    Add(ConformanceCase::kSkip, "memory", name, "no buffer_address");
   } else {
     int released = 0;
     uopc_buffer_wrap_args wrap{};
-    wrap.struct_size = sizeof wrap;
     wrap.device = d_.handle();
     wrap.address = static_cast<uint8_t*>(where.address) + 64;
     wrap.size = 128;
     wrap.release = [](void* ctx) { ++*static_cast<int*>(ctx); };
     wrap.release_ctx = &released;
-    if (s.ok()) s = P().Device(&uopc_device_api::buffer_wrap, "buffer_wrap", &wrap);
+    if (s.ok()) s = P().Call(&wrap);
     std::vector<uint8_t> in(128), back(128, 0);
     for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 7 + 1);
-    if (s.ok())
-      s = P().Device(&uopc_device_api::copy_h2d, "copy_h2d", d_.queue(), wrap.buffer, uint64_t{0},
-                     in.data(), uint64_t{128}, nullptr);
-    if (s.ok())
-      s = P().Device(&uopc_device_api::copy_d2h, "copy_d2h", d_.queue(), back.data(), owner,
-                     uint64_t{64}, uint64_t{128}, nullptr);
-    if (s.ok())
-      s = P().Device(&uopc_device_api::queue_synchronize, "queue_synchronize", d_.queue());
+    if (s.ok()) s = CopyIn(wrap.buffer, 0, in.data(), 128);
+    if (s.ok()) s = CopyOut(back.data(), owner, 64, 128);
+    if (s.ok()) s = Sync();
     const int before_free = released;
-    if (wrap.buffer)
-      s.Update(P().Device(&uopc_device_api::buffer_free, "buffer_free", wrap.buffer));
-    if (s.ok())
-      s = P().Device(&uopc_device_api::queue_synchronize, "queue_synchronize", d_.queue());
+    if (wrap.buffer) s.Update(Free(wrap.buffer));
+    if (s.ok()) s = Sync();
     Check("memory", name, s.ok() && in == back && before_free == 0 && released == 1,
           !s.ok()      ? s.ToString()
           : in != back ? "the owner's memory does not hold what was copied into the wrap"
                        : absl::StrCat("release ran ", before_free, " times before buffer_free and ",
                                       released, " in all"));
   }
-  P().Device(&uopc_device_api::buffer_free, "buffer_free", owner).IgnoreError();
+  Free(owner).IgnoreError();
 }
 
 // A kernel out[i] = f(in0[i], in1[i], ...) over kN elements; out is slot 3.

@@ -75,9 +75,8 @@ TEST(CudaPlugin, PassesTheConformanceSuite) {
               r.skipped);
 }
 
-// A kernel the host mapped to a grid (ABI 1.5) is refused by the ABI 1.0 render call, which
-// cannot say its launch dims (its caller would launch one thread); render_kernel says them.
-TEST(CudaPlugin, TheOldRenderCallRefusesAKernelMappedToAGrid) {
+// A kernel the host mapped to a grid comes back with its launch dims.
+TEST(CudaPlugin, RenderGivesAKernelMappedToAGridItsDims) {
   Device* d = Gpu();
   if (!d) GTEST_SKIP() << "no GPU here";
   UOp i = UOp::Range(1024, 0);
@@ -85,17 +84,6 @@ TEST(CudaPlugin, TheOldRenderCallRefusesAKernelMappedToAGrid) {
   LaunchDims dims;
   const std::string mapped = SerializeGraph(*MapToLaunchDims(k, {}, &dims));
   ASSERT_EQ(dims.global[0], 4u);
-  uopc_render_args a{};
-  a.struct_size = sizeof a;
-  a.backend = d->backend();
-  a.kernel = mapped.data();
-  a.kernel_size = mapped.size();
-  a.name = "k";
-  uopc_blob* source = nullptr;
-  absl::Status s = d->plugin().Backend(&uopc_backend_api::render, "render", &a, &source);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_NE(s.message().find("use render_kernel"), std::string::npos) << s;
-  EXPECT_EQ(source, nullptr);
   absl::StatusOr<RenderedKernel> r = d->Render(mapped, "k");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->dims, dims);
