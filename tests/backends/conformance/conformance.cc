@@ -17,7 +17,9 @@
 #include "core/interpreter.h"
 #include "core/serialize.h"
 #include "core/verify.h"
+#include "passes/launch_dims.h"
 #include "passes/linearize.h"
+#include "passes/thread_outer_loop.h"
 
 namespace uopc {
 namespace {
@@ -166,7 +168,10 @@ struct KernelCase {
   DType to = DType::kVoid;  // a cast's target, whose support is asked too
   int ulps = 0;
   std::vector<std::pair<std::string, int64_t>> vars;  // the kernel's VARs and their values
+  bool map_launch = false;  // mapped to several blocks (threads) by the target's launch pass
 };
+
+std::vector<KernelCase> LoopCases();
 
 class Suite {
  public:
@@ -190,6 +195,10 @@ class Suite {
   void Abi();
   void Memory();
   void WrappedMemory();
+  void Queues();
+  void Peers();
+  /// `c.kernel` as the host gives it to this device: with map_launch, over several blocks.
+  absl::StatusOr<UOp> AsLaunched(const KernelCase& c);
   void Kernels(std::vector<KernelCase> cases);
   std::string RunOne(const KernelCase& c, const Program& prog, uint32_t entry,
                      const LaunchDims& dims);
@@ -422,6 +431,134 @@ void Suite::WrappedMemory() {
   Free(owner).IgnoreError();
 }
 
+// Two queues of the device: work on the second waits for an event of the first; a launch
+// the plugin refuses leaves its queue usable.
+void Suite::Queues() {
+  const char* name = "an event orders work across two queues";
+  uopc_queue_create_args second{};
+  second.device = d_.handle();
+  absl::Status s = P().Call(&second);
+  if (!s.ok()) return Check("queues", name, false, "queue_create: " + s.ToString());
+  uopc_buffer* b = nullptr;
+  std::vector<uint8_t> in(4096), back(4096, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 13 + 5);
+  s = Alloc(in.size(), &b);
+  uopc_event* written = nullptr;
+  uopc_event* read = nullptr;
+  if (s.ok()) {
+    uopc_copy_h2d_args a{};
+    a.queue = d_.queue();
+    a.dst = b;
+    a.src = in.data();
+    a.size = in.size();
+    a.done = &written;
+    s = P().Call(&a);
+  }
+  if (s.ok() && written) {  // (no event: done already)
+    uopc_queue_wait_event_args w{};
+    w.queue = second.queue;
+    w.event = written;
+    s = P().Call(&w);
+  }
+  if (s.ok()) {
+    uopc_copy_d2h_args a{};
+    a.queue = second.queue;
+    a.dst = back.data();
+    a.src = b;
+    a.size = back.size();
+    a.done = &read;
+    s = P().Call(&a);
+  }
+  if (s.ok() && read) {
+    uopc_event_wait_args w{};
+    w.event = read;
+    w.timeout_ns = ~uint64_t{0};
+    s = P().Call(&w);
+    uopc_event_query_args q{};
+    q.event = read;
+    absl::Status qs = P().Call(&q);
+    if (s.ok() && !absl::IsUnimplemented(qs) && !(qs.ok() && q.done))
+      s = absl::InternalError(
+          absl::StrCat("event_query after event_wait: ", qs.ToString(), ", done ", q.done));
+  }
+  if (s.ok()) {
+    uopc_queue_synchronize_args sync{};
+    sync.queue = second.queue;
+    s = P().Call(&sync);
+  }
+  Check("queues", name, s.ok() && in == back,
+        !s.ok() ? s.ToString() : "the second queue read what the first had not written yet");
+  for (uopc_event* e : {written, read}) {
+    uopc_event_destroy_args x{};
+    x.event = e;
+    if (e) P().Call(&x).IgnoreError();
+  }
+  uopc_queue_destroy_args q{};
+  q.queue = second.queue;
+  P().Call(&q).IgnoreError();
+  if (b) Free(b).IgnoreError();
+
+  // a launch of an entry the program has not got: refused, and the queue goes on
+  name = "a refused launch leaves the queue usable";
+  KernelCase c = LoopCases().back();
+  absl::StatusOr<RenderedKernel> src = d_.Render(SerializeGraph(c.kernel), "conf_refused");
+  if (!src.ok())
+    return Add(ConformanceCase::kSkip, "queues", name, "render: " + src.status().ToString());
+  absl::StatusOr<std::shared_ptr<Program>> prog = d_.Build({src->source}, {"conf_refused"});
+  if (!prog.ok())
+    return Add(ConformanceCase::kSkip, "queues", name, "compile: " + prog.status().ToString());
+  uopc_launch_args bad{};
+  bad.queue = d_.queue();
+  bad.program = (*prog)->handle();
+  bad.entry = 1;  // of one
+  for (int i = 0; i < 3; ++i) bad.grid[i] = bad.block[i] = 1;
+  absl::Status refused = P().Call(&bad);
+  uopc_buffer* after = nullptr;
+  std::vector<uint8_t> one(64, 7), got(64, 0);
+  s = Alloc(one.size(), &after);
+  if (s.ok()) s = CopyIn(after, 0, one.data(), one.size());
+  if (s.ok()) s = CopyOut(got.data(), after, 0, got.size());
+  if (s.ok()) s = Sync();
+  Check("queues", name, !refused.ok() && s.ok() && one == got,
+        refused.ok() ? "a launch of entry 1 of a program of 1 was accepted"
+        : !s.ok()    ? "after it: " + s.ToString()
+                     : "after it, a copy came back different");
+  if (after) Free(after).IgnoreError();
+}
+
+// A copy between this device and another of the plugin (ConformanceOptions::peer), where
+// the device says it can (UOPC_DEVICE_CAP_COPY_PEER).
+void Suite::Peers() {
+  const char* name = "a copy to another device of the plugin";
+  Device* peer = opt_.peer;
+  if (!peer || &peer->plugin() != &P())
+    return Add(ConformanceCase::kSkip, "peers", name, "no second device of the plugin given");
+  uopc_device_props props{};
+  props.struct_size = sizeof props;
+  uopc_device_describe_args describe{};
+  describe.device = d_.handle();
+  describe.props = &props;
+  if (!P().Call(&describe).ok() || !(props.caps & UOPC_DEVICE_CAP_COPY_PEER))
+    return Add(ConformanceCase::kSkip, "peers", name,
+               "the device has no UOPC_DEVICE_CAP_COPY_PEER");
+  std::vector<uint8_t> in(1000), back(1000, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 7 + 3);
+  absl::StatusOr<Buffer> mine = d_.Allocate(DType::kU8, 1000);
+  absl::StatusOr<Buffer> theirs = peer->Allocate(DType::kU8, 1000);
+  absl::Status s = !mine.ok() ? mine.status() : theirs.status();
+  if (s.ok()) s = d_.CopyIn(*mine, in.data(), in.size());
+  // a part at offsets on both sides, then the rest, each waited for on its event
+  for (auto [dst, src, n] : {std::tuple<uint64_t, uint64_t, uint64_t>{100, 100, 900},
+                             std::tuple<uint64_t, uint64_t, uint64_t>{0, 0, 100}}) {
+    if (!s.ok()) break;
+    absl::StatusOr<Event> e = d_.EnqueueCopy(*theirs, dst, *mine, src, n);
+    s = e.ok() ? e->Wait() : e.status();
+  }
+  if (s.ok()) s = peer->CopyOut(back.data(), *theirs, back.size());
+  Check("peers", name, s.ok() && in == back,
+        !s.ok() ? s.ToString() : "the other device's buffer holds something else");
+}
+
 // A kernel out[i] = f(in0[i], in1[i], ...) over kN elements; out is slot 3.
 UOp Elementwise(const std::vector<DType>& in, DType out,
                 const std::function<UOp(const std::vector<UOp>&)>& f) {
@@ -525,6 +662,49 @@ std::vector<KernelCase> LoopCases() {
   return cases;
 }
 
+// The loop cases and an elementwise one, each launched over several blocks (GPU threads, CPU
+// cores): what the host does with a kernel of a target that maps its launch.
+std::vector<KernelCase> LaunchCases() {
+  std::vector<KernelCase> cases = LoopCases();
+  {  // out[i] = x[i] * y[i] + 1
+    KernelCase c;
+    c.name = "elementwise";
+    UOp i = UOp::Range(kN, 0);
+    UOp x = UOp::Buffer(DType::kF32, 0, kN), y = UOp::Buffer(DType::kF32, 1, kN);
+    c.kernel =
+        UOp::Sink({UOp::Buffer(DType::kF32, 3, kN)
+                       .Index(i)
+                       .Store(x.Index(i).Load() * y.Index(i).Load() + UOp::Const(DType::kF32, 1.0))
+                       .End({i})});
+    c.in_types = {DType::kF32, DType::kF32};
+    c.inputs = {Values(DType::kF32, 11, Ops::MUL, 0), Values(DType::kF32, 12, Ops::MUL, 1)};
+    c.out_type = DType::kF32;
+    cases.push_back(std::move(c));
+  }
+  for (KernelCase& c : cases) {
+    c.section = "launch";
+    c.name += " over several blocks";
+    c.map_launch = true;
+  }
+  return cases;
+}
+
+absl::StatusOr<UOp> Suite::AsLaunched(const KernelCase& c) {
+  if (!c.map_launch) return c.kernel;
+  if (!d_.TakesMappedLaunch())
+    return absl::UnimplementedError("the plugin maps its own launch (ABI older than 1.5)");
+  LaunchDims dims;
+  // blocks of 4 threads on a GPU (2 of them for the 8 sums of the reduction); a CPU's outer
+  // loop to its cores
+  absl::StatusOr<UOp> k = d_.target().IsGpu()
+                              ? MapToLaunchDims(c.kernel, LaunchLimits{4, 1u << 31}, &dims)
+                              : ThreadOuterLoop(c.kernel, &dims, /*min_work=*/0);
+  if (!k.ok()) return k.status();
+  if (dims.global[0] * dims.global[1] * dims.global[2] < 2)
+    return absl::InternalError("the launch pass left the kernel in one block");
+  return k;
+}
+
 std::string Suite::RunOne(const KernelCase& c, const Program& prog, uint32_t entry,
                           const LaunchDims& dims) {
   // reference: the interpreter on host memory
@@ -591,7 +771,16 @@ void Suite::Kernels(std::vector<KernelCase> cases) {
       continue;
     }
     std::string name = absl::StrCat("conf_", todo.size());
-    absl::StatusOr<RenderedKernel> src = d_.Render(SerializeGraph(c.kernel), name);
+    absl::StatusOr<UOp> kernel = AsLaunched(c);
+    if (absl::IsUnimplemented(kernel.status())) {
+      Add(ConformanceCase::kSkip, c.section, c.name, std::string(kernel.status().message()));
+      continue;
+    }
+    if (!kernel.ok()) {
+      Add(ConformanceCase::kFail, c.section, c.name, "launch pass: " + kernel.status().ToString());
+      continue;
+    }
+    absl::StatusOr<RenderedKernel> src = d_.Render(SerializeGraph(*kernel), name);
     if (!src.ok()) {
       Add(ConformanceCase::kFail, c.section, c.name,
           "render: " + std::string(src.status().message()));
@@ -624,6 +813,9 @@ ConformanceReport Suite::Run() {
   Kernels(AluCases());
   Kernels(CastCases());
   Kernels(LoopCases());
+  Kernels(LaunchCases());
+  Queues();
+  Peers();
   for (const ConformanceCase& c : report_.cases) {
     if (c.status == ConformanceCase::kPass) ++report_.passed;
     if (c.status == ConformanceCase::kFail) ++report_.failed;
@@ -650,7 +842,7 @@ ConformanceReport Suite::Run() {
 
 std::vector<std::pair<std::string, UOp>> ConformanceKernels() {
   std::vector<std::pair<std::string, UOp>> out;
-  for (auto cases : {AluCases(), CastCases(), LoopCases()})
+  for (auto cases : {AluCases(), CastCases(), LoopCases(), LaunchCases()})
     for (KernelCase& c : cases) out.push_back({c.section + " " + c.name, c.kernel});
   return out;
 }

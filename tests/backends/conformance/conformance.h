@@ -1,6 +1,6 @@
 // The plugin conformance suite: what every backend plugin must pass. It runs on one
 // loaded device (through the real plugin loader) and checks, in order:
-//   abi     table sizes and versions, no empty slot, only the entry symbol exported,
+//   abi     versions, every call set, only the entry symbol exported,
 //           NULL handles refused with INVALID_ARGUMENT, capability bits honest;
 //   memory  allocations of odd sizes, copies round-trip at offsets, guard bytes around
 //           a buffer stay intact, a huge allocation is RESOURCE_EXHAUSTED;
@@ -9,7 +9,12 @@
 //           past the width, wrap-around) and float ones (NaN, infinities, signed zero,
 //           denormals, f16/bf16 rounding); outputs are written between guard bytes;
 //   cast    every dtype to every dtype, and every same-size bitcast;
-//   loops   a reduction with a run-time trip count and a kernel over a VAR.
+//   loops   a reduction with a run-time trip count and a kernel over a VAR;
+//   launch  the loop cases and an elementwise kernel, mapped by the target's launch pass
+//           to several blocks (a GPU's threads, a CPU's cores), as the host gives them;
+//   queues  an event of one queue orders work on another; a launch the plugin refuses
+//           leaves its queue usable;
+//   peers   a copy to another device of the plugin, where it says it can (COPY_PEER).
 // What the backend declares unsupported is skipped and listed, not failed; the report
 // includes a support matrix (op x dtype). Integers and bools must match exactly; floats
 // bit for bit (any NaN matches any NaN), except transcendentals within a few ulps.
@@ -24,7 +29,8 @@
 namespace uopc {
 
 struct ConformanceOptions {
-  std::string filter;  // run only cases whose name contains this
+  std::string filter;      // run only cases whose name contains this
+  Device* peer = nullptr;  // another device of the plugin, for peer copies (none: skipped)
 };
 
 struct ConformanceCase {
