@@ -2,7 +2,8 @@
 # Runs every test of uopc: installs what is missing, builds, tests. Extra arguments go to
 # `bazel test` (e.g. --config=asan). The last line counts GoogleTest cases:
 # "N passed, N failed" (skipped cases, if any, are counted on the line before), and the
-# integrator workspace (examples/integrator) as one more.
+# integrator workspace (examples/integrator) and the plugin template
+# (examples/plugin_template) as one more each.
 set -uo pipefail
 cd "$(dirname "$0")"
 third_party/install_deps.sh || exit 1
@@ -15,6 +16,16 @@ status=$?
 integrator_passed=0 integrator_failed=0
 if [ $# -eq 0 ]; then
   if examples/integrator/check.sh; then integrator_passed=1; else integrator_failed=1; status=1; fi
+  # a plugin built outside uopc (examples/plugin_template) passes the conformance suite
+  log=$(mktemp)
+  if examples/plugin_template/check.sh >"$log" 2>&1; then
+    echo "plugin template: $(tail -1 "$log")"
+    integrator_passed=$((integrator_passed + 1))
+  else
+    cat "$log"
+    integrator_failed=$((integrator_failed + 1)); status=1
+  fi
+  rm -f "$log"
 fi
 # Sum the cases of every test.xml (a crashed binary's test.xml counts as one failure).
 find -L bazel-testlogs/ -name test.xml -print0 2>/dev/null | xargs -0 -r awk \

@@ -500,6 +500,8 @@ void Suite::Queues() {
 
   // a launch of an entry the program has not got: refused, and the queue goes on
   name = "a refused launch leaves the queue usable";
+  if (!d_.backend())
+    return Add(ConformanceCase::kSkip, "queues", name, "no backend (a device-only plugin)");
   KernelCase c = LoopCases().back();
   absl::StatusOr<RenderedKernel> src = d_.Render(SerializeGraph(c.kernel), "conf_refused");
   if (!src.ok())
@@ -759,6 +761,12 @@ void Suite::Kernels(std::vector<KernelCase> cases) {
   std::vector<KernelCase*> todo;
   std::vector<std::string> sources, names;
   std::vector<LaunchDims> dims;
+  if (!d_.backend()) {  // one line for the section
+    if (!cases.empty())
+      Add(ConformanceCase::kSkip, cases[0].section, absl::StrCat(cases.size(), " kernels"),
+          "no backend (a device-only plugin)");
+    return;
+  }
   for (KernelCase& c : cases) {
     if (!Wanted(c.name)) continue;
     char& cell = matrix_[c.op_row][c.dtype];
@@ -822,6 +830,7 @@ ConformanceReport Suite::Run() {
     if (c.status == ConformanceCase::kSkip) ++report_.skipped;
   }
   std::string& m = report_.matrix;
+  if (!d_.backend()) return report_;  // (no kernels, no matrix)
   m = absl::StrCat("support matrix of ", d_.name(), " (", d_.backend_name(),
                    "): P pass, F fail, - unsupported, . not defined\n        ");
   for (DType t : kDTypes) absl::StrAppend(&m, absl::StrFormat("%-5s", std::string(DTypeName(t))));
