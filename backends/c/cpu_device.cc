@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "backends/c/thread_pool.h"
+#include "backends/cuda/gpu_target.h"
 #include "backends/plugin_sdk.h"
 #include "core/parse_number.h"
 
@@ -99,6 +100,19 @@ uopc_error* Configure() {
     d->kind = absl::StrCat(model.empty() ? "cpu" : model, ", ", sysconf(_SC_NPROCESSORS_ONLN),
                            " cores, ", threads, threads == 1 ? " thread" : " threads");
     d->uid = absl::StrCat(absl::AsciiStrToLower(kPrefix), "://", host, "/", i);
+    d->limit = limit;
+    g_devices.push_back(std::move(d));
+  }
+  if (std::string v = Env("EMULATE"); !v.empty()) {
+    absl::StatusOr<Target> gpu = NamedGpuTarget(v);
+    if (!gpu.ok())
+      return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: %sEMULATE=%s: %s", var.c_str(),
+                            v.c_str(), std::string(gpu.status().message()).c_str());
+    auto d = std::make_unique<uopc_device>();
+    d->name = "EMU:0";
+    d->emulates = gpu->arch;
+    d->kind = absl::StrCat(gpu->arch, " emulated on ", model.empty() ? "this cpu" : model);
+    d->uid = absl::StrCat("emu://", host, "/", gpu->arch);
     d->limit = limit;
     g_devices.push_back(std::move(d));
   }
@@ -211,7 +225,7 @@ uopc_error* DeviceDescribe(uopc_device_describe_args* a) {
   out->kind = d->kind.c_str();
   out->uid = d->uid.c_str();
   out->backend = "c-gcc";
-  out->type = UOPC_DEVICE_CPU;
+  out->type = d->emulates.empty() ? UOPC_DEVICE_CPU : UOPC_DEVICE_ACCEL;
   out->mem_total = d->limit;
   out->caps = UOPC_DEVICE_CAP_ASYNC | UOPC_DEVICE_CAP_COPY_D2D | UOPC_DEVICE_CAP_COPY_PEER;
   return nullptr;

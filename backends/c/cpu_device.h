@@ -12,6 +12,12 @@
 // A testing hook, UOPC_CPU_FAULT=CPU:1@N, makes a device fail as hardware does: its N-th
 // launch fails with DEVICE_LOST, and so does every later call on that device.
 //
+// UOPC_CPU_EMULATE=sm_90 adds a device EMU:0 that emulates that GPU: the backend describes
+// the GPU's target for it (backends/cuda/gpu_target.h), so the host lowers its kernels as
+// for that GPU (blocks and threads: GLOBAL and LOCAL ranges), and they run here, the blocks
+// spread over the cores and each block's threads one after another. Its memory is host
+// memory, as a CPU device's; its type is ACCEL (not a CPU's, not a CUDA device's).
+//
 // The names' prefix ("CPU") and the plugin's name are compile-time settings, so that a
 // second copy of the plugin can be built under other names (tests of copies between
 // plugins use one, with devices "HOST:n" and variables UOPC_HOST_*).
@@ -36,6 +42,7 @@
 
 struct uopc_device {
   std::string name, kind, uid;
+  std::string emulates;  // "sm_90": an emulated GPU, EMU:0 (its kernels are that GPU's)
   uint64_t limit = 0;  // bytes
   int64_t fail_at = 0;  // the launch that loses the device (UOPC_CPU_FAULT); 0: none
   std::mutex mu;

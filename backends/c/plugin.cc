@@ -17,9 +17,10 @@
 
 #include "backends/c/c_kernel.h"
 #include "backends/c/compiler.h"
-#include "backends/c/cpu_target.h"
 #include "backends/c/cpu_device.h"
+#include "backends/c/cpu_target.h"
 #include "backends/c/render_c.h"
+#include "backends/cuda/gpu_target.h"
 #include "backends/plugin_sdk.h"
 #include "backends/target_args.h"
 #include "core/ops.h"
@@ -170,11 +171,17 @@ uopc_error* Compile(uopc_compile_args* a) {
   });
 }
 
-// This machine's CPU (backends/c/cpu_target.h), whatever the device: every CPU device of
-// the plugin runs on it. A named arch other than this CPU's is refused.
+// This machine's CPU (backends/c/cpu_target.h): every CPU device of the plugin runs on it;
+// EMU:0's, the GPU it emulates. A named arch other than this CPU's is refused.
 uopc_error* BackendTarget(uopc_backend_target_args* a) {
   if (!a->backend) return NULL_ARG("backend");
   return Guard([&]() -> uopc_error* {
+    if (a->device && !a->device->emulates.empty() && !a->arch) {  // EMU:0: its GPU's
+      static const TargetStrings* gpu =
+          new TargetStrings(*NamedGpuTarget(a->device->emulates));  // (checked at Configure)
+      FillTargetArgs(*gpu, a);
+      return nullptr;
+    }
     static const TargetStrings* host = new TargetStrings(HostCpuTarget());
     if (a->arch && host->target.arch != a->arch)
       return uopc_sdk_error(UOPC_INVALID_ARGUMENT,

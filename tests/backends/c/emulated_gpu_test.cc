@@ -1,0 +1,91 @@
+// EMU:0 (UOPC_CPU_EMULATE=sm_90, from the BUILD rule): a device of the C plugin whose
+// kernels are an H100's, lowered for sm_90 (blocks of threads, no CPU register tiles) and
+// run on this CPU. A program, a GPT's training steps and a generation give there what they
+// give on CPU:0: the same kernels' arithmetic, summed in another order where the GPU's
+// lowering splits a reduction.
+#include <gtest/gtest.h>
+
+#include "backends/cuda/gpu_target.h"
+#include "devices/registry.h"
+#include "frontend/generate.h"
+#include "frontend/nn.h"
+#include "frontend/optim.h"
+#include "frontend/realize.h"
+
+namespace uopc {
+namespace {
+
+constexpr const char* kEmu = "EMU:0";
+
+// Whether any kernel the runs recorded is split over threads of blocks (a LOCAL range).
+bool AnyKernelHasThreads(const std::vector<Runtime::PlanRun>& runs) {
+  for (const Runtime::PlanRun& r : runs)
+    for (const Plan::Kernel* k : r.plan->kernels())
+      for (const UOp& u : k->ast.Toposort())
+        if (u.is(Ops::RANGE) && u.arg().Get<RangeArg>().kind == RangeKind::kLocal) return true;
+  return false;
+}
+
+TEST(EmulatedGpu, ItIsADeviceWithItsGpusTarget) {
+  absl::StatusOr<Device*> d = DeviceRegistry::Get().GetDevice(kEmu);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ((*d)->target(), *NamedGpuTarget("sm_90"));
+  EXPECT_EQ((*d)->type(), UOPC_DEVICE_ACCEL);  // host memory, but not a CPU's kernels
+  EXPECT_EQ((*d)->kind().rfind("sm_90 emulated on ", 0), 0u) << (*d)->kind();
+}
+
+TEST(EmulatedGpu, AProgramRunsInBlocksOfThreadsWithTheCpusResult) {
+  auto program = [](const char* device) {
+    Tensor::ManualSeed(3);
+    Tensor a = Tensor::Randn({48, 80}, DType::kF32, device);
+    Tensor b = Tensor::Randn({80, 24}, DType::kF32, device);
+    return (a.Matmul(b).Relu().Softmax(-1) * 3.0).Sum({0});
+  };
+  std::vector<Runtime::PlanRun> runs;
+  Runtime::Get().Record(&runs);
+  std::vector<float> emu = program(kEmu).ToVector<float>();
+  Runtime::Get().Record(nullptr);
+  EXPECT_TRUE(AnyKernelHasThreads(runs));
+  std::vector<float> cpu = program("CPU:0").ToVector<float>();
+  ASSERT_EQ(emu.size(), cpu.size());
+  for (size_t i = 0; i < cpu.size(); ++i) EXPECT_NEAR(emu[i], cpu[i], 1e-5f * 3) << i;
+}
+
+// The losses of `steps` AdamW steps of a small GPT, and then a greedy generation.
+std::pair<std::vector<float>, std::vector<int64_t>> TrainAndGenerate(const char* device,
+                                                                     int steps) {
+  constexpr int64_t B = 4, T = 16, V = 32;
+  Tensor::ManualSeed(0);
+  Gpt model(GptConfig{V, T, 32, 2, 2, 0.0});
+  model.To(device);
+  AdamW opt(model.Parameters(), 3e-3);
+  std::vector<int32_t> xs(B * T), ys(B * T);
+  for (int64_t i = 0; i < B * T; ++i)
+    xs[i] = static_cast<int32_t>((i * 5) % V), ys[i] = static_cast<int32_t>((i * 5 + 5) % V);
+  Tensor x = Tensor::FromVector(xs, {B, T}).To(device),
+         y = Tensor::FromVector(ys, {B * T}).To(device);
+  std::vector<float> losses;
+  for (int s = 0; s < steps; ++s) {
+    Tensor loss = model.Forward(x).Reshape({B * T, V}).CrossEntropy(y);
+    loss.Backward();
+    opt.Step({&loss});
+    losses.push_back(loss.ToVector<float>()[0]);
+  }
+  GenerateOptions g;
+  g.max_tokens = 8;
+  g.temperature = 0;
+  return {losses, Generate(model, {1, 6, 11}, g).tokens};
+}
+
+TEST(EmulatedGpu, AGptTrainsAndGeneratesAsOnTheCpu) {
+  auto [emu_losses, emu_tokens] = TrainAndGenerate(kEmu, 6);
+  auto [cpu_losses, cpu_tokens] = TrainAndGenerate("CPU:0", 6);
+  ASSERT_EQ(emu_losses.size(), cpu_losses.size());
+  for (size_t s = 0; s < cpu_losses.size(); ++s)
+    EXPECT_NEAR(emu_losses[s], cpu_losses[s], 1e-4 * cpu_losses[s]) << "step " << s;
+  EXPECT_LT(cpu_losses.back(), cpu_losses.front());  // (it learns)
+  EXPECT_EQ(emu_tokens, cpu_tokens);
+}
+
+}  // namespace
+}  // namespace uopc
