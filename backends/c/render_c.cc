@@ -17,10 +17,74 @@
 namespace uopc {
 namespace {
 
-// The C type of a value of `t` (bf16 values are computed in float; in CUDA, f16 too).
-const char* CType(DType t, CLang lang = CLang::kC) {
+// What differs between the C-style languages: data, read by one printer.
+struct CStyle {
+  const char* name;       // in messages
+  const char* bool_type;  // a bool value's C type
+  // f16 values: a type of the language's (_Float16), rounded by a cast; or (CUDA) float in
+  // registers, held as bits in memory and rounded by a helper
+  bool native_f16;
+  const char* fma_f32;  // a * b + c rounded once
+  const char* fma_f64;
+  const char* exp2_f32;  // the float exp2 the interpreter computes
+  // integer + and * wrap as written (gcc's -fwrapv); else they are computed unsigned where
+  // the operands' bounds do not prove the result fits (NVRTC assumes no overflow)
+  bool wrapping_ints;
+  // bits reinterpreted through a compound literal of a union (C), or a helper (C++)
+  bool compound_literals;
+  // global and local ranges are the thread's place in the grid (the block's index and the
+  // thread's, x then y then z); else loops, a global range running the chunk `gchunk` of
+  // `gchunks` (C)
+  bool grid_ranges;
+  const char* block_index;
+  const char* thread_index;
+  const char* restrict_kw;
+  // every buffer slot is a parameter, used or not (the device passes them all); else only
+  // the used ones, and an entry that takes the launch convention calls the kernel
+  bool every_slot_a_parameter;
+  const char* kernel_prefix;  // before the kernel's name
+};
+
+constexpr CStyle kC = {
+    .name = "C",
+    .bool_type = "_Bool",
+    .native_f16 = true,
+    .fma_f32 = "__builtin_fmaf",
+    .fma_f64 = "__builtin_fma",
+    .exp2_f32 = "uopc_exp2f",
+    .wrapping_ints = true,
+    .compound_literals = true,
+    .grid_ranges = false,
+    .block_index = "",
+    .thread_index = "",
+    .restrict_kw = "restrict",
+    .every_slot_a_parameter = false,
+    .kernel_prefix = "void ",
+};
+constexpr CStyle kCuda = {
+    .name = "CUDA",
+    .bool_type = "bool",
+    .native_f16 = false,
+    .fma_f32 = "fmaf",
+    .fma_f64 = "fma",
+    .exp2_f32 = "exp2f",
+    .wrapping_ints = false,
+    .compound_literals = false,
+    .grid_ranges = true,
+    .block_index = "blockIdx.",
+    .thread_index = "threadIdx.",
+    .restrict_kw = "__restrict__",
+    .every_slot_a_parameter = true,
+    .kernel_prefix = "extern \"C\" __global__ void ",
+};
+
+const CStyle& StyleOf(CLang lang) { return lang == CLang::kCuda ? kCuda : kC; }
+
+// The C type of a value of `t` (bf16 values are computed in float; without a native f16,
+// f16 too).
+const char* CType(DType t, const CStyle& lang = kC) {
   switch (t) {
-    case DType::kBool: return lang == CLang::kCuda ? "bool" : "_Bool";
+    case DType::kBool: return lang.bool_type;
     case DType::kI8: return "int8_t";
     case DType::kU8: return "uint8_t";
     case DType::kI16: return "int16_t";
@@ -29,7 +93,7 @@ const char* CType(DType t, CLang lang = CLang::kC) {
     case DType::kU32: return "unsigned int";
     case DType::kI64: return "long long";
     case DType::kU64: return "unsigned long long";
-    case DType::kF16: return lang == CLang::kCuda ? "float" : "_Float16";
+    case DType::kF16: return lang.native_f16 ? "_Float16" : "float";
     case DType::kBF16: return "float";
     case DType::kF32: return "float";
     case DType::kF64: return "double";
@@ -40,15 +104,15 @@ const char* CType(DType t, CLang lang = CLang::kC) {
 
 // The C type of an element in memory (16-bit floats held as their bits where C has no type
 // for them).
-const char* MemType(DType t, CLang lang) {
-  if (t == DType::kBool) return "uint8_t";
-  if (t == DType::kBF16 || (t == DType::kF16 && lang == CLang::kCuda)) return "uint16_t";
-  return CType(t, lang);
+// Whether a 16-bit float lives in memory as bits and in registers as float.
+bool AsBits(DType t, const CStyle& lang) {
+  return t == DType::kBF16 || (t == DType::kF16 && !lang.native_f16);
 }
 
-// Whether a 16-bit float lives in memory as bits and in registers as float.
-bool AsBits(DType t, CLang lang) {
-  return t == DType::kBF16 || (t == DType::kF16 && lang == CLang::kCuda);
+const char* MemType(DType t, const CStyle& lang) {
+  if (t == DType::kBool) return "uint8_t";
+  if (AsBits(t, lang)) return "uint16_t";
+  return CType(t, lang);
 }
 // The calls that turn such bits into a float and back.
 std::string FromBits(DType t, const std::string& e) {
@@ -74,12 +138,12 @@ const char* WrapType(DType t) { return DTypeSize(t) == 8 ? "unsigned long long" 
 // Suffix of the int helpers in the prelude ("i32").
 std::string Sfx(DType t) { return std::string(DTypeName(t)); }
 
-std::string Literal(const UOp& c, CLang lang) {
+std::string Literal(const UOp& c, const CStyle& lang) {
   DType t = c.dtype();
   const Arg& a = c.arg();
   if (IsBool(t)) return Truthy(a) ? "1" : "0";
   if (IsFloat(t)) {
-    const bool half = t == DType::kF16 && lang == CLang::kC;  // a _Float16 value
+    const bool half = t == DType::kF16 && lang.native_f16;  // a _Float16 value
     double v = a.Get<double>();
     if (std::isnan(v)) return half ? "((_Float16)NAN)" : "NAN";
     if (std::isinf(v))
@@ -121,16 +185,15 @@ bool Fits(const UOp& u) {
          VMax(b) < DTypeMax(t);
 }
 
-// Whether a RANGE is a loop the kernel runs, rather than a launch dimension (global and
-// local ranges are the thread's place in the grid, in CUDA).
-bool IsLoop(const UOp& range, CLang lang) {
+// Whether a RANGE is a loop the kernel runs, rather than a launch dimension.
+bool IsLoop(const UOp& range, const CStyle& lang) {
   RangeKind k = range.arg().Get<RangeArg>().kind;
-  return lang == CLang::kC || (k != RangeKind::kGlobal && k != RangeKind::kLocal);
+  return !lang.grid_ranges || (k != RangeKind::kGlobal && k != RangeKind::kLocal);
 }
 
 class Renderer {
  public:
-  Renderer(absl::Span<const UOp> p, CLang lang) : p_(p), lang_(lang) {}
+  Renderer(absl::Span<const UOp> p, const CStyle& lang) : p_(p), lang_(lang) {}
   absl::StatusOr<std::string> Run(absl::string_view name);
 
  private:
@@ -140,7 +203,7 @@ class Renderer {
   std::string Div(const UOp& u) const;
   /// `x`, a value of `from`'s memory type, as `to`'s memory type with the same bits.
   std::string Reinterpret(DType from, DType to, const std::string& x) const {
-    if (lang_ == CLang::kCuda)  // C++ has no compound literals
+    if (!lang_.compound_literals)
       return absl::StrCat("uopc_bits<", MemType(to, lang_), ">((", MemType(from, lang_), ")", x,
                           ")");
     return absl::StrCat("(((union { ", MemType(from, lang_), " a; ", MemType(to, lang_),
@@ -156,14 +219,14 @@ class Renderer {
   absl::flat_hash_map<const UOp::Node*, int> depth_at_;   // loop depth where a node is placed
   absl::flat_hash_map<const UOp::Node*, int> use_depth_;  // deepest loop depth of a use
   std::string body_;
-  CLang lang_;
+  const CStyle& lang_;
   int depth_ = 1, vals_ = 0, alus_ = 0, globals_ = 0, locals_ = 0;
 };
 
 // f16 and bf16 results are rounded to their dtype after every op, as the IR defines, and
 // integers narrower than int (which C computes in int) wrap to their width.
 std::string Renderer::Round(DType t, const std::string& e) const {
-  if (t == DType::kF16) return lang_ == CLang::kCuda ? "uopc_rf16(" + e + ")" : "((_Float16)" + e + ")";
+  if (t == DType::kF16) return lang_.native_f16 ? "((_Float16)" + e + ")" : "uopc_rf16(" + e + ")";
   if (t == DType::kBF16) return "uopc_rbf16(" + e + ")";
   if (IsInt(t) && DTypeSize(t) < 4) return absl::StrCat("((", CType(t), ")", e, ")");
   return e;
@@ -183,13 +246,13 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
   // float math on f16/bf16 goes through float; f64 has its own functions
   auto fn = [&](const char* f32, const char* f64) {
     if (t == DType::kF64) return absl::StrCat(f64, "(", R(u.src(0)), ")");
-    std::string arg = t == DType::kF16 && lang_ == CLang::kC ? "(float)" + R(u.src(0)) : R(u.src(0));
+    std::string arg = t == DType::kF16 && lang_.native_f16 ? "(float)" + R(u.src(0)) : R(u.src(0));
     return absl::StrCat(f32, "(", arg, ")");
   };
-  // integer + and * wrap: gcc is told so (-fwrapv); NVRTC is not, so CUDA goes unsigned
+  // integer + and * wrap: where the language does not say so (CUDA), computed unsigned
   // unless the operands' bounds prove the result fits (index arithmetic, mostly)
   auto wrapping = [&](const char* op) {
-    if (lang_ == CLang::kC || !IsInt(t) || Fits(u)) return bin(op);
+    if (lang_.wrapping_ints || !IsInt(t) || Fits(u)) return bin(op);
     return absl::StrCat("((", CType(t, lang_), ")((", WrapType(t), ")", R(u.src(0)), op, "(",
                         WrapType(t), ")", R(u.src(1)), "))");
   };
@@ -226,13 +289,12 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
     case Ops::WHERE: return absl::StrCat("(", R(u.src(0)), "?", R(u.src(1)), ":", R(u.src(2)), ")");
     case Ops::MULACC: {  // a * b + c rounded once: an fma instruction (a half's in float)
       auto x = [&](size_t i) {
-        return t == DType::kF16 && lang_ == CLang::kC ? "(float)" + R(u.src(i)) : R(u.src(i));
+        return t == DType::kF16 && lang_.native_f16 ? "(float)" + R(u.src(i)) : R(u.src(i));
       };
-      const char* f = t == DType::kF64 ? (lang_ == CLang::kC ? "__builtin_fma" : "fma")
-                                       : (lang_ == CLang::kC ? "__builtin_fmaf" : "fmaf");
+      const char* f = t == DType::kF64 ? lang_.fma_f64 : lang_.fma_f32;
       return Round(t, absl::StrCat(f, "(", x(0), ", ", x(1), ", ", x(2), ")"));
     }
-    case Ops::EXP2: return Round(t, fn(lang_ == CLang::kC ? "uopc_exp2f" : "exp2f", "exp2"));
+    case Ops::EXP2: return Round(t, fn(lang_.exp2_f32, "exp2"));
     case Ops::LOG2: return Round(t, fn("log2f", "log2"));
     case Ops::SIN: return Round(t, fn("sinf", "sin"));
     case Ops::SQRT: return Round(t, fn("sqrtf", "sqrt"));
@@ -245,7 +307,7 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
       if (IsInt(t) && IsFloat(in))
         return absl::StrCat("uopc_f2", Sfx(t), "((double)", R(u.src(0)), ")");
       if (t == DType::kBF16) return absl::StrCat("uopc_rbf16((float)", R(u.src(0)), ")");
-      if (t == DType::kF16 && lang_ == CLang::kCuda)
+      if (t == DType::kF16 && !lang_.native_f16)
         return absl::StrCat("uopc_rf16((float)", R(u.src(0)), ")");
       if (t == DType::kF16 && in == DType::kF64)
         return absl::StrCat("((_Float16)(float)", R(u.src(0)), ")");
@@ -308,8 +370,10 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
         bool global = u.arg().Get<RangeArg>().kind == RangeKind::kGlobal;
         int& n = global ? globals_ : locals_;
         if (n > 2)
-          return absl::InvalidArgumentError("render CUDA: more than 3 global or local ranges");
-        Line(absl::StrCat("int ", r, " = ", global ? "blockIdx." : "threadIdx.", std::string(1, "xyz"[n++]), ";"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("render ", lang_.name, ": more than 3 global or local ranges"));
+        Line(absl::StrCat("int ", r, " = ", global ? lang_.block_index : lang_.thread_index,
+                          std::string(1, "xyz"[n++]), ";"));
         // an end that is not the launch's (a run-time length): the threads past it return
         if (!u.src(0).ConstIntValue()) Line(absl::StrCat("if (", r, " >= ", R(u.src(0)), ") return;"));
         return absl::OkStatus();
@@ -411,22 +475,21 @@ absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
   std::vector<std::string> params, args;
   for (size_t s = 0; s < sig.buffers.size(); ++s) {
     const char* type = MemType(sig.buffers[s].dtype, lang_);
-    if (lang_ == CLang::kCuda) {  // every slot, used or not: the device passes them all
-      params.push_back(sig.buffers[s].used ? absl::StrCat(type, "* __restrict__ data", s)
-                                           : absl::StrCat("void* unused", s));
+    if (lang_.every_slot_a_parameter && !sig.buffers[s].used) {
+      params.push_back(absl::StrCat("void* unused", s));
       continue;
     }
     if (!sig.buffers[s].used) continue;
-    params.push_back(absl::StrCat(type, "* restrict data", s));
+    params.push_back(absl::StrCat(type, "* ", lang_.restrict_kw, " data", s));
     args.push_back(absl::StrCat("(", type, "*)bufs[", s, "]"));
   }
   for (size_t v = 0; v < sig.vars.size(); ++v) {
     params.push_back(absl::StrCat("int ", sig.vars[v].name));
     args.push_back(absl::StrCat("(int)vars[", v, "]"));
   }
-  if (lang_ == CLang::kCuda)
-    return absl::StrCat("extern \"C\" __global__ void ", name, "(", absl::StrJoin(params, ", "),
-                        ") {\n", body_, "}\n");
+  if (lang_.every_slot_a_parameter)  // (the device calls the kernel itself)
+    return absl::StrCat(lang_.kernel_prefix, name, "(", absl::StrJoin(params, ", "), ") {\n", body_,
+                        "}\n");
   // a global range runs chunk gchunk of gchunks (of a CPU's threads); all of it in one
   const bool chunked = std::any_of(p_.begin(), p_.end(), [](const UOp& u) {
     return u.is(Ops::RANGE) && u.arg().Get<RangeArg>().kind == RangeKind::kGlobal;
@@ -438,8 +501,8 @@ absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
     args.push_back("gchunks");
   }
   return absl::StrCat(
-      "void ", name, "(", absl::StrJoin(params, ", "), ") {\n", body_, "}\n", "UOPC_ENTRY void ",
-      name,
+      lang_.kernel_prefix, name, "(", absl::StrJoin(params, ", "), ") {\n", body_, "}\n",
+      "UOPC_ENTRY void ", name,
       "_entry(void* const* bufs, const long long* vars, long long gchunk, long long gchunks) {\n",
       "  (void)bufs; (void)vars; (void)gchunk; (void)gchunks;\n  ", name, "(",
       absl::StrJoin(args, ", "), ");\n}\n");
@@ -517,7 +580,7 @@ UOPC_FN float uopc_exp2f(float x) { return (float)exp2((double)x); }
 
 absl::StatusOr<std::string> RenderC(absl::Span<const UOp> program, absl::string_view name,
                                     CLang lang) {
-  return Renderer(program, lang).Run(name);
+  return Renderer(program, StyleOf(lang)).Run(name);
 }
 
 }  // namespace uopc

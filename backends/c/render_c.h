@@ -1,5 +1,7 @@
 // The C-style renderer: a linearized kernel as C11 source that gcc compiles, or as CUDA C++
-// that NVRTC compiles (the two languages differ in a few places, chosen by CLang). Buffers
+// that NVRTC compiles. One printer: what differs between the languages (types, math
+// functions, integer wrapping, bit casts, grid ranges, parameters) is a table of data per
+// language (render_c.cc's CStyle), chosen by CLang, not branches on the language. Buffers
 // are `restrict` pointers (the executor never binds one buffer to two slots); f16 is
 // _Float16 in C, rounded after every op as the IR defines; bf16 (and, in CUDA, f16) is
 // stored as its 16 bits and computed in float, rounded to nearest even when narrowed;
