@@ -32,7 +32,7 @@ static uopc_error* get(uint32_t i, uopc_device** out) {
   return NULL;
 }
 static uopc_error* describe(const uopc_device* d, uopc_device_props* p) {
-  (void)d;
+  if (!d || !p) return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "fake: NULL device");
   p->name = "FAKE:0";
   p->kind = "a fake device";
   p->uid = "fake://0";
@@ -53,6 +53,7 @@ static uopc_error* alloc(uopc_device* d, uint64_t size, uint64_t align, uopc_buf
   return NULL;
 }
 static uopc_error* release(uopc_buffer* b) {
+  if (!b) return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "fake: NULL buffer");
   free(b->data);
   free(b);
   return NULL;
@@ -64,17 +65,20 @@ static uopc_error* queue_create(uopc_device* d, uopc_queue** out) {
   return NULL;
 }
 static uopc_error* queue_destroy(uopc_queue* q) {
-  (void)q;
-  return NULL;
+  return q ? NULL : uopc_sdk_error(UOPC_INVALID_ARGUMENT, "fake: NULL queue");
 }
 static uopc_error* h2d(uopc_queue* q, uopc_buffer* dst, uint64_t off, const void* src, uint64_t n, uopc_event** e) {
   (void)q;
+  if (off > dst->size || n > dst->size - off)
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "fake: past the buffer");
   if (e) *e = NULL;
   memcpy((char*)dst->data + off, src, n);
   return NULL;
 }
 static uopc_error* d2h(uopc_queue* q, void* dst, const uopc_buffer* src, uint64_t off, uint64_t n, uopc_event** e) {
   (void)q;
+  if (off > src->size || n > src->size - off)
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "fake: past the buffer");
   if (e) *e = NULL;
   memcpy(dst, (const char*)src->data + off, n);
   return NULL;

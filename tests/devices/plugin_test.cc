@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "devices/registry.h"
+#include "tests/backends/conformance/conformance.h"
 
 namespace uopc {
 namespace {
@@ -197,6 +198,26 @@ TEST(Device, AnABI10PluginStillWorks) {
   EXPECT_EQ(d->target(), Target::ReferenceCpu());
   // and kernels of plain loops: it maps their launch itself (the host does from 1.5)
   EXPECT_FALSE(d->TakesMappedLaunch());
+}
+
+// What a device-only plugin supports of the conformance suite, it passes: one built for ABI
+// 1.0 (through the host's 1.x calls), one of 1.5, and one of 2.0 written against the header
+// alone.
+TEST(Device, PluginsOfEveryABIPassTheConformanceSuiteInWhatTheySupport) {
+  for (const auto& [path, device] :
+       {std::pair{Fake("oldminor"), "FAKE:0"}, std::pair{Fake("minimal"), "FAKE:0"},
+        std::pair{Fake2("minimal"), "FAKE2:0"}}) {
+    DiscoveryOptions o;
+    o.paths = {path};
+    auto r = DeviceRegistry::Discover(o);
+    absl::StatusOr<Device*> d = r->GetDevice(device);
+    ASSERT_TRUE(d.ok()) << d.status();
+    ConformanceReport report = RunConformance(**d);
+    for (const ConformanceCase& c : report.cases)
+      if (c.status == ConformanceCase::kFail)
+        ADD_FAILURE() << path << ": " << c.section << ": " << c.name << ": " << c.detail;
+    EXPECT_GT(report.passed, 10) << path;
+  }
 }
 
 TEST(Registry, RepeatsWhyAPluginDidNotLoadWhenItsDeviceIsAskedFor) {

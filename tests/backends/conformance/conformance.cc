@@ -269,11 +269,8 @@ absl::Status Suite::CopyOut(void* dst, const uopc_buffer* src, uint64_t offset, 
   return P().Call(&a);
 }
 
-absl::Status Suite::Sync() {
-  uopc_queue_synchronize_args a{};
-  a.queue = d_.queue();
-  return P().Call(&a);
-}
+// (a device without UOPC_DEVICE_CAP_ASYNC has done its work when a call returns)
+absl::Status Suite::Sync() { return d_.Synchronize(); }
 
 void Suite::Abi() {
   const Plugin& p = P();
@@ -281,14 +278,9 @@ void Suite::Abi() {
         absl::StrCat("ABI ", p.abi_major(), ".", p.abi_minor()));
   Check("abi", "uop format", p.uop_format() == kUOpFormatVersion,
         absl::StrCat("reads uop format ", p.uop_format(), "; the host writes ", kUOpFormatVersion));
-  if (p.abi_major() == UOPC_ABI_MAJOR) {
-    std::vector<std::string> absent = p.AbsentCalls();
-    Check(
-        "abi", "every call set", absent.empty(),
-        absl::StrCat("no ", absl::StrJoin(absent, ", "), " (uopc_sdk_fill sets a stub for each)"));
-  } else {
-    Add(ConformanceCase::kSkip, "abi", "every call set", "an ABI 1.x plugin");
-  }
+  // (a required call missing, the plugin would not have loaded: an optional one is absent)
+  if (std::vector<std::string> absent = p.AbsentCalls(); !absent.empty())
+    Add(ConformanceCase::kSkip, "abi", "optional calls", "absent: " + absl::StrJoin(absent, ", "));
   // only the entry symbol (and C++ runtime template instances) leave the library
   std::string cmd = "nm -D --defined-only '" + P().path() + "' 2>/dev/null";
   if (FILE* f = popen(cmd.c_str(), "r")) {
@@ -300,7 +292,9 @@ void Suite::Abi() {
       std::string sym = line;
       sym = sym.substr(sym.rfind(' ') + 1);
       sym.erase(sym.find_last_not_of("\n") + 1);
-      if (sym == UOPC_ENTRY_SYMBOL || sym == "uopc_plugin_entry_v1" ||
+      // (the linker's own symbols of a library without a version script are not the plugin's)
+      if (sym == UOPC_ENTRY_SYMBOL || sym == "uopc_plugin_entry_v1" || sym == "__bss_start" ||
+          sym == "_edata" || sym == "_end" || sym == "_init" || sym == "_fini" ||
           absl::StartsWith(sym, "_ZNSt") || absl::StartsWith(sym, "_ZNKSt") ||
           absl::StartsWith(sym, "_ZSt") || absl::StartsWith(sym, "_ZN9__gnu_cxx") || sym.empty())
         continue;
@@ -356,6 +350,11 @@ void Suite::Memory() {
     uint64_t guard = 64, total = size + 2 * guard;
     uopc_buffer* b = nullptr;
     absl::Status s = Alloc(total, &b);
+    if (absl::IsResourceExhausted(s) && total > d_.mem_total()) {
+      Add(ConformanceCase::kSkip, "memory", name,
+          absl::StrCat("more than the device's ", d_.mem_total(), " bytes"));
+      continue;
+    }
     if (!s.ok()) {
       Check("memory", name, false, s.ToString());
       continue;
@@ -481,7 +480,7 @@ void Suite::Queues() {
       s = absl::InternalError(
           absl::StrCat("event_query after event_wait: ", qs.ToString(), ", done ", q.done));
   }
-  if (s.ok()) {
+  if (s.ok() && (d_.caps() & UOPC_DEVICE_CAP_ASYNC)) {
     uopc_queue_synchronize_args sync{};
     sync.queue = second.queue;
     s = P().Call(&sync);

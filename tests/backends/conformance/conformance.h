@@ -1,6 +1,6 @@
 // The plugin conformance suite: what every backend plugin must pass. It runs on one
 // loaded device (through the real plugin loader) and checks, in order:
-//   abi     versions, every call set, only the entry symbol exported,
+//   abi     versions, the optional calls absent (listed), only the entry symbol exported,
 //           NULL handles refused with INVALID_ARGUMENT, capability bits honest;
 //   memory  allocations of odd sizes, copies round-trip at offsets, guard bytes around
 //           a buffer stay intact, a huge allocation is RESOURCE_EXHAUSTED;
