@@ -6,18 +6,33 @@
 
 namespace uopc {
 
-absl::Status CheckIndexBound(const IndexCheck& check, const Buffer& largest, int64_t size) {
-  if (largest.device()->peer_rank() >= 0) return absl::OkStatus();  // (its rank checks it)
-  uint64_t bits = 0;  // (little-endian: the value's low bytes first)
-  const int bytes = DTypeSize(largest.dtype());
-  if (absl::Status s = largest.device()->CopyOut(&bits, largest, bytes); !s.ok()) return s;
-  if (size > 0 && bits < static_cast<uint64_t>(size)) return absl::OkStatus();
-  const int shift = 64 - 8 * bytes;  // (the value as the index's signed dtype had it)
-  const std::string index = check.signed_index
-                                ? absl::StrCat(static_cast<int64_t>(bits << shift) >> shift)
-                                : absl::StrCat(bits);
-  return absl::OutOfRangeError(
-      absl::StrCat(check.what, ": an index of ", index, ", outside [0, ", size, ")"));
+absl::Status CheckIndexBounds(const std::vector<const IndexCheck*>& checks,
+                              const std::vector<Buffer>& largest,
+                              const std::vector<int64_t>& sizes) {
+  std::vector<uint64_t> bits(checks.size(), 0);  // (little-endian: the value's low bytes first)
+  std::vector<Event> copied;
+  for (size_t i = 0; i < checks.size(); ++i) {
+    if (largest[i].device()->peer_rank() >= 0) continue;  // (its rank checks it)
+    absl::StatusOr<Event> e =
+        largest[i].device()->EnqueueCopyOut(&bits[i], largest[i], DTypeSize(largest[i].dtype()));
+    if (!e.ok()) return e.status();
+    copied.push_back(*std::move(e));
+  }
+  for (const Event& e : copied)
+    if (absl::Status s = e.Wait(); !s.ok()) return s;
+  for (size_t i = 0; i < checks.size(); ++i) {
+    const int64_t size = sizes[i];
+    if (largest[i].device()->peer_rank() >= 0 ||
+        (size > 0 && bits[i] < static_cast<uint64_t>(size)))
+      continue;
+    const int shift = 64 - 8 * DTypeSize(largest[i].dtype());  // (as the index's dtype had it)
+    const std::string index = checks[i]->signed_index
+                                  ? absl::StrCat(static_cast<int64_t>(bits[i] << shift) >> shift)
+                                  : absl::StrCat(bits[i]);
+    return absl::OutOfRangeError(
+        absl::StrCat(checks[i]->what, ": an index of ", index, ", outside [0, ", size, ")"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace uopc

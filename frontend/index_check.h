@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -27,9 +28,13 @@ struct IndexCheck {
   std::string what;                   // the op and what it indexes: "gather: dim 1 of f32 (4, 65)"
 };
 
-/// OK when `largest` (the 1-element buffer a plan computed for `check`) is below `size` (the
-/// dim's size in that run), or is on another rank's device (that rank checks it); else
-/// OUT_OF_RANGE: "<what>: an index of -1, outside [0, 65)".
-absl::Status CheckIndexBound(const IndexCheck& check, const Buffer& largest, int64_t size);
+/// One run's checks: `largest[i]` (the 1-element buffer a plan computed for `checks[i]`) below
+/// `sizes[i]` (the dim's size in that run). The values are copied out all at once (one wait,
+/// not one round trip a check, which a remote device would feel); a buffer on another rank's
+/// device is that rank's to check. The first that fails is OUT_OF_RANGE: "<what>: an index of
+/// -1, outside [0, 65)".
+absl::Status CheckIndexBounds(const std::vector<const IndexCheck*>& checks,
+                              const std::vector<Buffer>& largest,
+                              const std::vector<int64_t>& sizes);
 
 }  // namespace uopc

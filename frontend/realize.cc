@@ -253,10 +253,15 @@ absl::StatusOr<std::vector<Buffer>> Runtime::Run(const Graph& g) {
 
 absl::Status Runtime::CheckIndices(const std::vector<CheckAt>& checks,
                                    const std::vector<Buffer>& outputs, const VarValues& vars) {
-  for (const CheckAt& c : checks)
-    RETURN_IF_ERROR(
-        CheckIndexBound(c.check, outputs[c.output], c.check.size.Rebound(vars).value()));
-  return absl::OkStatus();
+  std::vector<const IndexCheck*> of;
+  std::vector<Buffer> largest;
+  std::vector<int64_t> sizes;
+  for (const CheckAt& c : checks) {
+    of.push_back(&c.check);
+    largest.push_back(outputs[c.output]);
+    sizes.push_back(c.check.size.Rebound(vars).value());
+  }
+  return CheckIndexBounds(of, largest, sizes);
 }
 
 absl::Status Runtime::Realize(const std::vector<std::shared_ptr<LazyData>>& targets) {
