@@ -121,6 +121,22 @@ TEST(UopcTool, DevicesListsSeveralCpuDevicesAndRefusesABadCount) {
   EXPECT_NE(f.out.find("UOPC_CPU_FAULT=CPU:7@1; expected DEVICE@N"), std::string::npos) << f.out;
 }
 
+// A plugin of ABI 2.0 that leaves optional calls out, and has no backend: listed with what it
+// leaves out, and its device smoke-tests nothing rather than failing.
+TEST(UopcTool, DevicesListsADeviceOnlyPluginWithTheCallsItLeavesOut) {
+  Result r =
+      RunCommand("env UOPC_PLUGINS=" + Runfile("tests/devices/libuopc_plugin_fake2_minimal.so") +
+                 " " + Runfile("tools/uopc") + " devices");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("plugin fake2 0.2 (ABI 2.0, uop format 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  without (optional calls it leaves out): initialize, shutdown, "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("device FAKE2:0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("smoke kernel: none (no backend: a device-only plugin)"), std::string::npos)
+      << r.out;
+}
+
 TEST(UopcTool, HelpEverywhere) {
   EXPECT_EQ(Uopc("--help").status, 0);
   EXPECT_NE(Uopc("--help").out.find("simplify"), std::string::npos);
