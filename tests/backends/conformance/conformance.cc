@@ -27,6 +27,9 @@ namespace {
 constexpr int64_t kN = 64;      // elements per case
 constexpr int64_t kGuard = 16;  // guard elements on each side of an output
 constexpr uint8_t kSentinel = 0xa5;
+// The launch cases on a GPU: blocks of 4 threads (2 of them for the 8 sums of the
+// reduction); a CPU's outer loop goes to its cores.
+constexpr LaunchLimits kGpuLaunchCases{4, 1u << 31};
 
 const DType kDTypes[] = {DType::kBool, DType::kI8,  DType::kU8,  DType::kI16, DType::kU16,
                          DType::kI32,  DType::kU32, DType::kI64, DType::kU64, DType::kF16,
@@ -695,11 +698,8 @@ absl::StatusOr<UOp> Suite::AsLaunched(const KernelCase& c) {
   if (!d_.TakesMappedLaunch())
     return absl::UnimplementedError("the plugin maps its own launch (ABI older than 1.5)");
   LaunchDims dims;
-  // blocks of 4 threads on a GPU (2 of them for the 8 sums of the reduction); a CPU's outer
-  // loop to its cores
-  absl::StatusOr<UOp> k = d_.target().IsGpu()
-                              ? MapToLaunchDims(c.kernel, LaunchLimits{4, 1u << 31}, &dims)
-                              : ThreadOuterLoop(c.kernel, &dims, /*min_work=*/0);
+  absl::StatusOr<UOp> k = d_.target().IsGpu() ? MapToLaunchDims(c.kernel, kGpuLaunchCases, &dims)
+                                              : ThreadOuterLoop(c.kernel, &dims, /*min_work=*/0);
   if (!k.ok()) return k.status();
   if (dims.global[0] * dims.global[1] * dims.global[2] < 2)
     return absl::InternalError("the launch pass left the kernel in one block");
@@ -851,7 +851,14 @@ ConformanceReport Suite::Run() {
 std::vector<std::pair<std::string, UOp>> ConformanceKernels() {
   std::vector<std::pair<std::string, UOp>> out;
   for (auto cases : {AluCases(), CastCases(), LoopCases(), LaunchCases()})
-    for (KernelCase& c : cases) out.push_back({c.section + " " + c.name, c.kernel});
+    for (KernelCase& c : cases) {
+      UOp kernel = c.kernel;
+      LaunchDims dims;
+      if (c.map_launch)  // as a GPU gets it (Suite::AsLaunched)
+        if (absl::StatusOr<UOp> k = MapToLaunchDims(c.kernel, kGpuLaunchCases, &dims); k.ok())
+          kernel = *k;
+      out.push_back({c.section + " " + c.name, kernel});
+    }
   return out;
 }
 

@@ -47,7 +47,8 @@ struct ConformanceReport {
 };
 
 /// Every kernel the suite runs, by case ("alu add f32", "cast cast i8 to f16", ...): for a
-/// backend's compiler to be checked on its own, with no device.
+/// backend's compiler to be checked on its own, with no device. The launch cases come as a
+/// GPU gets them: mapped to blocks of threads.
 std::vector<std::pair<std::string, UOp>> ConformanceKernels();
 
 /// Runs the suite on `device` (its plugin and backend).

@@ -3,14 +3,15 @@
 // why, where NVRTC is not installed).
 #include "backends/cuda/render_cuda.h"
 
-#include <gtest/gtest.h>
-#include <dlfcn.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
 
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
 #include "absl/base/casts.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 #include "backends/cuda/nvrtc.h"
@@ -116,6 +117,7 @@ void CompilesForArch(int arch) {
   for (const auto& [name, kernel] : ConformanceKernels()) {
     absl::StatusOr<CudaKernel> k = RenderCudaKernel(kernel, absl::StrCat("conf_", n++), {});
     ASSERT_TRUE(k.ok()) << name << ": " << k.status();
+    if (absl::StartsWith(name, "launch ")) EXPECT_GT(k->dims.global[0], 1u) << name;  // blocks
     tu += k->source;
   }
   EXPECT_GT(n, 300);
