@@ -225,7 +225,8 @@ typedef struct uopc_option {
 /* ---- the calls' arguments, in the order of UOPC_API_CALLS ---- */
 
 /* Whether the plugin can work on this machine. Cheap, no side effects. Out: score, how
-   well it fits (> 0). An error (UNAVAILABLE: "no driver") says why it cannot. */
+   well it fits (> 0). An error (UNAVAILABLE: "no driver") says why it cannot; a score of 0
+   without one is a no, whose reason the host asks initialize for (then shuts it down). */
 typedef struct uopc_probe_args {
   UOPC_STRUCT_HEADER;
   int32_t score; /* out */

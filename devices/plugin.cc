@@ -117,7 +117,7 @@ absl::Status Plugin::Start() {
   uopc_probe_args probe{};
   absl::Status s = Call(&probe);
   if (!s.ok() && !absl::IsUnimplemented(s)) return absl::UnavailableError(s.message());
-  if (s.ok() && probe.score <= 0) return absl::UnavailableError("its probe said no");
+  const bool refused = s.ok() && probe.score <= 0;  // (without a reason: initialize may say)
   std::vector<std::pair<std::string, std::string>> named = EnvironmentOptions(name_);
   std::vector<uopc_option> options;
   for (const auto& [k, v] : named) {
@@ -131,6 +131,14 @@ absl::Status Plugin::Start() {
   init.options = options.data();
   init.num_options = options.size();
   s = Call(&init);
+  if (refused) {
+    if (s.ok()) {
+      uopc_shutdown_args down{};
+      Call(&down).IgnoreError();
+    }
+    return absl::UnavailableError(s.ok() || absl::IsUnimplemented(s) ? "its probe said no"
+                                                                      : s.message());
+  }
   if (absl::IsUnimplemented(s)) return absl::OkStatus();  // nothing to initialize
   if (absl::IsUnavailable(s)) return absl::FailedPreconditionError(s.message());
   return s;
