@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 #define UOPC_ABI_MAJOR 2
-#define UOPC_ABI_MINOR 0
+#define UOPC_ABI_MINOR 1
 #define UOPC_ENTRY_SYMBOL "uopc_plugin_entry_v2"
 #define UOPC_EXPORT __attribute__((visibility("default")))
 
@@ -325,8 +325,34 @@ typedef struct uopc_target_args {
   uint32_t reserved;
   uint64_t shared_per_block;  /* out: bytes of shared memory a block may use (GPU) */
   const char* matrix_units; /* out: comma-separated MxNxK:INPUT->ACC, "16x8x16:f16->f32" */
+  /* ---- ABI 2.1 ---- */
+  const struct uopc_kernel_desc* kernels; /* out: the whole-op kernels it supplies (below) */
+  uint64_t num_kernels;                   /* out */
 } uopc_target_args;
 typedef uopc_target_args uopc_backend_target_args;
+
+/* A kernel the plugin supplies for a whole op (ABI 2.1): a vendor BLAS's matmul, a kernel on
+   a matrix unit. The host's lowering calls it in place of generated code where an op of the
+   graph is `op` on these dtypes, at least `min_flops` of work (smaller ones are left to
+   generated code), and run through kernel_launch. The conformance suite checks it against
+   the reference interpreter like any kernel. Ops and what their params are:
+
+   "matmul": out[b][i][j] = sum over p < k of a[b][i][p] * b[b][p][j], for b < batch, i < m,
+     j < n, products and sums in f32 (in any order: a vendor's kernel may block and reorder
+     the sum), rounded once to `out` where it is not f32. Buffers: out, a, b. Params
+     (int64, in elements, 15): batch, m, n, k; a's offset, batch stride, row stride (along
+     i) and column stride (along p); b's offset, batch stride, row stride (along p) and
+     column stride (along j); out's offset, batch stride and row stride (its column stride
+     is 1). Each of a and b has a stride of 1 along one of its two axes (the BLAS layouts:
+     row-major, or transposed); out is not a or b. */
+typedef struct uopc_kernel_desc {
+  UOPC_STRUCT_HEADER;
+  const char* name; /* "openblas_sgemm": unique within the plugin; [a-z0-9_] */
+  const char* op;   /* "matmul" */
+  uopc_dtype a, b, out;
+  uint32_t reserved;
+  uint64_t min_flops; /* 2 * batch * m * n * k for a matmul */
+} uopc_kernel_desc;
 
 /* One kernel's source, and the launch dimensions it was written for: a backend that maps
    a kernel's loops to threads says how many; {1,1,1} and {1,1,1} when the kernel loops over
@@ -538,47 +564,63 @@ typedef struct uopc_queue_synchronize_args {
   uopc_queue* queue;
 } uopc_queue_synchronize_args;
 
+/* Queues a run of the supplied kernel `name` (one the device's target lists) on `queue`:
+   buffers and params as its op defines them (uopc_kernel_desc), each buffer at its byte
+   offset. (ABI 2.1.) */
+typedef struct uopc_kernel_launch_args {
+  UOPC_STRUCT_HEADER;
+  uopc_queue* queue;
+  const char* name;
+  uopc_buffer* const* buffers;
+  const uint64_t* offsets; /* bytes, or NULL for all 0 */
+  uint32_t num_buffers;
+  uint32_t num_params;
+  const int64_t* params;
+  uopc_event** done;
+} uopc_kernel_launch_args;
+
 /* ---- the calls ---- */
 
 /* X(call, returns, required): every call of the table, in its order (a minor appends).
    returns: E (a uopc_error*) or V (nothing). required: R (always), B (by a plugin with
    UOPC_PLUGIN_CAP_BACKEND), D (with UOPC_PLUGIN_CAP_DEVICE), O (optional). */
-#define UOPC_API_CALLS(X)   \
-  X(probe, E, O)            \
-  X(initialize, E, O)       \
-  X(shutdown, E, O)         \
-  X(error_describe, V, R)   \
-  X(error_destroy, V, R)    \
-  X(blob_describe, V, R)    \
-  X(blob_destroy, V, R)     \
-  X(backend_count, E, B)    \
-  X(backend_get, E, B)      \
-  X(backend_describe, E, B) \
-  X(backend_supports, E, O) \
-  X(backend_target, E, O)   \
-  X(render, E, B)           \
-  X(compile, E, B)          \
-  X(device_count, E, D)     \
-  X(device_get, E, D)       \
-  X(device_describe, E, D)  \
-  X(memory_info, E, O)      \
-  X(buffer_alloc, E, D)     \
-  X(buffer_free, E, D)      \
-  X(buffer_address, E, O)   \
-  X(buffer_wrap, E, O)      \
-  X(queue_create, E, D)     \
-  X(queue_destroy, E, D)    \
-  X(copy_h2d, E, D)         \
-  X(copy_d2h, E, D)         \
-  X(copy, E, O)             \
-  X(program_load, E, O)     \
-  X(program_unload, E, O)   \
-  X(launch, E, O)           \
-  X(queue_wait_event, E, D) \
-  X(event_wait, E, D)       \
-  X(event_query, E, O)      \
-  X(event_destroy, V, D)    \
-  X(queue_synchronize, E, D)
+#define UOPC_API_CALLS(X)    \
+  X(probe, E, O)             \
+  X(initialize, E, O)        \
+  X(shutdown, E, O)          \
+  X(error_describe, V, R)    \
+  X(error_destroy, V, R)     \
+  X(blob_describe, V, R)     \
+  X(blob_destroy, V, R)      \
+  X(backend_count, E, B)     \
+  X(backend_get, E, B)       \
+  X(backend_describe, E, B)  \
+  X(backend_supports, E, O)  \
+  X(backend_target, E, O)    \
+  X(render, E, B)            \
+  X(compile, E, B)           \
+  X(device_count, E, D)      \
+  X(device_get, E, D)        \
+  X(device_describe, E, D)   \
+  X(memory_info, E, O)       \
+  X(buffer_alloc, E, D)      \
+  X(buffer_free, E, D)       \
+  X(buffer_address, E, O)    \
+  X(buffer_wrap, E, O)       \
+  X(queue_create, E, D)      \
+  X(queue_destroy, E, D)     \
+  X(copy_h2d, E, D)          \
+  X(copy_d2h, E, D)          \
+  X(copy, E, O)              \
+  X(program_load, E, O)      \
+  X(program_unload, E, O)    \
+  X(launch, E, O)            \
+  X(queue_wait_event, E, D)  \
+  X(event_wait, E, D)        \
+  X(event_query, E, O)       \
+  X(event_destroy, V, D)     \
+  X(queue_synchronize, E, D) \
+  X(kernel_launch, E, O)
 
 #define UOPC_RETURNS_E uopc_error*
 #define UOPC_RETURNS_V void

@@ -4,8 +4,8 @@
 
 namespace uopc {
 
-TargetStrings::TargetStrings(Target t)
-    : target(std::move(t)), features(absl::StrJoin(target.features, ",")) {
+TargetStrings::TargetStrings(Target t, std::vector<uopc_kernel_desc> k)
+    : target(std::move(t)), features(absl::StrJoin(target.features, ",")), kernels(std::move(k)) {
   for (const MatrixUnit& u : target.matrix_units)
     matrix_units += (matrix_units.empty() ? "" : ",") + MatrixUnitToString(u);
 }
@@ -26,6 +26,10 @@ void FillTargetArgs(const TargetStrings& s, uopc_target_args* a) {
   a->threads_per_block = t.threads_per_block;
   a->shared_per_block = t.shared_per_block;
   a->matrix_units = s.matrix_units.c_str();
+  if (UOPC_HAS_MEMBER(a, uopc_target_args, num_kernels)) {  // ABI 2.1
+    a->kernels = s.kernels.empty() ? nullptr : s.kernels.data();
+    a->num_kernels = s.kernels.size();
+  }
 }
 
 }  // namespace uopc

@@ -5,17 +5,20 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "backends/plugin_api.h"
 #include "core/target.h"
 
 namespace uopc {
 
-/// What uopc_target_args' strings point into.
+/// What uopc_target_args' strings point into. Its supplied kernels are the plugin's own
+/// descriptions (which live as long as it is loaded), given beside the target.
 struct TargetStrings {
-  explicit TargetStrings(Target t);
+  explicit TargetStrings(Target t, std::vector<uopc_kernel_desc> kernels = {});
   Target target;
   std::string features, matrix_units;
+  std::vector<uopc_kernel_desc> kernels;
 };
 
 /// Fills `out`'s outputs from `s` (its inputs are left as they are).

@@ -161,6 +161,7 @@ B Compute(const UOp& u) {
     case Ops::STAGE:
     case Ops::COPY:
     case Ops::COLLECTIVE:
+    case Ops::MATMUL:
     case Ops::ASSIGN:
     case Ops::EXP2:
     case Ops::LOG2:

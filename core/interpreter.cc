@@ -128,8 +128,8 @@ absl::Status Machine::Step(size_t pc) {
     case Ops::END: return absl::OkStatus();  // loops are run by Run
     case Ops::RESHAPE: case Ops::EXPAND: case Ops::PERMUTE: case Ops::PAD: case Ops::SHRINK:
     case Ops::FLIP: case Ops::IOTA: case Ops::REDUCE: case Ops::STAGE: case Ops::COPY: case Ops::ASSIGN:
-    case Ops::COLLECTIVE: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE)
-      break;
+    case Ops::COLLECTIVE:
+    case Ops::MATMUL: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE) break;
   }
   if (!IsAlu(u.op()))
     return absl::InvalidArgumentError(

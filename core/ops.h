@@ -34,33 +34,35 @@ inline constexpr uint32_t kGroupAssociative = 1u << 9;    // f(f(a, b), c) == f(
 // X(enum, text name, number of sources (-1: variable), groups, kind of argument)
 #define UOPC_FOR_EACH_OP(X) UOPC_FOR_EACH_NON_ALU_OP(X) UOPC_FOR_EACH_ALU_OP(X)
 
-#define UOPC_FOR_EACH_NON_ALU_OP(X)                                                     \
-  /* graph structure and leaves */                                                      \
-  X(SINK, "sink", -1, 0, None)     /* roots of a graph */                              \
-  X(CONST, "const", 0, 0, Const)   /* arg: ConstValue */                               \
-  X(VAR, "var", 0, 0, Var)         /* arg: VarArg{name, lo, hi}, i32 */                \
-  X(BUFFER, "buffer", 0, 0, Param) /* arg: ParamArg, a kernel param */                 \
-  X(ALLOC, "alloc", 0, 0, Param)   /* arg: ParamArg, local storage */                  \
-  /* loop level */                                                                      \
-  X(RANGE, "range", 1, 0, Range) /* src: end; arg: RangeArg */                         \
-  X(INDEX, "index", 2, 0, None)  /* src: buffer, flat index */                         \
-  X(LOAD, "load", 1, 0, None)    /* src: index */                                      \
-  X(STORE, "store", 2, 0, None)  /* src: index, value */                               \
-  X(END, "end", -1, 0, None)     /* src: statement, ranges closed */                   \
-  X(AFTER, "after", -1, 0, None) /* src[0] once src[1:] are done */                    \
-  /* tensor level */                                                                    \
-  X(RESHAPE, "reshape", -1, kGroupMovement, None) /* src: x, dims... */                \
-  X(EXPAND, "expand", -1, kGroupMovement, None)   /* src: x, dims... */                \
-  X(PERMUTE, "permute", 1, kGroupMovement, Axes)  /* arg: Axes (the order) */          \
-  X(PAD, "pad", -1, kGroupMovement, None)         /* src: x, (before, after)... */     \
-  X(SHRINK, "shrink", -1, kGroupMovement, None)   /* src: x, (begin, end)... */        \
-  X(FLIP, "flip", 1, kGroupMovement, Axes)        /* arg: Axes */                      \
-  X(IOTA, "iota", 1, 0, None)                     /* src: n; 0, 1, ..., n-1 */        \
-  X(REDUCE, "reduce", -1, 0, Reduce)  /* src: x (loop level: x, loops...); arg: ReduceArg */ \
-  X(STAGE, "stage", 1, 0, Device)                 /* materialize on arg's device */    \
-  X(COPY, "copy", 1, 0, Device)                   /* arg: DeviceArg (target) */        \
-  X(ASSIGN, "assign", 2, 0, None)                 /* src: target buffer, value */      \
-  X(COLLECTIVE, "collective", 1, 0, Collective)   /* across the ranks of a group */
+#define UOPC_FOR_EACH_NON_ALU_OP(X)                                                         \
+  /* graph structure and leaves */                                                          \
+  X(SINK, "sink", -1, 0, None)     /* roots of a graph */                                   \
+  X(CONST, "const", 0, 0, Const)   /* arg: ConstValue */                                    \
+  X(VAR, "var", 0, 0, Var)         /* arg: VarArg{name, lo, hi}, i32 */                     \
+  X(BUFFER, "buffer", 0, 0, Param) /* arg: ParamArg, a kernel param */                      \
+  X(ALLOC, "alloc", 0, 0, Param)   /* arg: ParamArg, local storage */                       \
+  /* loop level */                                                                          \
+  X(RANGE, "range", 1, 0, Range) /* src: end; arg: RangeArg */                              \
+  X(INDEX, "index", 2, 0, None)  /* src: buffer, flat index */                              \
+  X(LOAD, "load", 1, 0, None)    /* src: index */                                           \
+  X(STORE, "store", 2, 0, None)  /* src: index, value */                                    \
+  X(END, "end", -1, 0, None)     /* src: statement, ranges closed */                        \
+  X(AFTER, "after", -1, 0, None) /* src[0] once src[1:] are done */                         \
+  /* tensor level */                                                                        \
+  X(RESHAPE, "reshape", -1, kGroupMovement, None) /* src: x, dims... */                     \
+  X(EXPAND, "expand", -1, kGroupMovement, None)   /* src: x, dims... */                     \
+  X(PERMUTE, "permute", 1, kGroupMovement, Axes)  /* arg: Axes (the order) */               \
+  X(PAD, "pad", -1, kGroupMovement, None)         /* src: x, (before, after)... */          \
+  X(SHRINK, "shrink", -1, kGroupMovement, None)   /* src: x, (begin, end)... */             \
+  X(FLIP, "flip", 1, kGroupMovement, Axes)        /* arg: Axes */                           \
+  X(IOTA, "iota", 1, 0, None)                     /* src: n; 0, 1, ..., n-1 */              \
+  X(REDUCE, "reduce", -1, 0, Reduce) /* src: x (loop level: x, loops...); arg: ReduceArg */ \
+  X(STAGE, "stage", 1, 0, Device)    /* materialize on arg's device */                      \
+  X(COPY, "copy", 1, 0, Device)      /* arg: DeviceArg (target) */                          \
+  X(ASSIGN, "assign", 2, 0, None)    /* src: target buffer, value */                        \
+  X(COLLECTIVE, "collective", 1, 0, Collective) /* across the ranks of a group */           \
+  /* a whole op run by a kernel the device's plugin supplies (core/matmul_call.h) */        \
+  X(MATMUL, "matmul", -1, 0, None) /* src: out, a, b BUFFERs, then 15 params */
 
 #define UOPC_FOR_EACH_ALU_OP(X)                                                         \
   /* unary ALU */                                                                       \

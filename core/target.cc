@@ -104,6 +104,33 @@ absl::StatusOr<MatrixUnit> ParseMatrixUnit(absl::string_view text) {
   return u;
 }
 
+std::string SuppliedKernelToString(const SuppliedKernel& k) {
+  return absl::StrCat(k.name, ":", k.op, ":", DTypeName(k.a), "*", DTypeName(k.b), "->",
+                      DTypeName(k.out), ":", k.min_flops);
+}
+
+absl::StatusOr<SuppliedKernel> ParseSuppliedKernel(absl::string_view text) {
+  auto bad = [&] {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "target: kernel \"", text,
+        "\": expected NAME:OP:A*B->OUT:MIN_FLOPS (openblas_sgemm:matmul:f32*f32->f32:0)"));
+  };
+  std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
+  if (parts.size() != 4 || parts[0].empty() || parts[1].empty()) return bad();
+  std::vector<absl::string_view> in_out = absl::StrSplit(parts[2], "->");
+  if (in_out.size() != 2) return bad();
+  std::vector<absl::string_view> ab = absl::StrSplit(in_out[0], '*');
+  if (ab.size() != 2) return bad();
+  std::optional<DType> a = ParseDType(ab[0]), b = ParseDType(ab[1]), out = ParseDType(in_out[1]);
+  SuppliedKernel k{std::string(parts[0]), std::string(parts[1])};
+  if (!a || !b || !out || !absl::SimpleAtoi(parts[3], &k.min_flops) || k.min_flops < 0)
+    return bad();
+  k.a = *a;
+  k.b = *b;
+  k.out = *out;
+  return k;
+}
+
 std::string Target::ToString() const {
   std::vector<std::string> matrix;
   for (const MatrixUnit& u : matrix_units) matrix.push_back(MatrixUnitToString(u));
@@ -117,6 +144,11 @@ std::string Target::ToString() const {
     absl::StrAppend(&out, " warp=", warp, " threads_per_block=", threads_per_block,
                     " shared_per_block=", SizeString(shared_per_block));
   absl::StrAppend(&out, " matrix=", absl::StrJoin(matrix, ","));
+  if (!kernels.empty()) {
+    std::vector<std::string> ks;
+    for (const SuppliedKernel& k : kernels) ks.push_back(SuppliedKernelToString(k));
+    absl::StrAppend(&out, " kernels=", absl::StrJoin(ks, ","));
+  }
   return out;
 }
 
@@ -172,10 +204,17 @@ absl::StatusOr<Target> ParseTarget(absl::string_view text) {
         if (!u.ok()) return u.status();
         t.matrix_units.push_back(*u);
       }
+    } else if (key == "kernels") {
+      for (absl::string_view k : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+        absl::StatusOr<SuppliedKernel> sk = ParseSuppliedKernel(k);
+        if (!sk.ok()) return sk.status();
+        t.kernels.push_back(*std::move(sk));
+      }
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
-          "target: unknown key \"", key, "\" (expected arch, features, vector_bits, registers, "
-          "cores, l1d, l2, l3, warp, threads_per_block, shared_per_block or matrix)"));
+          "target: unknown key \"", key,
+          "\" (expected arch, features, vector_bits, registers, "
+          "cores, l1d, l2, l3, warp, threads_per_block, shared_per_block, matrix or kernels)"));
     }
     if (!ok)
       return absl::InvalidArgumentError(

@@ -11,7 +11,9 @@
 //   cores=2 l1d=32K/8 l2=1M l3=32M matrix=
 //   class=gpu arch=sm_90 features= registers=255 cores=132 l1d=0/0 l2=50M l3=0 warp=32
 //   threads_per_block=1024 shared_per_block=227K matrix=16x8x16:f16->f32,16x8x16:bf16->f32
-// Sizes take K, M or G (powers of 1024); l1d is SIZE/WAYS; lists are comma-separated.
+// A plugin that supplies whole-op kernels adds kernels=NAME:OP:A*B->OUT:MIN_FLOPS,... (left
+// out when there are none). Sizes take K, M or G (powers of 1024); l1d is SIZE/WAYS; lists
+// are comma-separated.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,17 @@ struct MatrixUnit {
   bool operator==(const MatrixUnit&) const = default;
 };
 
+/// A kernel the device's plugin supplies for a whole op (ABI 2.1's uopc_kernel_desc): the
+/// lowering calls it (passes/supplied_kernels.h) where an op of the graph is `op` on these
+/// dtypes and at least `min_flops` of work.
+struct SuppliedKernel {
+  std::string name;  // "openblas_sgemm"
+  std::string op;    // "matmul"
+  DType a = DType::kF32, b = DType::kF32, out = DType::kF32;
+  int64_t min_flops = 0;
+  bool operator==(const SuppliedKernel&) const = default;
+};
+
 struct Target {
   TargetClass device_class = TargetClass::kCpu;
   std::string arch = "x86_64";          // "x86_64", "aarch64", "sm_90"
@@ -51,6 +64,7 @@ struct Target {
   int threads_per_block = 0;
   int64_t shared_per_block = 0;         // bytes a block may use
   std::vector<MatrixUnit> matrix_units;
+  std::vector<SuppliedKernel> kernels;  // whole-op kernels of the plugin (any class)
 
   bool operator==(const Target&) const = default;
 
@@ -80,6 +94,10 @@ struct Target {
 /// The inverse of Target::ToString. Unknown keys, bad numbers and missing class are
 /// InvalidArgument naming the word; keys left out keep the class's reference value.
 absl::StatusOr<Target> ParseTarget(absl::string_view text);
+
+/// "openblas_sgemm:matmul:f32*f32->f32:65536"; ParseSuppliedKernel reads it back.
+std::string SuppliedKernelToString(const SuppliedKernel& k);
+absl::StatusOr<SuppliedKernel> ParseSuppliedKernel(absl::string_view text);
 
 /// "16x8x16:f16->f32"; ParseMatrixUnit reads it back.
 std::string MatrixUnitToString(const MatrixUnit& u);

@@ -61,7 +61,12 @@ bool PrintsDType(const UOp& u) {
     case Ops::SINK: case Ops::RANGE: case Ops::INDEX: case Ops::LOAD: case Ops::STORE:
     case Ops::END: case Ops::AFTER: case Ops::RESHAPE: case Ops::EXPAND: case Ops::PERMUTE:
     case Ops::PAD: case Ops::SHRINK: case Ops::FLIP: case Ops::REDUCE: case Ops::STAGE:
-    case Ops::COPY: case Ops::ASSIGN: case Ops::COLLECTIVE: case Ops::EXP2: case Ops::LOG2:
+    case Ops::COPY:
+    case Ops::ASSIGN:
+    case Ops::COLLECTIVE:
+    case Ops::MATMUL:
+    case Ops::EXP2:
+    case Ops::LOG2:
     case Ops::SIN: case Ops::SQRT: case Ops::RECIP: case Ops::TRUNC: case Ops::ADD:
     case Ops::MUL: case Ops::FDIV: case Ops::FLOORDIV: case Ops::MOD: case Ops::MAX:
     case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND: case Ops::OR:

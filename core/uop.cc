@@ -206,7 +206,8 @@ std::optional<DType> DerivedDType(Ops op, absl::Span<const UOp> src) {
     case Ops::BITCAST: return std::nullopt;
     case Ops::SINK:
     case Ops::STORE:
-    case Ops::END: return DType::kVoid;
+    case Ops::END:
+    case Ops::MATMUL: return DType::kVoid;
     case Ops::CMPLT:
     case Ops::CMPNE:
     case Ops::CMPEQ: return DType::kBool;

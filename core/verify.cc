@@ -80,8 +80,9 @@ absl::Status NodeCheck::CheckStructure() const {
   }
   if (!ok)
     return Fail("argument of the wrong kind", "the argument this op carries (see core/ops.h)");
-  if (u_.dtype() == DType::kVoid && !(u_.is(Ops::SINK) || u_.is(Ops::STORE) || u_.is(Ops::END) ||
-                                      (u_.is(Ops::AFTER) && T(0) == DType::kVoid)))
+  if (u_.dtype() == DType::kVoid &&
+      !(u_.is(Ops::SINK) || u_.is(Ops::STORE) || u_.is(Ops::END) || u_.is(Ops::MATMUL) ||
+        (u_.is(Ops::AFTER) && T(0) == DType::kVoid)))
     return Fail("dtype void", "a value dtype");
   if (std::optional<DType> d = DerivedDType(u_.op(), u_.src()); d && *d != u_.dtype())
     return Fail(absl::StrCat("dtype ", DTypeName(u_.dtype())),
@@ -163,6 +164,22 @@ absl::Status NodeCheck::CheckDTypes() const {
       if (u_.arg().Get<DeviceArg>().name.empty())
         return Fail("a COPY to no device", "the name of its target device");
       return absl::OkStatus();
+    case Ops::MATMUL: {  // core/matmul_call.h
+      if (t != DType::kVoid) return Fail(absl::StrCat("a matmul call of ", DTypeName(t)), "void");
+      if (u_.src().size() != 18) return Fail(absl::StrCat(u_.src().size(), " sources"), "18");
+      for (size_t i = 0; i < 18; ++i) {
+        const bool buffer = u_.src(i).is(Ops::BUFFER);
+        if (i < 3 &&
+            (!buffer || (T(i) != DType::kF32 && T(i) != DType::kF16 && T(i) != DType::kBF16)))
+          return Fail(absl::StrCat("a matmul call's operand ", i, " ", OpName(u_.src(i).op()),
+                                   " of ", DTypeName(T(i))),
+                      "a BUFFER of f32, f16 or bf16");
+        if (i >= 3 && !IsInt(T(i)))
+          return Fail(absl::StrCat("a matmul call's param ", i - 3, " of ", DTypeName(T(i))),
+                      "an integer");
+      }
+      return absl::OkStatus();
+    }
     case Ops::COLLECTIVE: {
       const CollectiveArg& c = u_.arg().Get<CollectiveArg>();
       if (c.size < 1 || c.group < 0)
@@ -331,8 +348,8 @@ absl::StatusOr<Shape> NodeCheck::MovementShape() const {
     case Ops::SINK: case Ops::CONST: case Ops::VAR: case Ops::BUFFER: case Ops::ALLOC:
     case Ops::IOTA: case Ops::RANGE: case Ops::INDEX: case Ops::LOAD: case Ops::STORE: case Ops::END:
     case Ops::AFTER: case Ops::REDUCE: case Ops::STAGE: case Ops::COPY: case Ops::ASSIGN:
-    case Ops::COLLECTIVE: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE)
-      return in;
+    case Ops::COLLECTIVE:
+    case Ops::MATMUL: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE) return in;
   }
   UOPC_UNREACHABLE("an op");
 }
@@ -351,6 +368,7 @@ absl::StatusOr<Shape> NodeCheck::Run() {
       for (int a : axes) out[a] = 1;
       return out;
     }
+    case Ops::MATMUL: return Shape{};
     case Ops::COLLECTIVE: {
       const CollectiveArg& c = u_.arg().Get<CollectiveArg>();
       Shape out = S(0);

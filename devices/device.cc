@@ -80,6 +80,18 @@ absl::StatusOr<Target> TargetFromArgs(const uopc_target_args& a) {
     ASSIGN_OR_RETURN(MatrixUnit u, ParseMatrixUnit(m));
     t.matrix_units.push_back(u);
   }
+  t.kernels.clear();
+  if (UOPC_HAS_MEMBER(&a, uopc_target_args, num_kernels) && a.kernels) {  // ABI 2.1
+    for (uint64_t i = 0; i < a.num_kernels; ++i) {
+      const uopc_kernel_desc& d = a.kernels[i];
+      auto dtype = [](uopc_dtype x) { return x >= UOPC_DTYPE_BOOL && x <= UOPC_DTYPE_F64; };
+      if (!d.name || !*d.name || !d.op || !dtype(d.a) || !dtype(d.b) || !dtype(d.out))
+        return absl::FailedPreconditionError(
+            absl::StrCat("backend_target: supplied kernel ", i, " has no name, op or dtypes"));
+      t.kernels.push_back({d.name, d.op, static_cast<DType>(d.a), static_cast<DType>(d.b),
+                           static_cast<DType>(d.out), static_cast<int64_t>(d.min_flops)});
+    }
+  }
   // what a text form carries must read back (a plugin's arch with a space would not)
   ASSIGN_OR_RETURN(Target back, ParseTarget(t.ToString()));
   if (!(back == t))
@@ -387,6 +399,29 @@ absl::StatusOr<Event> Device::Launch(const Program& program, uint32_t entry,
     args.grid[i] = dims.global[i];
     args.block[i] = dims.local[i];
   }
+  RETURN_IF_ERROR(plugin_.Call(&args));
+  return Event(&plugin_, done);
+}
+
+absl::StatusOr<Event> Device::LaunchSupplied(const std::string& name,
+                                             absl::Span<uopc_buffer* const> buffers,
+                                             absl::Span<const uint64_t> offsets,
+                                             absl::Span<const int64_t> params) {
+  RETURN_IF_ERROR(Here("launch on"));
+  if (!offsets.empty() && offsets.size() != buffers.size())
+    return absl::InvalidArgumentError(absl::StrCat("launch of ", name, " on ", name_, ": ",
+                                                   offsets.size(), " offsets for ", buffers.size(),
+                                                   " buffers"));
+  uopc_event* done = nullptr;
+  uopc_kernel_launch_args args{};
+  args.queue = queue_;
+  args.done = &done;
+  args.name = name.c_str();
+  args.buffers = buffers.data();
+  args.offsets = offsets.empty() ? nullptr : offsets.data();
+  args.num_buffers = static_cast<uint32_t>(buffers.size());
+  args.params = params.data();
+  args.num_params = static_cast<uint32_t>(params.size());
   RETURN_IF_ERROR(plugin_.Call(&args));
   return Event(&plugin_, done);
 }

@@ -139,6 +139,12 @@ class Device {
                                absl::Span<uopc_buffer* const> buffers,
                                absl::Span<const int64_t> vars,
                                absl::Span<const uint64_t> offsets = {}, const LaunchDims& dims = {});
+  /// Queues the kernel `name` that the plugin supplies (one of target().kernels: ABI 2.1's
+  /// kernel_launch) with buffers and params as its op defines them.
+  absl::StatusOr<Event> LaunchSupplied(const std::string& name,
+                                       absl::Span<uopc_buffer* const> buffers,
+                                       absl::Span<const uint64_t> offsets,
+                                       absl::Span<const int64_t> params);
 
  private:
   Device(const Plugin& plugin, uopc_device* handle)

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "core/fnv.h"
+#include "core/matmul_call.h"
 #include "core/serialize.h"
 #include "core/status_macros.h"
 #include "core/trace.h"
@@ -32,6 +33,7 @@ absl::Status KernelCache::Prepare(absl::Span<const UOp> kernels) {
   std::vector<KernelSignature> sigs;
   std::vector<LaunchDims> dims;
   for (const UOp& k : kernels) {
+    if (k.is(Ops::MATMUL)) continue;  // the plugin's own kernel: nothing to compile
     if (compiled_.contains(k) || std::find(todo.begin(), todo.end(), k) != todo.end()) continue;
     ASSIGN_OR_RETURN(KernelSignature sig, SignatureOf(k));
     std::string key = SerializeGraph(k), name = KernelName(key);
@@ -56,6 +58,10 @@ absl::Status KernelCache::Prepare(absl::Span<const UOp> kernels) {
 }
 
 absl::StatusOr<std::string> KernelCache::Source(const UOp& kernel) {
+  if (kernel.is(Ops::MATMUL))
+    return absl::StrCat("// a matmul of ", DTypeName(kernel.src(1).dtype()), " x ",
+                        DTypeName(kernel.src(2).dtype()), " -> ", DTypeName(kernel.src(0).dtype()),
+                        ": the kernel ", device_.name(), "'s plugin supplies\n");
   std::string key = SerializeGraph(kernel);
   ASSIGN_OR_RETURN(RenderedKernel r, device_.Render(key, KernelName(key)));
   return r.source;
@@ -95,7 +101,41 @@ absl::Status KernelCache::Check(const KernelLaunch& l, const KernelSignature& si
   return absl::OkStatus();
 }
 
+absl::StatusOr<Event> KernelCache::LaunchCall(const KernelLaunch& l) {
+  // the device's kernel for this op and these dtypes (the lowering chose it from the target)
+  const auto dtype = [&](int i) { return l.kernel.src(i).dtype(); };
+  const SuppliedKernel* kernel = nullptr;
+  for (const SuppliedKernel& k : device_.target().kernels)
+    if (k.op == "matmul" && k.out == dtype(0) && k.a == dtype(1) && k.b == dtype(2)) kernel = &k;
+  if (!kernel)
+    return absl::FailedPreconditionError(
+        absl::StrCat("launch on ", device_.name(), ": its plugin supplies no matmul kernel of ",
+                     DTypeName(dtype(1)), " x ", DTypeName(dtype(2)), " -> ", DTypeName(dtype(0)),
+                     " (the plan was lowered for another target)"));
+  ASSIGN_OR_RETURN(MatmulParams p, EvalMatmulParams(l.kernel, l.vars));
+  std::vector<uopc_buffer*> bufs;
+  int64_t counts[3] = {0, 0, 0};
+  for (int i = 0; i < 3; ++i) {
+    const int slot = l.kernel.src(i).arg().Get<ParamArg>().slot;
+    if (slot >= static_cast<int>(l.buffers.size()) || !l.buffers[slot] ||
+        l.buffers[slot].device() != &device_ || l.buffers[slot].dtype() != dtype(i))
+      return absl::InvalidArgumentError(
+          absl::StrCat("launch of ", kernel->name, " on ", device_.name(), ": buffer slot ", slot,
+                       " wants ", DTypeName(dtype(i)), " on ", device_.name()));
+    bufs.push_back(l.buffers[slot].handle());
+    counts[i] = l.buffers[slot].count();
+  }
+  RETURN_IF_ERROR(CheckMatmul(p, counts[0], counts[1], counts[2]));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.launches;
+  }
+  const auto values = p.Values();
+  return device_.LaunchSupplied(kernel->name, bufs, {}, values);
+}
+
 absl::StatusOr<Event> KernelCache::Launch(const KernelLaunch& l) {
+  if (l.kernel.is(Ops::MATMUL)) return LaunchCall(l);
   std::shared_ptr<const Compiled> c;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -4,7 +4,8 @@
 // the C backend: one gcc run, one shared object). Every launch checks its bindings first:
 // a buffer per used slot, on this device, of the right dtype and size, and every VAR
 // within its declared bounds (the guard that makes one compiled kernel safe for every
-// bound value).
+// bound value). A MATMUL call (core/matmul_call.h) compiles nothing: it launches the
+// kernel the device's plugin supplies, once its params are checked against the buffers.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +65,9 @@ class KernelCache {
     LaunchDims dims;  // as rendered
     UOp grid;         // the blocks of a run-time length: an expression of the VARs, else null
   };
+  /// A launch of a MATMUL call (core/matmul_call.h): the supplied kernel of the device's
+  /// plugin, its params checked against the buffers first.
+  absl::StatusOr<Event> LaunchCall(const KernelLaunch& l);
   absl::Status Check(const KernelLaunch& l, const KernelSignature& sig,
                      std::vector<uopc_buffer*>* bufs, std::vector<int64_t>* vars) const;
 

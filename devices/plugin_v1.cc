@@ -242,4 +242,6 @@ absl::Status PluginV1::Call(uopc_queue_synchronize_args* a) const {
   return Device(&uopc_device_api::queue_synchronize, "queue_synchronize", a->queue);
 }
 
+absl::Status PluginV1::Call(uopc_kernel_launch_args*) const { return Missing("kernel_launch"); }
+
 }  // namespace uopc

@@ -226,7 +226,8 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
     case Ops::RANGE:
     case Ops::STORE:
     case Ops::END:
-    case Ops::AFTER: break;
+    case Ops::AFTER:
+    case Ops::MATMUL: break;
   }
   ThrowInvalid(absl::StrCat("backward: no gradient rule for ", OpName(u.op()), " (dtype ",
                             DTypeName(u.dtype()), "); expected a differentiable tensor op"));

@@ -353,6 +353,45 @@ UOp ReadAcrossRowsPacked(const UOp& sum, const Shape& in, const ShapeMap& shapes
   });
 }
 
+// The dtype a product reads `x` in: a half converted to f32 as it is read counts as the half.
+DType ReadDType(UOp x) {
+  while (IsMovement(x.op())) x = x.src(0);
+  return IsFloatCast(x) && x.dtype() == DType::kF32 && IsHalf(x.src(0).dtype()) ? x.src(0).dtype()
+                                                                                : x.dtype();
+}
+
+// Whether `sum` (a sum of products over `in`, giving `out_dtype`) is a matmul that a kernel
+// the target's plugin supplies takes (passes/supplied_kernels.h decides for good, on the
+// kernel): its operands are left in their layout (the supplied kernel packs them itself),
+// but for the roundings of f32 to a half, which it reads from a copy of the half (it reads
+// halves from memory).
+bool SuppliedMatmulTakes(const UOp& sum, const Shape& in, const Target& t) {
+  const UOp& body = sum.src(0);
+  if (!body.is(Ops::MUL) || t.kernels.empty()) return false;
+  int64_t flops = 2;
+  for (const Dim& d : in) flops = d.IsStatic() ? flops * d.value() : INT64_MAX / 4;
+  const DType a = ReadDType(body.src(0)), b = ReadDType(body.src(1));
+  for (const SuppliedKernel& k : t.kernels)
+    if (k.op == "matmul" && flops >= k.min_flops &&
+        ((k.a == a && k.b == b) || (k.a == b && k.b == a)))
+      return true;
+  return false;
+}
+
+// `sum` reading each f32 view that it rounds to a half from a copy of the half instead.
+UOp ReadHalvesStaged(const UOp& sum, const ShapeMap& shapes) {
+  return ReadCopies(sum, [&](const UOp& x) {
+    if (!shapes.contains(x.get())) return x;
+    const ViewRead read = ViewUnder(x, shapes);
+    if (!read.view || !RoundsToHalf(read.value, read.view)) return x;
+    UOp half = read.value;
+    while (!(IsHalf(half.dtype()) && !IsHalf(half.src(0).dtype()))) half = half.src(0);
+    const UOp copy =
+        UOp::Derived(Ops::STAGE, {half}, DeviceArg{read.view.src(0).arg().Get<ParamArg>().device});
+    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == half ? copy : r; });
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
@@ -365,6 +404,9 @@ absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
     if (!t.IsCpu()) return rebuilt;  // (a GPU's threads read across rows; no copies)
     const int n = static_cast<int>(shapes.at(orig.src(0).get()).size());
     const std::vector<int>& axes = orig.arg().Get<ReduceArg>().axes;
+    if (n >= 3 && axes == std::vector<int>{n - 2} &&
+        SuppliedMatmulTakes(orig, shapes.at(orig.src(0).get()), t))
+      return ReadHalvesStaged(rebuilt, shapes);
     if (n >= 2 && axes == std::vector<int>{n - 1}) return ReadRowsTransposed(rebuilt, n, shapes);
     if (n >= 3 && axes == std::vector<int>{n - 2}) {
       const UOp read = ReadLeftWidened(ReadTransposesCopied(rebuilt, shapes), shapes);

@@ -13,6 +13,7 @@
 #include "passes/reduce_to_accumulators.h"
 #include "passes/schedule_opts.h"
 #include "passes/split_reduces.h"
+#include "passes/supplied_kernels.h"
 #include "passes/thread_outer_loop.h"
 
 namespace uopc {
@@ -32,6 +33,7 @@ const struct {
     {"kernel_order", KernelOrder},
     {"rangeify", Rangeify},
     {"reduce_collapse", ReduceCollapse},
+    {"supplied_kernels", SuppliedKernels},
     {"schedule_opts", ScheduleOpts},
     {"reduce_to_accumulators", ReduceToAccumulators},
     {"half_in_f32", HalfInF32},

@@ -68,9 +68,12 @@ absl::StatusOr<UOp> KernelBuilder::Compute(const UOp& u, const Index& idx) {
     case Ops::IOTA: return u.dtype() == DType::kI32 ? idx[0] : idx[0].Cast(u.dtype());
     case Ops::REDUCE: return Reduce(u, idx);
     case Ops::SINK: case Ops::ALLOC: case Ops::RANGE: case Ops::INDEX: case Ops::LOAD:
-    case Ops::STORE: case Ops::END: case Ops::COPY: case Ops::ASSIGN: case Ops::COLLECTIVE:
-    UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE)
-      break;
+    case Ops::STORE:
+    case Ops::END:
+    case Ops::COPY:
+    case Ops::ASSIGN:
+    case Ops::COLLECTIVE:
+    case Ops::MATMUL: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE) break;
   }
   if (!IsAlu(u.op()))
     return absl::UnimplementedError(

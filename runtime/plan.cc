@@ -31,6 +31,7 @@ absl::StatusOr<Plan::Step> KernelStep(const UOp& k) {
     if (u.is(Ops::STORE) && u.src(0).src(0).is(Ops::BUFFER))
       writes.push_back(SlotOf(u.src(0).src(0)));
   }
+  if (k.is(Ops::MATMUL)) writes.push_back(SlotOf(k.src(0)));  // a supplied kernel's call
   std::sort(slots.begin(), slots.end());
   slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
   std::sort(writes.begin(), writes.end());

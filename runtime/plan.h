@@ -31,7 +31,8 @@ struct Plan {
     Role role = Role::kTemp;
     uint64_t bytes() const { return static_cast<uint64_t>(count) * DTypeSize(dtype); }
   };
-  /// A launch of `ast` (a SINK of loop IR, BUFFER slots 0..n-1) with plan buffer
+  /// A launch of `ast` (a SINK of loop IR, or a MATMUL call of a kernel the device's plugin
+  /// supplies: core/matmul_call.h; BUFFER slots 0..n-1) with plan buffer
   /// `buffers[slot]` at each slot; it stores into the plan buffers `writes`. Its launch
   /// dims are those the device's backend renders it for (devices/kernel_cache.h).
   struct Kernel {

@@ -8,6 +8,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libgtest-dev libbenchmark-dev libdlpack-dev
   python3-numpy  # the peer of the DLPack test (numpy.from_dlpack)
   iproute2 nftables  # the multi-node tests' network bed (namespaces, a redirecting router)
+  libopenblas0-pthread  # the C plugin's optional sgemm (UOPC_C_BLAS=openblas), and the peers' BLAS
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

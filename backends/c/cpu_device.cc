@@ -1,5 +1,7 @@
 #include "backends/c/cpu_device.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -13,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
+#include "backends/c/matmul_kernels.h"
 #include "backends/c/thread_pool.h"
 #include "backends/cuda/gpu_target.h"
 #include "backends/plugin_sdk.h"
@@ -476,6 +479,57 @@ uopc_error* Launch(uopc_launch_args* a) {
       a->done);
 }
 
+// A supplied kernel (backends/c/matmul_kernels.h): its params checked against the buffers
+// here, as a generated kernel's are by the host, then queued as a launch is.
+uopc_error* KernelLaunch(uopc_kernel_launch_args* a) {
+  if (!a || !a->queue || !a->name) return NULL_ARG("an argument");
+  const uopc_kernel_desc* k = FindMatmulKernel(a->name);
+  if (!k) return uopc_sdk_error(UOPC_NOT_FOUND, "c plugin: no supplied kernel '%s'", a->name);
+  if (a->num_buffers != 3 || !a->buffers || a->num_params != MatmulParams::kCount || !a->params)
+    return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
+                          "c plugin: %s takes 3 buffers and %d params; got %u and %u", a->name,
+                          MatmulParams::kCount, a->num_buffers, a->num_params);
+  uopc_device* dev = a->queue->device;
+  if (dev->lost) return Lost(dev);
+  const uopc_dtype dtypes[3] = {k->out, k->a, k->b};
+  void* ptrs[3];
+  int64_t counts[3];
+  std::vector<Ref> refs;
+  for (int i = 0; i < 3; ++i) {
+    const uopc_buffer* b = a->buffers[i];
+    if (!b) return NULL_ARG("a buffer");
+    if (uopc_error* e = CheckLive(b, a->name)) return e;
+    const uint64_t off = a->offsets ? a->offsets[i] : 0;
+    if (uopc_error* e = CheckRange(b, off, 0, a->name)) return e;
+    if (b->device != dev)
+      return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: %s on %s with buffer %d of %s",
+                            a->name, dev->name.c_str(), i, b->device->name.c_str());
+    ptrs[i] = static_cast<char*>(b->data) + off;
+    counts[i] = static_cast<int64_t>((b->size - off) / DTypeSize(static_cast<DType>(dtypes[i])));
+    refs.emplace_back(b);
+  }
+  std::array<int64_t, MatmulParams::kCount> values;
+  std::copy(a->params, a->params + MatmulParams::kCount, values.begin());
+  const MatmulParams p = MatmulParams::FromValues(values);
+  if (absl::Status s = CheckMatmul(p, counts[0], counts[1], counts[2]); !s.ok())
+    return uopc_sdk_error(static_cast<uopc_code>(s.code()), "c plugin: %s: %s", a->name,
+                          std::string(s.message()).c_str());
+  return Enqueue(
+      a->queue,
+      [dev, name = std::string(k->name), p, out = ptrs[0], x = ptrs[1], y = ptrs[2],
+       refs = std::move(refs)] {
+        if (dev->fail_at && dev->launches.fetch_add(1) + 1 >= dev->fail_at) dev->lost = true;
+        if (dev->lost)
+          return WorkStatus{UOPC_DEVICE_LOST,
+                            absl::StrCat("c plugin: ", dev->name,
+                                         " was lost during a launch (UOPC_", kPrefix, "_FAULT)")};
+        absl::Status s = RunMatmulKernel(name.c_str(), p, out, x, y);
+        return s.ok() ? WorkStatus{}
+                      : WorkStatus{static_cast<uopc_code>(s.code()), std::string(s.message())};
+      },
+      a->done);
+}
+
 uopc_error* QueueWaitEvent(uopc_queue_wait_event_args* a) {
   if (!a || !a->queue || !a->event) return NULL_ARG("an argument");
   return Enqueue(
@@ -547,6 +601,7 @@ void FillDeviceCalls(uopc_api* api) {
   api->memory_info = MemoryInfo;
   api->buffer_address = BufferAddress;
   api->buffer_wrap = BufferWrap;
+  api->kernel_launch = KernelLaunch;
 }
 
 }  // namespace uopc::cpu

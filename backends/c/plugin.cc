@@ -19,6 +19,7 @@
 #include "backends/c/compiler.h"
 #include "backends/c/cpu_device.h"
 #include "backends/c/cpu_target.h"
+#include "backends/c/matmul_kernels.h"
 #include "backends/c/render_c.h"
 #include "backends/cuda/gpu_target.h"
 #include "backends/plugin_sdk.h"
@@ -89,9 +90,18 @@ uopc_error* Probe(uopc_probe_args* a) {
                         path ? path : "unset");
 }
 
-uopc_error* Initialize(uopc_initialize_args*) {
-  return Guard([]() -> uopc_error* {
-    return cpu::Initialize([](absl::string_view sealed) { return Compiler().Materialize(sealed); });
+// The devices (backends/c/cpu_device.h), then the supplied kernels from the options
+// UOPC_C_AMX and UOPC_C_BLAS (backends/c/matmul_kernels.h).
+uopc_error* Initialize(uopc_initialize_args* a) {
+  return Guard([&]() -> uopc_error* {
+    if (uopc_error* e = cpu::Initialize(
+            [](absl::string_view sealed) { return Compiler().Materialize(sealed); }))
+      return e;
+    std::vector<std::pair<std::string, std::string>> options;
+    for (uint64_t i = 0; a && a->options && i < a->num_options; ++i)
+      if (a->options[i].name && a->options[i].value)
+        options.emplace_back(a->options[i].name, a->options[i].value);
+    return FromStatus(cpu::ConfigureMatmulKernels(options));
   });
 }
 
@@ -171,8 +181,9 @@ uopc_error* Compile(uopc_compile_args* a) {
   });
 }
 
-// This machine's CPU (backends/c/cpu_target.h): every CPU device of the plugin runs on it;
-// EMU:0's, the GPU it emulates. A named arch other than this CPU's is refused.
+// This machine's CPU (backends/c/cpu_target.h), with the kernels the plugin supplies for it:
+// every CPU device of the plugin runs on it; EMU:0's, the GPU it emulates (no kernels). A named
+// arch other than this CPU's is refused.
 uopc_error* BackendTarget(uopc_backend_target_args* a) {
   if (!a->backend) return NULL_ARG("backend");
   return Guard([&]() -> uopc_error* {
@@ -182,7 +193,9 @@ uopc_error* BackendTarget(uopc_backend_target_args* a) {
       FillTargetArgs(*gpu, a);
       return nullptr;
     }
-    static const TargetStrings* host = new TargetStrings(HostCpuTarget());
+    static const TargetStrings* host = new TargetStrings(
+        HostCpuTarget(),
+        {cpu::MatmulKernels().begin(), cpu::MatmulKernels().end()});  // (decided at initialize)
     if (a->arch && host->target.arch != a->arch)
       return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
                             "c plugin: compiles for this machine's CPU (%s), not for '%s'",

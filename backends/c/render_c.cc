@@ -340,6 +340,7 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
     case Ops::STAGE:
     case Ops::COPY:
     case Ops::COLLECTIVE:
+    case Ops::MATMUL:
     case Ops::ASSIGN: break;
   }
   return absl::InternalError(
@@ -436,8 +437,8 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
     }
     case Ops::RESHAPE: case Ops::EXPAND: case Ops::PERMUTE: case Ops::PAD: case Ops::SHRINK:
     case Ops::FLIP: case Ops::IOTA: case Ops::REDUCE: case Ops::STAGE: case Ops::COPY: case Ops::ASSIGN:
-    case Ops::COLLECTIVE: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE)
-      break;
+    case Ops::COLLECTIVE:
+    case Ops::MATMUL: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE) break;
   }
   if (!IsAlu(u.op()))
     return absl::InvalidArgumentError(

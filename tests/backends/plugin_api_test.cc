@@ -1,5 +1,5 @@
 // Pins the layout of the plugin ABI: a reordered or resized struct breaks this build, not
-// a user's plugin. The sizes are those of ABI 2.0 and of the frozen 1.5 on LP64 (x86_64,
+// a user's plugin. The sizes are those of ABI 2.1 and of the frozen 1.5 on LP64 (x86_64,
 // aarch64); a minor version may only append members, so these numbers may grow in new
 // minors but the offsets of existing members never change. The structs 1.x passed are
 // 2.0's prefixes: render, compile and launch grew at their ends only.
@@ -47,12 +47,16 @@ PIN_OFFSET(uopc_launch_args, done, 96);
 PIN_OFFSET(uopc_launch_args, queue, 88);
 PIN_OFFSET(uopc_render_args, name, 40);
 PIN_OFFSET(uopc_render_args, source, 48);
-PIN_SIZE(uopc_api, 328);
+PIN_SIZE(uopc_api, 336);
+PIN_OFFSET(uopc_api, kernel_launch, 328);  // ABI 2.1
 PIN_SIZE(uopc_backend_count_args, 24);
 PIN_SIZE(uopc_backend_describe_args, 32);
 PIN_SIZE(uopc_backend_get_args, 32);
 PIN_SIZE(uopc_backend_supports_args, 40);
-PIN_SIZE(uopc_backend_target_args, 128);
+PIN_SIZE(uopc_backend_target_args, 144);  // 2.1 appended kernels
+PIN_OFFSET(uopc_target_args, kernels, 128);
+PIN_SIZE(uopc_kernel_desc, 56);
+PIN_SIZE(uopc_kernel_launch_args, 72);
 PIN_SIZE(uopc_blob_describe_args, 40);
 PIN_SIZE(uopc_blob_destroy_args, 24);
 PIN_SIZE(uopc_buffer_address_args, 32);
@@ -127,7 +131,7 @@ TEST(PluginApi, ErrorCodesAreGrpcs) {
 
 TEST(PluginApi, VersionAndEntrySymbol) {
   EXPECT_EQ(UOPC_ABI_MAJOR, 2);
-  EXPECT_EQ(UOPC_ABI_MINOR, 0);
+  EXPECT_EQ(UOPC_ABI_MINOR, 1);
   EXPECT_STREQ(UOPC_ENTRY_SYMBOL, "uopc_plugin_entry_v2");
   EXPECT_EQ(UOPC_ABI_V1_MAJOR, 1);
   EXPECT_EQ(UOPC_ABI_V1_MINOR, 5);
@@ -140,7 +144,7 @@ TEST(PluginApi, TheTableIsTheListOfCalls) {
 #define UOPC_OFFSET_(call, returns, required) offsets.push_back(offsetof(uopc_api, call));
   UOPC_API_CALLS(UOPC_OFFSET_)
 #undef UOPC_OFFSET_
-  ASSERT_EQ(offsets.size(), 35u);
+  ASSERT_EQ(offsets.size(), 36u);
   EXPECT_EQ(offsets.front(), offsetof(uopc_api, caps) + sizeof(uint64_t));
   for (size_t k = 1; k < offsets.size(); ++k) EXPECT_EQ(offsets[k], offsets[k - 1] + sizeof(void*));
   EXPECT_EQ(offsets.back() + sizeof(void*), sizeof(uopc_api));

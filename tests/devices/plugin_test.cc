@@ -38,18 +38,18 @@ TEST(Plugin, LoadsAMinimalPluginOfABI1WrittenInC) {
 TEST(Plugin, LoadsAPluginOfABI2WrittenInCAgainstTheHeaderAlone) {
   absl::StatusOr<std::unique_ptr<Plugin>> p = Plugin::Load(Fake2("minimal"));
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ((*p)->Version(), "0.2 (ABI 2.0, uop format 1)");
+  EXPECT_EQ((*p)->Version(), "0.2 (ABI 2.1, uop format 1)");
   // the optional calls it leaves NULL are absent: UNIMPLEMENTED naming them, never called
-  EXPECT_EQ(
-      (*p)->AbsentCalls(),
-      (std::vector<std::string>{"initialize", "shutdown", "backend_count", "backend_get",
-                                "backend_describe", "backend_supports", "backend_target", "render",
-                                "compile", "memory_info", "buffer_address", "buffer_wrap", "copy",
-                                "program_load", "program_unload", "launch", "event_query"}));
+  EXPECT_EQ((*p)->AbsentCalls(),
+            (std::vector<std::string>{"initialize", "shutdown", "backend_count", "backend_get",
+                                      "backend_describe", "backend_supports", "backend_target",
+                                      "render", "compile", "memory_info", "buffer_address",
+                                      "buffer_wrap", "copy", "program_load", "program_unload",
+                                      "launch", "event_query", "kernel_launch"}));
   uopc_memory_info_args m{};
   absl::Status s = (*p)->Call(&m);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(s.message(), "plugin fake2 (ABI 2.0) has no memory_info");
+  EXPECT_EQ(s.message(), "plugin fake2 (ABI 2.1) has no memory_info");
 }
 
 TEST(Device, APluginOfABI2Works) {
@@ -78,7 +78,7 @@ TEST(Plugin, APluginOfABI2WithoutACallOfItsCapsIsRefusedNamingIt) {
 TEST(Plugin, AnABI2EntryWithATableOfAnotherMajor) {
   EXPECT_EQ(LoadError(Fake2("major3")),
             "plugin " + Fake2("major3") +
-                ": plugin ABI 3.0 from its uopc_plugin_entry_v2; this host speaks ABI 2.0 and 1.x "
+                ": plugin ABI 3.1 from its uopc_plugin_entry_v2; this host speaks ABI 2.1 and 1.x "
                 "(a table's major must be its entry's)");
 }
 
@@ -121,20 +121,20 @@ TEST(Plugin, MissingEntrySymbol) {
 TEST(Plugin, BuiltForAnotherMajor) {
   EXPECT_EQ(LoadError(Fake("entryv3")),
             "plugin " + Fake("entryv3") +
-                ": built for plugin ABI major 3; this host speaks ABI 2.0 and 1.x");
+                ": built for plugin ABI major 3; this host speaks ABI 2.1 and 1.x");
 }
 
 TEST(Plugin, TableOfAnotherMajor) {
   EXPECT_EQ(LoadError(Fake("badmajor")),
             "plugin " + Fake("badmajor") +
-                ": plugin ABI 2.3 from its uopc_plugin_entry_v1; this host speaks ABI 2.0 and 1.x "
+                ": plugin ABI 2.3 from its uopc_plugin_entry_v1; this host speaks ABI 2.1 and 1.x "
                 "(a table's major must be its entry's)");
 }
 
 TEST(Plugin, EntryRefusesTheHost) {
   EXPECT_EQ(LoadError(Fake("nulltable")),
             "plugin " + Fake("nulltable") +
-                ": its entry returned no table: it refuses this host (ABI 2.0 and 1.x)");
+                ": its entry returned no table: it refuses this host (ABI 2.1 and 1.x)");
 }
 
 TEST(Plugin, FailedInitialize) {

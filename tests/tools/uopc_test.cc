@@ -71,16 +71,16 @@ TEST(UopcTool, VersionSaysItsOwnAndEachPluginsABI) {
   Result r = Uopc("--version");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(
-      r.out.rfind(std::string("uopc ") + uopc::kVersion + " (plugin ABI 2.0, uop format 1)\n", 0),
+      r.out.rfind(std::string("uopc ") + uopc::kVersion + " (plugin ABI 2.1, uop format 1)\n", 0),
       0u)
       << r.out;
-  EXPECT_NE(r.out.find("plugin c 2.0 (ABI 2.0, uop format 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin c 2.0 (ABI 2.1, uop format 1)"), std::string::npos) << r.out;
 }
 
 TEST(UopcTool, DevicesListsTheCPluginAndSmokeTestsItsDevice) {
   Result r = Uopc("devices");
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("plugin c 2.0 (ABI 2.0, uop format 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin c 2.0 (ABI 2.1, uop format 1)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("device CPU:0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("smoke kernel: PASS"), std::string::npos) << r.out;
   // the target it read: the class, the CPU's features and its caches
@@ -128,7 +128,7 @@ TEST(UopcTool, DevicesListsADeviceOnlyPluginWithTheCallsItLeavesOut) {
       RunCommand("env UOPC_PLUGINS=" + Runfile("tests/devices/libuopc_plugin_fake2_minimal.so") +
                  " " + Runfile("tools/uopc") + " devices");
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("plugin fake2 0.2 (ABI 2.0, uop format 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin fake2 0.2 (ABI 2.1, uop format 1)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  without (optional calls it leaves out): initialize, shutdown, "),
             std::string::npos)
       << r.out;

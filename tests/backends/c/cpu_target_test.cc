@@ -79,7 +79,9 @@ TEST(CpuTarget, CachesAreReadFromSysfs) {
 TEST(CpuTarget, TheCPluginsDevicesDescribeIt) {
   absl::StatusOr<Device*> d = DeviceRegistry::Get().GetDevice("CPU:0");
   ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_EQ((*d)->target(), HostCpuTarget()) << (*d)->target().ToString();
+  Target t = (*d)->target();
+  t.kernels.clear();  // (what the plugin supplies for it: matmul_kernels_test)
+  EXPECT_EQ(t, HostCpuTarget()) << t.ToString();
 }
 
 }  // namespace

@@ -14,7 +14,9 @@
 
 #include "core/alu.h"
 #include "core/element.h"
+#include "core/float16.h"
 #include "core/interpreter.h"
+#include "core/matmul_call.h"
 #include "core/serialize.h"
 #include "core/verify.h"
 #include "passes/launch_dims.h"
@@ -200,6 +202,8 @@ class Suite {
   void WrappedMemory();
   void Queues();
   void Peers();
+  void Supplied();
+  std::string RunMatmul(const SuppliedKernel& k, const MatmulParams& p);
   /// `c.kernel` as the host gives it to this device: with map_launch, over several blocks.
   absl::StatusOr<UOp> AsLaunched(const KernelCase& c);
   void Kernels(std::vector<KernelCase> cases);
@@ -563,6 +567,127 @@ void Suite::Peers() {
         !s.ok() ? s.ToString() : "the other device's buffer holds something else");
 }
 
+// Host memory of `count` elements of `t` (f32, f16 or bf16) holding `v` rounded to t.
+std::vector<uint8_t> HalfOrFloat(DType t, const std::vector<float>& v) {
+  std::vector<uint8_t> out(v.size() * DTypeSize(t));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (t == DType::kF32) {
+      std::memcpy(&out[i * 4], &v[i], 4);
+    } else {
+      const uint16_t h = t == DType::kF16 ? F32ToF16(v[i]) : F32ToBF16(v[i]);
+      std::memcpy(&out[i * 2], &h, 2);
+    }
+  }
+  return out;
+}
+
+float ElementAt(DType t, const std::vector<uint8_t>& bytes, int64_t i) {
+  if (t == DType::kF32) {
+    float f;
+    std::memcpy(&f, &bytes[i * 4], 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, &bytes[i * 2], 2);
+  return t == DType::kF16 ? F16ToF32(h) : BF16ToF32(h);
+}
+
+// One matmul of kernel `k` against the reference (core/matmul_call.h), its operands at
+// offsets and out's rows padded: "" when it agrees within f32 rounding of each sum (and the
+// rounding of out to a half) and leaves out's padding alone, else what differs.
+std::string Suite::RunMatmul(const SuppliedKernel& k, const MatmulParams& p) {
+  const int64_t a_count =
+      p.a_offset + (p.batch - 1) * p.a_batch + (p.m - 1) * p.a_row + (p.k - 1) * p.a_col + 1;
+  const int64_t b_count =
+      p.b_offset + (p.batch - 1) * p.b_batch + (p.k - 1) * p.b_row + (p.n - 1) * p.b_col + 1;
+  const int64_t out_count = p.out_offset + (p.batch - 1) * p.out_batch + p.m * p.out_row;
+  std::vector<float> av(a_count), bv(b_count), ov(out_count, 7.0f);
+  std::mt19937 rng(static_cast<uint32_t>(p.m * 131 + p.k));
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  for (float& x : av) x = u(rng);
+  for (float& x : bv) x = u(rng);
+  std::vector<uint8_t> a = HalfOrFloat(k.a, av), b = HalfOrFloat(k.b, bv),
+                       want = HalfOrFloat(k.out, ov), got(want.size());
+  absl::Status s = RunMatmulReference(p, {want.data(), k.out, out_count}, {a.data(), k.a, a_count},
+                                      {b.data(), k.b, b_count});
+  if (!s.ok()) return "reference: " + s.ToString();
+  absl::StatusOr<Buffer> ob = d_.Allocate(k.out, out_count), ab = d_.Allocate(k.a, a_count),
+                         bb = d_.Allocate(k.b, b_count);
+  for (const auto* x : {&ob, &ab, &bb})
+    if (!x->ok()) return "allocate: " + x->status().ToString();
+  s = d_.CopyIn(*ob, HalfOrFloat(k.out, ov).data(), want.size());
+  if (s.ok()) s = d_.CopyIn(*ab, a.data(), a.size());
+  if (s.ok()) s = d_.CopyIn(*bb, b.data(), b.size());
+  if (s.ok()) {
+    const auto values = p.Values();
+    absl::StatusOr<Event> e =
+        d_.LaunchSupplied(k.name, {ob->handle(), ab->handle(), bb->handle()}, {}, values);
+    s = e.ok() ? e->Wait() : e.status();
+  }
+  if (s.ok()) s = d_.CopyOut(got.data(), *ob, got.size());
+  if (!s.ok()) return s.ToString();
+  const double half = k.out == DType::kBF16 ? 1.0 / 128 : k.out == DType::kF16 ? 1.0 / 1024 : 0;
+  for (int64_t z = 0; z < p.batch; ++z)
+    for (int64_t i = 0; i < p.m; ++i)
+      for (int64_t j = 0; j < p.out_row; ++j) {
+        const int64_t o = p.out_offset + z * p.out_batch + i * p.out_row + j;
+        const float g = ElementAt(k.out, got, o), w = ElementAt(k.out, want, o);
+        if (j >= p.n) {  // out's padding
+          if (g != w) return absl::StrCat("wrote out[", o, "], a padding element between rows");
+          continue;
+        }
+        double mag = 0;  // the sum of |a||b|, which bounds the rounding of any order
+        for (int64_t q = 0; q < p.k; ++q)
+          mag +=
+              std::abs(ElementAt(k.a, a, p.a_offset + z * p.a_batch + i * p.a_row + q * p.a_col) *
+                       ElementAt(k.b, b, p.b_offset + z * p.b_batch + q * p.b_row + j * p.b_col));
+        const double tol = mag * p.k * 0x1p-23 + std::abs(w) * half + 1e-30;
+        if (!(std::abs(double(g) - w) <= tol))
+          return absl::StrFormat("out[%d][%d][%d] = %.9g, the reference %.9g (tolerance %.3g)", z,
+                                 i, j, g, w, tol);
+      }
+  return "";
+}
+
+// The kernels the device's plugin supplies (its target's kernels: ABI 2.1), each against
+// the reference on several layouts, and a launch whose params reach past a buffer refused.
+void Suite::Supplied() {
+  for (const SuppliedKernel& k : d_.target().kernels) {  // (none: nothing to check)
+    if (k.op != "matmul") {
+      Add(ConformanceCase::kSkip, "supplied", k.name, "an op the suite does not know: " + k.op);
+      continue;
+    }
+    // batch, m, n, k; a's offset, batch, row and column strides; b's; out's offset, batch, row
+    const std::pair<const char*, MatmulParams> cases[] = {
+        {"64x64x64", {1, 64, 64, 64, 0, 0, 64, 1, 0, 0, 64, 1, 0, 0, 64}},
+        {"odd sizes, a transposed, offsets", {1, 70, 50, 130, 5, 0, 1, 70, 3, 0, 50, 1, 2, 0, 53}},
+        {"batched, b transposed",
+         {2, 33, 65, 96, 0, 33 * 96, 96, 1, 0, 65 * 96, 1, 96, 0, 33 * 65, 65}},
+    };
+    for (const auto& [what, p] : cases) {
+      const std::string name = absl::StrCat(k.name, " ", what);
+      if (!Wanted(name)) continue;
+      const std::string bad = RunMatmul(k, p);
+      Check("supplied", name, bad.empty(), bad);
+    }
+    // params that reach one element past b: refused by the plugin, which must not read it
+    const std::string name = absl::StrCat(k.name, " refuses params past a buffer");
+    if (!Wanted(name)) continue;
+    absl::StatusOr<Buffer> ob = d_.Allocate(k.out, 64 * 64), ab = d_.Allocate(k.a, 64 * 64),
+                           bb = d_.Allocate(k.b, 64 * 64);
+    if (!ob.ok() || !ab.ok() || !bb.ok()) {
+      Check("supplied", name, false, "allocate failed");
+      continue;
+    }
+    const auto values = MatmulParams{1, 64, 64, 64, 0, 0, 64, 1, 1, 0, 64, 1, 0, 0, 64}.Values();
+    absl::StatusOr<Event> e =
+        d_.LaunchSupplied(k.name, {ob->handle(), ab->handle(), bb->handle()}, {}, values);
+    const absl::Status s = e.ok() ? e->Wait() : e.status();
+    Check("supplied", name, !s.ok() && d_.Synchronize().ok(),
+          "a launch reading b[4096] of a 4096-element b was not refused");
+  }
+}
+
 // A kernel out[i] = f(in0[i], in1[i], ...) over kN elements; out is slot 3.
 UOp Elementwise(const std::vector<DType>& in, DType out,
                 const std::function<UOp(const std::vector<UOp>&)>& f) {
@@ -823,6 +948,7 @@ ConformanceReport Suite::Run() {
   Kernels(LaunchCases());
   Queues();
   Peers();
+  Supplied();
   for (const ConformanceCase& c : report_.cases) {
     if (c.status == ConformanceCase::kPass) ++report_.passed;
     if (c.status == ConformanceCase::kFail) ++report_.failed;

@@ -14,7 +14,10 @@
 //           to several blocks (a GPU's threads, a CPU's cores), as the host gives them;
 //   queues  an event of one queue orders work on another; a launch the plugin refuses
 //           leaves its queue usable;
-//   peers   a copy to another device of the plugin, where it says it can (COPY_PEER).
+//   peers   a copy to another device of the plugin, where it says it can (COPY_PEER);
+//   supplied  each whole-op kernel the plugin supplies (ABI 2.1: its target's kernels)
+//           against core's reference (core/matmul_call.h) on several layouts, within f32
+//           rounding of each sum, and a launch whose params reach past a buffer refused.
 // What the backend declares unsupported is skipped and listed, not failed; the report
 // includes a support matrix (op x dtype). Integers and bools must match exactly; floats
 // bit for bit (any NaN matches any NaN), except transcendentals within a few ulps.

@@ -1,0 +1,291 @@
+#include "backends/c/matmul_kernels.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+#include "backends/c/cpu_target.h"
+#include "backends/c/thread_pool.h"
+#include "core/float16.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace uopc::cpu {
+namespace {
+
+std::once_flag g_once;
+absl::Status g_status;
+std::vector<uopc_kernel_desc> g_kernels;
+
+uopc_kernel_desc Desc(const char* name, uopc_dtype a, uopc_dtype b, uopc_dtype out,
+                      uint64_t min_flops) {
+  uopc_kernel_desc d{};
+  d.struct_size = sizeof d;
+  d.name = name;
+  d.op = "matmul";
+  d.a = a;
+  d.b = b;
+  d.out = out;
+  d.min_flops = min_flops;
+  return d;
+}
+
+// ---- OpenBLAS ----
+
+// cblas_sgemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
+                         float, float*, int);
+SgemmFn g_sgemm = nullptr;
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+
+absl::Status OpenBlas() {
+  void* lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (!lib)
+    return absl::UnavailableError(
+        absl::StrCat("c plugin: UOPC_C_BLAS=openblas, but libopenblas.so.0 does not load (",
+                     dlerror(), "); install libopenblas0-pthread, or unset UOPC_C_BLAS"));
+  g_sgemm = reinterpret_cast<SgemmFn>(dlsym(lib, "cblas_sgemm"));
+  if (!g_sgemm) return absl::UnavailableError("c plugin: libopenblas.so.0 has no cblas_sgemm");
+  if (auto set = reinterpret_cast<void (*)(int)>(dlsym(lib, "openblas_set_num_threads")))
+    set(ThreadPool::Get().threads());
+  return absl::OkStatus();
+}
+
+// An operand of `rows` x `cols` with strides (rs, cs) as BLAS takes it: transposed or not,
+// and its leading dimension; false where it is in neither layout.
+bool BlasOperand(int64_t rows, int64_t cols, int64_t rs, int64_t cs, int* trans, int* ld) {
+  if (cs == 1 && (rows == 1 || rs >= cols)) {
+    *trans = kNoTrans;
+    *ld = static_cast<int>(std::max<int64_t>(rows == 1 ? cols : rs, std::max<int64_t>(cols, 1)));
+    return true;
+  }
+  if (rs == 1 && (cols == 1 || cs >= rows)) {
+    *trans = kTrans;
+    *ld = static_cast<int>(std::max<int64_t>(cols == 1 ? rows : cs, std::max<int64_t>(rows, 1)));
+    return true;
+  }
+  return false;
+}
+
+absl::Status RunSgemm(const MatmulParams& p, float* out, const float* a, const float* b) {
+  int ta = 0, tb = 0, lda = 0, ldb = 0;
+  if (!BlasOperand(p.m, p.k, p.a_row, p.a_col, &ta, &lda) ||
+      !BlasOperand(p.k, p.n, p.b_row, p.b_col, &tb, &ldb))
+    return absl::InvalidArgumentError(
+        absl::StrCat("openblas_sgemm: ", p.ToString(), ": an operand in no BLAS layout"));
+  const int ldc = static_cast<int>(std::max<int64_t>(p.m == 1 ? p.n : p.out_row, 1));
+  for (int64_t z = 0; z < p.batch; ++z)
+    g_sgemm(kRowMajor, ta, tb, static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k),
+            1.0f, a + p.a_offset + z * p.a_batch, lda, b + p.b_offset + z * p.b_batch, ldb, 0.0f,
+            out + p.out_offset + z * p.out_batch, ldc);
+  return absl::OkStatus();
+}
+
+// ---- AMX ----
+
+#if defined(__x86_64__)
+constexpr long kArchReqXcompPerm = 0x1023;
+constexpr long kXfeatureXtiledata = 18;
+
+// Whether this process may use the tiles (Linux asks each process to request them).
+bool AmxUsable() { return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0; }
+
+struct TileConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// A 32 x 32 block of out from packed operands: a's 32 rows (two tiles of 16 rows x 32 bf16
+// per step of k) and b's 32 columns (two tiles of 16 pairs of rows x 16 columns, VNNI).
+// kp: k rounded up to 32. The four f32 tiles go to `c` (32 x 32).
+__attribute__((target("amx-tile,amx-bf16"))) void AmxBlock(const uint16_t* a, const uint16_t* b,
+                                                           int64_t kp, float* c) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  const int64_t a_stride = kp * 2, b_stride = 64;  // bytes between tile rows
+  const uint16_t* b1 = b + (kp / 2) * 32;          // the second 16 columns' panel
+  for (int64_t k = 0; k < kp; k += 32) {
+    _tile_loadd(4, a + k, a_stride);
+    _tile_loadd(5, a + 16 * kp + k, a_stride);
+    _tile_loadd(6, b + (k / 2) * 32, b_stride);
+    _tile_loadd(7, b1 + (k / 2) * 32, b_stride);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, 128);
+  _tile_stored(1, c + 16, 128);
+  _tile_stored(2, c + 16 * 32, 128);
+  _tile_stored(3, c + 16 * 32 + 16, 128);
+}
+
+__attribute__((target("amx-tile,amx-bf16"))) void AmxConfigure() {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) {
+    cfg.rows[t] = 16;
+    cfg.colsb[t] = 64;
+  }
+  _tile_loadconfig(&cfg);
+}
+
+__attribute__((target("amx-tile"))) void AmxRelease() { _tile_release(); }
+
+int64_t RoundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+// Buffers of the packed operands, kept for the next call (one per queue thread).
+uint16_t* Scratch(std::vector<uint16_t>& v, int64_t count) {
+  if (static_cast<int64_t>(v.size()) < count) v.assign(count, 0);
+  return v.data();
+}
+
+absl::Status RunAmx(const MatmulParams& p, void* out, bool out_bf16, const uint16_t* a,
+                    const uint16_t* b) {
+  const int64_t mp = RoundUp(p.m, 32), np = RoundUp(p.n, 32),
+                kp = RoundUp(std::max<int64_t>(p.k, 1), 32);
+  // a as (mp, kp) rows; b as np / 16 panels of (kp / 2) rows of 16 column pairs (VNNI);
+  // zero where past the operands
+  thread_local std::vector<uint16_t> a_scratch, b_scratch;
+  uint16_t* pa = Scratch(a_scratch, mp * kp);
+  uint16_t* pb = Scratch(b_scratch, np * kp);
+  const bool padded = mp != p.m || np != p.n || kp != p.k;
+  ThreadPool& pool = ThreadPool::Get();
+  const int threads = pool.threads();
+  for (int64_t z = 0; z < p.batch; ++z) {
+    const uint16_t* az = a + p.a_offset + z * p.a_batch;
+    const uint16_t* bz = b + p.b_offset + z * p.b_batch;
+    const int64_t oz = p.out_offset + z * p.out_batch;
+    if (padded) {
+      std::memset(pa, 0, mp * kp * sizeof(uint16_t));
+      std::memset(pb, 0, np * kp * sizeof(uint16_t));
+    }
+    // packed in the order the operand lies in memory (its contiguous axis innermost)
+    pool.ParallelFor(threads, [&](int t) {
+      if (p.a_col == 1 || p.k == 1) {
+        for (int64_t i = p.m * t / threads; i < p.m * (t + 1) / threads; ++i)
+          for (int64_t q = 0; q < p.k; ++q) pa[i * kp + q] = az[i * p.a_row + q * p.a_col];
+      } else {
+        for (int64_t q = p.k * t / threads; q < p.k * (t + 1) / threads; ++q)
+          for (int64_t i = 0; i < p.m; ++i) pa[i * kp + q] = az[i * p.a_row + q * p.a_col];
+      }
+      auto put = [&](int64_t q, int64_t j) {
+        pb[(j / 16) * (kp / 2) * 32 + (q / 2) * 32 + (j % 16) * 2 + (q % 2)] =
+            bz[q * p.b_row + j * p.b_col];
+      };
+      if (p.b_col == 1 || p.n == 1) {
+        for (int64_t q = p.k * t / threads; q < p.k * (t + 1) / threads; ++q)
+          for (int64_t j = 0; j < p.n; ++j) put(q, j);
+      } else {
+        for (int64_t j = p.n * t / threads; j < p.n * (t + 1) / threads; ++j)
+          for (int64_t q = 0; q < p.k; ++q) put(q, j);
+      }
+    });
+    const int64_t mb = mp / 32, nb = np / 32;
+    pool.ParallelFor(threads, [&](int t) {
+      AmxConfigure();
+      alignas(64) float c[32 * 32];
+      // blocks of columns outermost, so a thread's b panel stays in cache across rows
+      for (int64_t blk = mb * nb * t / threads; blk < mb * nb * (t + 1) / threads; ++blk) {
+        const int64_t jb = blk / mb, ib = blk % mb;
+        AmxBlock(pa + ib * 32 * kp, pb + jb * 2 * (kp / 2) * 32, kp, c);
+        const int64_t rows = std::min<int64_t>(32, p.m - ib * 32);
+        const int64_t cols = std::min<int64_t>(32, p.n - jb * 32);
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t o = oz + (ib * 32 + r) * p.out_row + jb * 32;
+          if (out_bf16) {
+            uint16_t* dst = static_cast<uint16_t*>(out) + o;
+            for (int64_t x = 0; x < cols; ++x) dst[x] = F32ToBF16(c[r * 32 + x]);
+          } else {
+            std::memcpy(static_cast<float*>(out) + o, c + r * 32, cols * sizeof(float));
+          }
+        }
+      }
+      AmxRelease();
+    });
+  }
+  return absl::OkStatus();
+}
+#endif
+
+absl::Status Configure(absl::Span<const std::pair<std::string, std::string>> options) {
+  bool amx = true;
+  std::string blas = "none";
+  for (const auto& [key, value] : options) {
+    if (key == "amx") {
+      if (value != "0" && value != "1")
+        return absl::InvalidArgumentError(
+            absl::StrCat("c plugin: UOPC_C_AMX=", value, ": expected 0 or 1"));
+      amx = value == "1";
+    } else if (key == "blas") {
+      if (value != "openblas" && value != "none")
+        return absl::InvalidArgumentError(
+            absl::StrCat("c plugin: UOPC_C_BLAS=", value, ": expected openblas or none"));
+      blas = value;
+    }
+  }
+#if defined(__x86_64__)
+  const Target t = HostCpuTarget();
+  // a 64 x 64 x 64 matmul and up: below it packing costs more than the tiles save
+  if (amx && t.Has("amx_bf16") && t.Has("amx_tile") && AmxUsable()) {
+    g_kernels.push_back(
+        Desc("amx_bf16_to_f32", UOPC_DTYPE_BF16, UOPC_DTYPE_BF16, UOPC_DTYPE_F32, 1 << 19));
+    g_kernels.push_back(
+        Desc("amx_bf16_to_bf16", UOPC_DTYPE_BF16, UOPC_DTYPE_BF16, UOPC_DTYPE_BF16, 1 << 19));
+  }
+#endif
+  if (blas == "openblas") {
+    if (absl::Status s = OpenBlas(); !s.ok()) return s;
+    g_kernels.push_back(
+        Desc("openblas_sgemm", UOPC_DTYPE_F32, UOPC_DTYPE_F32, UOPC_DTYPE_F32, 1 << 19));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ConfigureMatmulKernels(absl::Span<const std::pair<std::string, std::string>> options) {
+  std::call_once(g_once, [&] { g_status = Configure(options); });
+  return g_status;
+}
+
+absl::Span<const uopc_kernel_desc> MatmulKernels() { return g_kernels; }
+
+const uopc_kernel_desc* FindMatmulKernel(const char* name) {
+  for (const uopc_kernel_desc& d : g_kernels)
+    if (name && std::strcmp(name, d.name) == 0) return &d;
+  return nullptr;
+}
+
+absl::Status RunMatmulKernel(const char* name, const MatmulParams& p, void* out, const void* a,
+                             const void* b) {
+  const absl::string_view n = name ? name : "";
+  if (!FindMatmulKernel(name))
+    return absl::NotFoundError(absl::StrCat("c plugin: no supplied kernel '", n, "'"));
+  if (p.batch == 0 || p.m == 0 || p.n == 0) return absl::OkStatus();
+  if (n == "openblas_sgemm")
+    return RunSgemm(p, static_cast<float*>(out), static_cast<const float*>(a),
+                    static_cast<const float*>(b));
+#if defined(__x86_64__)
+  if (n == "amx_bf16_to_f32" || n == "amx_bf16_to_bf16")
+    return RunAmx(p, out, n == "amx_bf16_to_bf16", static_cast<const uint16_t*>(a),
+                  static_cast<const uint16_t*>(b));
+#endif
+  return absl::InternalError(absl::StrCat("c plugin: kernel '", n, "' has no code"));
+}
+
+}  // namespace uopc::cpu

@@ -1,0 +1,40 @@
+// The whole-matmul kernels the C plugin supplies (ABI 2.1's uopc_kernel_desc), which the
+// host calls in place of its generated code (passes/supplied_kernels.h, core/matmul_call.h):
+//  - amx_bf16_to_f32, amx_bf16_to_bf16: bf16 x bf16 -> f32 or bf16 on AMX tiles, where CPUID says
+//  the CPU has
+//    AMX-BF16 and the OS lets the process use the tiles (arch_prctl). On by default there;
+//    UOPC_C_AMX=0 turns it off.
+//  - openblas_sgemm: f32 through OpenBLAS's cblas_sgemm, the library opened with dlopen
+//    (libopenblas.so.0). Off by default; UOPC_C_BLAS=openblas turns it on (an error at
+//    initialize, naming the library, when it cannot be opened).
+// Which ones there are is decided once, at initialize, from the CPU this runs on and the
+// options, never from the machine that built the plugin.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+
+#include "backends/plugin_api.h"
+#include "core/matmul_call.h"
+
+namespace uopc::cpu {
+
+/// Decides the kernels from the plugin's options ("amx": 0 or 1, "blas": "openblas" or
+/// "none"); InvalidArgument for a value it does not know, Unavailable for a library it
+/// cannot open. Only the first call decides.
+absl::Status ConfigureMatmulKernels(absl::Span<const std::pair<std::string, std::string>> options);
+/// The kernels decided (empty before ConfigureMatmulKernels).
+absl::Span<const uopc_kernel_desc> MatmulKernels();
+/// The kernel named `name`, or null.
+const uopc_kernel_desc* FindMatmulKernel(const char* name);
+/// Runs kernel `name` on these operands (each at its element 0), on the CPU threads of
+/// backends/c/thread_pool.h. The caller has checked the params against the buffers
+/// (core/matmul_call.h's CheckMatmul); the dtypes are the kernel's.
+absl::Status RunMatmulKernel(const char* name, const MatmulParams& p, void* out, const void* a,
+                             const void* b);
+
+}  // namespace uopc::cpu

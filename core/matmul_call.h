@@ -1,0 +1,66 @@
+// A matmul call: the loop-level MATMUL node that passes/supplied_kernels.h puts in place of
+// a generated matmul kernel when the device's plugin supplies a kernel for it (ABI 2.1's
+// uopc_kernel_desc, op "matmul"), defined once here: its sources, what its params mean, the
+// check a launch makes before the plugin reads a byte, and the reference result.
+//
+//   MATMUL(BUFFER out, BUFFER a, BUFFER b, batch, m, n, k,
+//          a_offset, a_batch, a_row, a_col, b_offset, b_batch, b_row, b_col,
+//          out_offset, out_batch, out_row)
+//
+// out[z][i][j] = sum over p < k of a[z][i][p] * b[z][p][j] (z < batch, i < m, j < n), each
+// element at offset + z * batch stride + row * row stride + column * column stride (out's
+// column stride is 1). The params are index expressions (CONSTs, and VARs for symbolic
+// shapes), evaluated at launch. Products and sums are f32, rounded once to out's dtype; the
+// reference sums in order of p, and a supplied kernel may sum in any order (a vendor's
+// kernel blocks the sum; a matrix unit's accumulation is its own), so results agree within
+// f32 rounding of the sum.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+#include "core/interpreter.h"
+#include "core/uop.h"
+
+namespace uopc {
+
+/// The params of a matmul call, in the order of its sources (and of kernel_launch's).
+struct MatmulParams {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  int64_t a_offset = 0, a_batch = 0, a_row = 0, a_col = 0;
+  int64_t b_offset = 0, b_batch = 0, b_row = 0, b_col = 0;
+  int64_t out_offset = 0, out_batch = 0, out_row = 0;
+  static constexpr int kCount = 15;
+  std::array<int64_t, kCount> Values() const;
+  static MatmulParams FromValues(const std::array<int64_t, kCount>& v);
+  int64_t Flops() const { return 2 * batch * m * n * k; }
+  /// "batch 1, (64, 32) @ (32, 48)", for messages.
+  std::string ToString() const;
+};
+
+/// MATMUL(out, a, b, params...): `params` in MatmulParams' order, as index expressions.
+UOp MatmulCall(const UOp& out, const UOp& a, const UOp& b, absl::Span<const UOp> params);
+
+/// The params of call `matmul` with its VARs set by name; InvalidArgument for a value that
+/// cannot be computed (a VAR without a value).
+absl::StatusOr<MatmulParams> EvalMatmulParams(
+    const UOp& matmul, const absl::flat_hash_map<std::string, int64_t>& vars);
+
+/// OK when every element the call reads or writes lies inside buffers of these element
+/// counts, the sizes are not negative, a and b each have a stride of 1 along one of their
+/// axes, and out's rows do not overlap; else OutOfRange or InvalidArgument naming the
+/// operand. What a launch checks before a plugin's kernel runs.
+absl::Status CheckMatmul(const MatmulParams& p, int64_t out_count, int64_t a_count,
+                         int64_t b_count);
+
+/// The reference result (the interpreter's): f32 products summed in order of p, rounded to
+/// out's dtype. The buffers' dtypes are f32, f16 or bf16.
+absl::Status RunMatmulReference(const MatmulParams& p, const BufferRef& out, const BufferRef& a,
+                                const BufferRef& b);
+
+}  // namespace uopc

@@ -1,0 +1,159 @@
+// The matmul kernels the C plugin supplies (backends/c/matmul_kernels.h), called by the
+// lowering in place of generated code (passes/supplied_kernels.h): a Tensor matmul whose
+// dtypes a supplied kernel takes runs as a MATMUL call, in every layout the lowering gives
+// it (transposed operands, batches, sizes that are no multiple of a tile, a symbolic
+// length), and gives the reference result (f32 sums) within f32 rounding of the sum. On a
+// CPU without AMX-BF16 the AMX cases skip, saying so; the OpenBLAS case runs in
+// matmul_kernels_openblas_test (UOPC_C_BLAS=openblas).
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/float16.h"
+#include "devices/registry.h"
+#include "frontend/realize.h"
+#include "frontend/sym_int.h"
+#include "frontend/tensor.h"
+
+namespace uopc {
+namespace {
+
+bool Supplies(const std::string& name) {
+  absl::StatusOr<Device*> d = DeviceRegistry::Get().GetDevice("CPU:0");
+  if (!d.ok()) return false;
+  for (const SuppliedKernel& k : (*d)->target().kernels)
+    if (k.name == name) return true;
+  return false;
+}
+
+// How many MATMUL calls the plans of `run` made.
+template <typename F>
+int Calls(F&& run) {
+  std::vector<Runtime::PlanRun> runs;
+  Runtime::Get().Record(&runs);
+  run();
+  Runtime::Get().Record(nullptr);
+  int calls = 0;
+  for (const Runtime::PlanRun& r : runs)
+    for (const Plan::Kernel* k : r.plan->kernels()) calls += k->ast.is(Ops::MATMUL);
+  return calls;
+}
+
+// Values exact in bf16 (so the operands are the same in every dtype).
+std::vector<float> Data(int64_t count, int seed) {
+  std::vector<float> v(count);
+  for (int64_t i = 0; i < count; ++i)
+    v[i] = BF16ToF32(F32ToBF16(std::sin(0.37f * i + seed) * 2.0f));
+  return v;
+}
+
+// x (.., m, k) @ y (.., k, n) in double, batched over the leading dim (or none).
+std::vector<double> Reference(const std::vector<float>& x, const std::vector<float>& y,
+                              int64_t batch, int64_t m, int64_t k, int64_t n) {
+  std::vector<double> out(batch * m * n);
+  for (int64_t z = 0; z < batch; ++z)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t q = 0; q < k; ++q)
+          s += double(x[z * m * k + i * k + q]) * y[z * k * n + q * n + j];
+        out[z * m * n + i * n + j] = s;
+      }
+  return out;
+}
+
+// Within f32 rounding of a sum of k products of magnitude <= 4 (and a bf16 rounding of the
+// result, for a bf16 out).
+void ExpectClose(const std::vector<float>& got, const std::vector<double>& want, int64_t k,
+                 bool bf16_out) {
+  ASSERT_EQ(got.size(), want.size());
+  const double tol = 4.0 * k * 1.2e-7 * 4;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double t = bf16_out ? tol + std::abs(want[i]) / 256.0 : tol;
+    ASSERT_NEAR(got[i], want[i], t) << "element " << i;
+  }
+}
+
+struct Case {
+  int64_t batch, m, k, n;
+  bool transpose_b;
+};
+
+class AmxMatmul : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AmxMatmul, RunsAsASuppliedKernelWithTheReferenceResult) {
+  if (!Supplies("amx_bf16_to_f32")) GTEST_SKIP() << "this CPU (or UOPC_C_AMX=0) has no AMX-BF16";
+  const auto [batch, m, k, n, transpose_b] = GetParam();
+  const std::vector<float> xv = Data(batch * m * k, 1), yv = Data(batch * k * n, 2);
+  Tensor x = Tensor::FromVector(xv, {batch, m, k}).Cast(DType::kBF16).Realize();
+  Tensor y = Tensor::FromVector(yv, {batch, k, n}).Cast(DType::kBF16);
+  if (transpose_b)  // stored as (n, k): read across its rows
+    y = y.Transpose().Realize().Transpose();
+  else
+    y = y.Realize();
+  std::vector<float> f32, bf16;
+  const int calls = Calls([&] {
+    f32 = x.Float().Matmul(y.Float()).ToVector<float>();
+    bf16 = x.Matmul(y).Realize().Float().ToVector<float>();  // (a cast after it: not plain)
+  });
+  EXPECT_EQ(calls, 2);
+  const std::vector<double> want = Reference(xv, yv, batch, m, k, n);
+  ExpectClose(f32, want, k, false);
+  ExpectClose(bf16, want, k, true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AmxMatmul,
+                         ::testing::Values(Case{1, 64, 64, 64, false}, Case{1, 70, 130, 50, false},
+                                           Case{1, 96, 40, 160, true}, Case{3, 33, 64, 65, false},
+                                           Case{2, 128, 256, 64, true}));
+
+TEST(AmxMatmulTest, SmallMatmulsStayGenerated) {
+  if (!Supplies("amx_bf16_to_f32")) GTEST_SKIP() << "this CPU (or UOPC_C_AMX=0) has no AMX-BF16";
+  Tensor x = Tensor::Ones({8, 16}, DType::kBF16), y = Tensor::Ones({16, 8}, DType::kBF16);
+  std::vector<float> out;
+  EXPECT_EQ(Calls([&] { out = x.Matmul(y).Float().ToVector<float>(); }), 0);
+  EXPECT_EQ(out, std::vector<float>(64, 16.0f));
+}
+
+TEST(AmxMatmulTest, ASymbolicLengthCallsOnePlanForEveryValue) {
+  if (!Supplies("amx_bf16_to_f32")) GTEST_SKIP() << "this CPU (or UOPC_C_AMX=0) has no AMX-BF16";
+  const int64_t k = 96, n = 128;
+  const std::vector<float> yv = Data(k * n, 5);
+  Tensor y = Tensor::FromVector(yv, {k, n}).Cast(DType::kBF16).Realize();
+  for (int64_t len : {200, 77}) {
+    const SymInt t = SymInt::Variable("t", 1, 256, len);
+    const std::vector<float> xv = Data(len * k, 6);
+    std::vector<float> xs = xv;
+    xs.resize(256 * k, 0.0f);
+    Tensor x = Tensor::FromVector(xs, {256, k}).Cast(DType::kBF16).Realize();
+    std::vector<float> out;
+    EXPECT_EQ(Calls([&] {
+                Tensor view = x.Shrink({{SymInt(0), t}, {SymInt(0), SymInt(k)}});
+                out = view.Float().Matmul(y.Float()).ToVector<float>();
+              }),
+              1)
+        << "t = " << len;
+    ExpectClose(out, Reference(xv, yv, 1, len, k, n), k, false);
+  }
+}
+
+// With UOPC_C_BLAS=openblas (matmul_kernels_openblas_test), f32 matmuls call OpenBLAS.
+TEST(OpenBlasMatmulTest, F32MatmulsCallSgemmInEveryLayout) {
+  if (!Supplies("openblas_sgemm")) GTEST_SKIP() << "UOPC_C_BLAS is not openblas";
+  for (const Case& c :
+       {Case{1, 64, 64, 64, false}, Case{1, 70, 130, 50, true}, Case{3, 33, 64, 65, false}}) {
+    const std::vector<float> xv = Data(c.batch * c.m * c.k, 3), yv = Data(c.batch * c.k * c.n, 4);
+    Tensor x = Tensor::FromVector(xv, {c.batch, c.m, c.k}).Realize();
+    Tensor y = Tensor::FromVector(yv, {c.batch, c.k, c.n});
+    y = c.transpose_b ? y.Transpose().Realize().Transpose() : y.Realize();
+    std::vector<float> out;
+    EXPECT_EQ(Calls([&] { out = x.Matmul(y).ToVector<float>(); }), 1) << c.m << "x" << c.k;
+    ExpectClose(out, Reference(xv, yv, c.batch, c.m, c.k, c.n), c.k, false);
+  }
+}
+
+}  // namespace
+}  // namespace uopc
