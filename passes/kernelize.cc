@@ -85,6 +85,37 @@ void StageNarrowedReduces(const std::vector<UOp>& order,
   }
 }
 
+// A staged widening of a half to f32 (autocast's gradient of a bf16 matmul: the half's
+// value, widened): the half is staged instead, so that the buffer holds the half (half the
+// bytes) and its readers widen it as they load, exactly. (A matmul that reads it is then a
+// matmul of halves, which a plugin's kernel may take: passes/supplied_kernels.h.)
+template <typename Placed>
+void StageWidenedHalves(const std::vector<UOp>& order,
+                        absl::flat_hash_set<const UOp::Node*>& staged, const Placed& placed) {
+  // a root that widens a sum rounded to a half (autocast's weight gradient, kept f32): the
+  // rounded sum is staged too, and the root widens it (one small kernel more: the sum is a
+  // matmul of halves, which a plugin's kernel may take)
+  for (const UOp& u : order)
+    if (u.is(Ops::SINK))
+      for (const UOp& root : u.src()) {
+        const UOp& r = root.is(Ops::STAGE) ? root.src(0) : root;  // (one the caller staged)
+        if (!r.is(Ops::CAST) || r.dtype() != DType::kF32 || !r.src(0).is(Ops::CAST) ||
+            !IsHalf(r.src(0).dtype()))
+          continue;
+        UOp sum = r.src(0).src(0);
+        while (sum.is(Ops::RESHAPE)) sum = sum.src(0);
+        if (sum.is(Ops::REDUCE) && placed(r.src(0).get())) staged.insert(r.src(0).get());
+      }
+  for (const UOp& u : order) {
+    if (!u.is(Ops::CAST) || !staged.contains(u.get()) || u.dtype() != DType::kF32) continue;
+    const UOp& half = u.src(0);
+    if (!IsHalf(half.dtype()) || !placed(half.get()) || IsKernel(half) || half.is(Ops::BUFFER))
+      continue;
+    staged.erase(u.get());
+    staged.insert(half.get());
+  }
+}
+
 // Computations broadcast into a REDUCE: under an EXPAND inside a reduction, an expression
 // would be recomputed for every element it is broadcast to (a matmul's operand, once per
 // column of the other). These are materialized instead.
@@ -258,6 +289,7 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
   while (const UOp::Node* shared = OutermostSharedWork(order, staged, repeated, placed))
     staged.insert(shared);
   StageNarrowedReduces(order, staged, placed);
+  StageWidenedHalves(order, staged, placed);
   UOp out = RewriteNodes(g, [&](const UOp& orig, const UOp& rebuilt) {
     // a value the caller staged already, that this pass stages too: one STAGE (which both
     // the caller's root and the other users, a COPY say, then share)

@@ -18,8 +18,10 @@
 //     it writes: computed whole before it is written (else a kernel could read what it has
 //     overwritten). The ASSIGN is a kernel of its own, that stores into the view; a read of
 //     the buffer after the write is AFTER(view, ASSIGN) (rangeify orders the kernels).
-// A value made of constants alone that users on two devices share is recomputed by each,
-// never staged. What is worth materializing is weighed by passes/fusion_costs.h. Input: SINK
+// A staged f32 widening of a half stages the half instead (its readers widen it as they
+// load: the same values in half the bytes), as a staged sum that is rounded to a half stages
+// the rounding. A value made of constants alone that users on two devices share is recomputed by
+// each, never staged. What is worth materializing is weighed by passes/fusion_costs.h. Input: SINK
 // of tensor-level roots, after copy_rules (and layout_copies). Output: SINK of STAGE(root)
 // (a root that is a write, or a chain of writes AFTER(...), stays as it is), with inner
 // STAGEs.

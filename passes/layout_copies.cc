@@ -418,6 +418,8 @@ absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
     }
     std::vector<int> leading(std::max(n - 2, 0));
     for (int d = 0; d < n - 2; ++d) leading[d] = d;
+    if (n >= 3 && axes == leading && SuppliedMatmulTakes(orig, shapes.at(orig.src(0).get()), t))
+      return ReadHalvesStaged(rebuilt, shapes);
     if (n >= 3 && axes == leading)
       if (const auto tile = TileOf(shapes.at(orig.get()), t); tile.first > 1) {
         // (its operands may hold copies made below: their shapes are the rebuilt graph's)

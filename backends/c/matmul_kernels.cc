@@ -15,7 +15,6 @@
 
 #include "backends/c/cpu_target.h"
 #include "backends/c/thread_pool.h"
-#include "core/float16.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -39,6 +38,18 @@ uopc_kernel_desc Desc(const char* name, uopc_dtype a, uopc_dtype b, uopc_dtype o
   d.out = out;
   d.min_flops = min_flops;
   return d;
+}
+
+// A batch of matmuls that is one matmul of batch x m rows: b shared (batch stride 0), a's
+// and out's batches one after another (x @ W over a batch of sequences).
+MatmulParams Unbatched(MatmulParams p) {
+  if (p.batch > 1 && p.b_batch == 0 && p.a_batch == p.m * p.a_row &&
+      p.out_batch == p.m * p.out_row && (p.a_col == 1 || p.m == 1)) {
+    p.m *= p.batch;
+    p.batch = 1;
+    p.a_batch = p.out_batch = 0;
+  }
+  return p;
 }
 
 // ---- OpenBLAS ----
@@ -78,7 +89,8 @@ bool BlasOperand(int64_t rows, int64_t cols, int64_t rs, int64_t cs, int* trans,
   return false;
 }
 
-absl::Status RunSgemm(const MatmulParams& p, float* out, const float* a, const float* b) {
+absl::Status RunSgemm(MatmulParams p, float* out, const float* a, const float* b) {
+  p = Unbatched(p);
   int ta = 0, tb = 0, lda = 0, ldb = 0;
   if (!BlasOperand(p.m, p.k, p.a_row, p.a_col, &ta, &lda) ||
       !BlasOperand(p.k, p.n, p.b_row, p.b_col, &tb, &ldb))
@@ -148,14 +160,24 @@ __attribute__((target("amx-tile"))) void AmxRelease() { _tile_release(); }
 
 int64_t RoundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
+// f32 -> bf16 bits, round to nearest even, NaN kept quiet: core/float16.h's F32ToBF16,
+// inline so that a row of out converts in vector registers.
+inline uint16_t Bf16Of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
+}
+
 // Buffers of the packed operands, kept for the next call (one per queue thread).
 uint16_t* Scratch(std::vector<uint16_t>& v, int64_t count) {
   if (static_cast<int64_t>(v.size()) < count) v.assign(count, 0);
   return v.data();
 }
 
-absl::Status RunAmx(const MatmulParams& p, void* out, bool out_bf16, const uint16_t* a,
+absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
                     const uint16_t* b) {
+  p = Unbatched(p);
   const int64_t mp = RoundUp(p.m, 32), np = RoundUp(p.n, 32),
                 kp = RoundUp(std::max<int64_t>(p.k, 1), 32);
   // a as (mp, kp) rows; b as np / 16 panels of (kp / 2) rows of 16 column pairs (VNNI);
@@ -209,7 +231,7 @@ absl::Status RunAmx(const MatmulParams& p, void* out, bool out_bf16, const uint1
           const int64_t o = oz + (ib * 32 + r) * p.out_row + jb * 32;
           if (out_bf16) {
             uint16_t* dst = static_cast<uint16_t*>(out) + o;
-            for (int64_t x = 0; x < cols; ++x) dst[x] = F32ToBF16(c[r * 32 + x]);
+            for (int64_t x = 0; x < cols; ++x) dst[x] = Bf16Of(c[r * 32 + x]);
           } else {
             std::memcpy(static_cast<float*>(out) + o, c + r * 32, cols * sizeof(float));
           }

@@ -14,6 +14,8 @@
 
 #include "core/float16.h"
 #include "devices/registry.h"
+#include "frontend/autocast.h"
+#include "frontend/nn.h"
 #include "frontend/realize.h"
 #include "frontend/sym_int.h"
 #include "frontend/tensor.h"
@@ -138,6 +140,22 @@ TEST(AmxMatmulTest, ASymbolicLengthCallsOnePlanForEveryValue) {
         << "t = " << len;
     ExpectClose(out, Reference(xv, yv, 1, len, k, n), k, false);
   }
+}
+
+// Autocast's linear layer, forward and backward: x @ W (the f32 weight rounded to bf16 once),
+// dY @ W^T and x^T @ dY are each a bf16 matmul the kernel takes.
+TEST(AmxMatmulTest, AnAutocastLinearLayerCallsItForwardAndBackward) {
+  if (!Supplies("amx_bf16_to_f32")) GTEST_SKIP() << "this CPU (or UOPC_C_AMX=0) has no AMX-BF16";
+  Tensor::ManualSeed(1);
+  Linear layer(128, 256);
+  Tensor x = Tensor::Randn({512, 128});
+  int calls = Calls([&] {
+    Autocast bf16(DType::kBF16);
+    Tensor loss = layer.Forward(x).Float().Square().Mean();
+    loss.Backward();
+    layer.weight.grad().Realize();
+  });
+  EXPECT_GE(calls, 2);
 }
 
 // With UOPC_C_BLAS=openblas (matmul_kernels_openblas_test), f32 matmuls call OpenBLAS.
