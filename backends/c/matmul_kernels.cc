@@ -198,9 +198,12 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
     }
     // packed in the order the operand lies in memory (its contiguous axis innermost)
     pool.ParallelFor(threads, [&](int t) {
-      if (p.a_col == 1 || p.k == 1) {
+      if (p.a_col == 1) {
         for (int64_t i = p.m * t / threads; i < p.m * (t + 1) / threads; ++i)
-          for (int64_t q = 0; q < p.k; ++q) pa[i * kp + q] = az[i * p.a_row + q * p.a_col];
+          std::memcpy(pa + i * kp, az + i * p.a_row, p.k * sizeof(uint16_t));
+      } else if (p.k == 1) {
+        for (int64_t i = p.m * t / threads; i < p.m * (t + 1) / threads; ++i)
+          pa[i * kp] = az[i * p.a_row];
       } else {
         for (int64_t q = p.k * t / threads; q < p.k * (t + 1) / threads; ++q)
           for (int64_t i = 0; i < p.m; ++i) pa[i * kp + q] = az[i * p.a_row + q * p.a_col];
@@ -209,36 +212,50 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
         pb[(j / 16) * (kp / 2) * 32 + (q / 2) * 32 + (j % 16) * 2 + (q % 2)] =
             bz[q * p.b_row + j * p.b_col];
       };
-      if (p.b_col == 1 || p.n == 1) {
-        for (int64_t q = p.k * t / threads; q < p.k * (t + 1) / threads; ++q)
-          for (int64_t j = 0; j < p.n; ++j) put(q, j);
+      if (p.b_col == 1) {  // two rows at a time, each pair of elements one 32-bit store
+        const int64_t pairs = (p.k + 1) / 2;
+        for (int64_t h = pairs * t / threads; h < pairs * (t + 1) / threads; ++h) {
+          const uint16_t* r0 = bz + 2 * h * p.b_row;
+          const uint16_t* r1 = 2 * h + 1 < p.k ? r0 + p.b_row : nullptr;
+          for (int64_t j = 0; j < p.n; ++j) {
+            const uint32_t pair = r0[j] | (r1 ? uint32_t{r1[j]} << 16 : 0u);
+            std::memcpy(pb + (j / 16) * (kp / 2) * 32 + h * 32 + (j % 16) * 2, &pair, 4);
+          }
+        }
+      } else if (p.n == 1) {
+        for (int64_t q = p.k * t / threads; q < p.k * (t + 1) / threads; ++q) put(q, 0);
       } else {
         for (int64_t j = p.n * t / threads; j < p.n * (t + 1) / threads; ++j)
           for (int64_t q = 0; q < p.k; ++q) put(q, j);
       }
     });
+    // rows in chunks whose packed a fits in half the L2, each chunk's blocks with columns
+    // outermost: a's chunk stays in cache while every column panel of b streams past it
     const int64_t mb = mp / 32, nb = np / 32;
-    pool.ParallelFor(threads, [&](int t) {
-      AmxConfigure();
-      alignas(64) float c[32 * 32];
-      // blocks of columns outermost, so a thread's b panel stays in cache across rows
-      for (int64_t blk = mb * nb * t / threads; blk < mb * nb * (t + 1) / threads; ++blk) {
-        const int64_t jb = blk / mb, ib = blk % mb;
-        AmxBlock(pa + ib * 32 * kp, pb + jb * 2 * (kp / 2) * 32, kp, c);
-        const int64_t rows = std::min<int64_t>(32, p.m - ib * 32);
-        const int64_t cols = std::min<int64_t>(32, p.n - jb * 32);
-        for (int64_t r = 0; r < rows; ++r) {
-          const int64_t o = oz + (ib * 32 + r) * p.out_row + jb * 32;
-          if (out_bf16) {
-            uint16_t* dst = static_cast<uint16_t*>(out) + o;
-            for (int64_t x = 0; x < cols; ++x) dst[x] = Bf16Of(c[r * 32 + x]);
-          } else {
-            std::memcpy(static_cast<float*>(out) + o, c + r * 32, cols * sizeof(float));
+    const int64_t chunk = std::clamp<int64_t>((512 << 10) / (32 * kp * 2), 1, mb);
+    for (int64_t ib0 = 0; ib0 < mb; ib0 += chunk) {
+      const int64_t rows_in = std::min(chunk, mb - ib0), blocks = rows_in * nb;
+      pool.ParallelFor(threads, [&](int t) {
+        AmxConfigure();
+        alignas(64) float c[32 * 32];
+        for (int64_t blk = blocks * t / threads; blk < blocks * (t + 1) / threads; ++blk) {
+          const int64_t jb = blk / rows_in, ib = ib0 + blk % rows_in;
+          AmxBlock(pa + ib * 32 * kp, pb + jb * 2 * (kp / 2) * 32, kp, c);
+          const int64_t rows = std::min<int64_t>(32, p.m - ib * 32);
+          const int64_t cols = std::min<int64_t>(32, p.n - jb * 32);
+          for (int64_t r = 0; r < rows; ++r) {
+            const int64_t o = oz + (ib * 32 + r) * p.out_row + jb * 32;
+            if (out_bf16) {
+              uint16_t* dst = static_cast<uint16_t*>(out) + o;
+              for (int64_t x = 0; x < cols; ++x) dst[x] = Bf16Of(c[r * 32 + x]);
+            } else {
+              std::memcpy(static_cast<float*>(out) + o, c + r * 32, cols * sizeof(float));
+            }
           }
         }
-      }
-      AmxRelease();
-    });
+        AmxRelease();
+      });
+    }
   }
   return absl::OkStatus();
 }

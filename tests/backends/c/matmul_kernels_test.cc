@@ -110,7 +110,8 @@ TEST_P(AmxMatmul, RunsAsASuppliedKernelWithTheReferenceResult) {
 INSTANTIATE_TEST_SUITE_P(Shapes, AmxMatmul,
                          ::testing::Values(Case{1, 64, 64, 64, false}, Case{1, 70, 130, 50, false},
                                            Case{1, 96, 40, 160, true}, Case{3, 33, 64, 65, false},
-                                           Case{2, 128, 256, 64, true}));
+                                           Case{2, 128, 256, 64, true}, Case{1, 96, 97, 96, false},
+                                           Case{1, 96, 97, 96, true}));
 
 TEST(AmxMatmulTest, SmallMatmulsStayGenerated) {
   if (!Supplies("amx_bf16_to_f32")) GTEST_SKIP() << "this CPU (or UOPC_C_AMX=0) has no AMX-BF16";

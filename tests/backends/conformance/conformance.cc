@@ -660,7 +660,7 @@ void Suite::Supplied() {
     // batch, m, n, k; a's offset, batch, row and column strides; b's; out's offset, batch, row
     const std::pair<const char*, MatmulParams> cases[] = {
         {"64x64x64", {1, 64, 64, 64, 0, 0, 64, 1, 0, 0, 64, 1, 0, 0, 64}},
-        {"odd sizes, a transposed, offsets", {1, 70, 50, 130, 5, 0, 1, 70, 3, 0, 50, 1, 2, 0, 53}},
+        {"odd sizes, a transposed, offsets", {1, 70, 50, 131, 5, 0, 1, 70, 3, 0, 50, 1, 2, 0, 53}},
         {"batched, b transposed",
          {2, 33, 65, 96, 0, 33 * 96, 96, 1, 0, 65 * 96, 1, 96, 0, 33 * 65, 65}},
     };
