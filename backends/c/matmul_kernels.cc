@@ -123,17 +123,18 @@ struct TileConfig {
 // A 32 x 32 block of out from packed operands: a's 32 rows (two tiles of 16 rows x 32 bf16
 // per step of k) and b's 32 columns (two tiles of 16 pairs of rows x 16 columns, VNNI).
 // kp: k rounded up to 32. The four f32 tiles go to `c` (32 x 32).
-__attribute__((target("amx-tile,amx-bf16"))) void AmxBlock(const uint16_t* a, const uint16_t* b,
-                                                           int64_t kp, float* c) {
+__attribute__((target("amx-tile,amx-bf16"))) void AmxBlock(const uint16_t* a, int64_t lda,
+                                                           const uint16_t* b, int64_t kp,
+                                                           float* c) {
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
-  const int64_t a_stride = kp * 2, b_stride = 64;  // bytes between tile rows
+  const int64_t a_stride = lda * 2, b_stride = 64;  // bytes between tile rows
   const uint16_t* b1 = b + (kp / 2) * 32;          // the second 16 columns' panel
   for (int64_t k = 0; k < kp; k += 32) {
     _tile_loadd(4, a + k, a_stride);
-    _tile_loadd(5, a + 16 * kp + k, a_stride);
+    _tile_loadd(5, a + 16 * lda + k, a_stride);
     _tile_loadd(6, b + (k / 2) * 32, b_stride);
     _tile_loadd(7, b1 + (k / 2) * 32, b_stride);
     _tile_dpbf16ps(0, 4, 6);
@@ -169,6 +170,25 @@ inline uint16_t Bf16Of(float f) {
   return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
 }
 
+// A row of a block's f32 sums to bf16, 16 at a time (Bf16Of's arithmetic in AVX-512
+// integers: every CPU with AMX has AVX-512).
+__attribute__((target("avx512f,avx512bw"))) void RowToBf16(const float* in, uint16_t* out,
+                                                           int64_t n) {
+  int64_t x = 0;
+  for (; x + 16 <= n; x += 16) {
+    const __m512i u = _mm512_castps_si512(_mm512_loadu_ps(in + x));
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i rounded = _mm512_srli_epi32(
+        _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+    const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(
+        _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + x),
+                        _mm512_cvtepi32_epi16(_mm512_mask_mov_epi32(rounded, nan, quiet)));
+  }
+  for (; x < n; ++x) out[x] = Bf16Of(in[x]);
+}
+
 // Buffers of the packed operands, kept for the next call (one per queue thread).
 uint16_t* Scratch(std::vector<uint16_t>& v, int64_t count) {
   if (static_cast<int64_t>(v.size()) < count) v.assign(count, 0);
@@ -183,7 +203,10 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
   // a as (mp, kp) rows; b as np / 16 panels of (kp / 2) rows of 16 column pairs (VNNI);
   // zero where past the operands
   thread_local std::vector<uint16_t> a_scratch, b_scratch;
-  uint16_t* pa = Scratch(a_scratch, mp * kp);
+  // a's rows one cache line longer than kp, so that a tile's 16 rows do not fall in the few
+  // L1 sets that rows a multiple of 4 KiB apart share (k = 2048 ran at 0.6x of k = 1024)
+  const int64_t lda = kp + 32;
+  uint16_t* pa = Scratch(a_scratch, mp * lda);
   uint16_t* pb = Scratch(b_scratch, np * kp);
   const bool padded = mp != p.m || np != p.n || kp != p.k;
   ThreadPool& pool = ThreadPool::Get();
@@ -193,20 +216,20 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
     const uint16_t* bz = b + p.b_offset + z * p.b_batch;
     const int64_t oz = p.out_offset + z * p.out_batch;
     if (padded) {
-      std::memset(pa, 0, mp * kp * sizeof(uint16_t));
+      std::memset(pa, 0, mp * lda * sizeof(uint16_t));
       std::memset(pb, 0, np * kp * sizeof(uint16_t));
     }
     // packed in the order the operand lies in memory (its contiguous axis innermost)
     pool.ParallelFor(threads, [&](int t) {
       if (p.a_col == 1) {
         for (int64_t i = p.m * t / threads; i < p.m * (t + 1) / threads; ++i)
-          std::memcpy(pa + i * kp, az + i * p.a_row, p.k * sizeof(uint16_t));
+          std::memcpy(pa + i * lda, az + i * p.a_row, p.k * sizeof(uint16_t));
       } else if (p.k == 1) {
         for (int64_t i = p.m * t / threads; i < p.m * (t + 1) / threads; ++i)
-          pa[i * kp] = az[i * p.a_row];
+          pa[i * lda] = az[i * p.a_row];
       } else {
         for (int64_t q = p.k * t / threads; q < p.k * (t + 1) / threads; ++q)
-          for (int64_t i = 0; i < p.m; ++i) pa[i * kp + q] = az[i * p.a_row + q * p.a_col];
+          for (int64_t i = 0; i < p.m; ++i) pa[i * lda + q] = az[i * p.a_row + q * p.a_col];
       }
       auto put = [&](int64_t q, int64_t j) {
         pb[(j / 16) * (kp / 2) * 32 + (q / 2) * 32 + (j % 16) * 2 + (q % 2)] =
@@ -232,7 +255,7 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
     // rows in chunks whose packed a fits in half the L2, each chunk's blocks with columns
     // outermost: a's chunk stays in cache while every column panel of b streams past it
     const int64_t mb = mp / 32, nb = np / 32;
-    const int64_t chunk = std::clamp<int64_t>((512 << 10) / (32 * kp * 2), 1, mb);
+    const int64_t chunk = std::clamp<int64_t>((512 << 10) / (32 * lda * 2), 1, mb);
     for (int64_t ib0 = 0; ib0 < mb; ib0 += chunk) {
       const int64_t rows_in = std::min(chunk, mb - ib0), blocks = rows_in * nb;
       pool.ParallelFor(threads, [&](int t) {
@@ -240,14 +263,13 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
         alignas(64) float c[32 * 32];
         for (int64_t blk = blocks * t / threads; blk < blocks * (t + 1) / threads; ++blk) {
           const int64_t jb = blk / rows_in, ib = ib0 + blk % rows_in;
-          AmxBlock(pa + ib * 32 * kp, pb + jb * 2 * (kp / 2) * 32, kp, c);
+          AmxBlock(pa + ib * 32 * lda, lda, pb + jb * 2 * (kp / 2) * 32, kp, c);
           const int64_t rows = std::min<int64_t>(32, p.m - ib * 32);
           const int64_t cols = std::min<int64_t>(32, p.n - jb * 32);
           for (int64_t r = 0; r < rows; ++r) {
             const int64_t o = oz + (ib * 32 + r) * p.out_row + jb * 32;
             if (out_bf16) {
-              uint16_t* dst = static_cast<uint16_t*>(out) + o;
-              for (int64_t x = 0; x < cols; ++x) dst[x] = Bf16Of(c[r * 32 + x]);
+              RowToBf16(c + r * 32, static_cast<uint16_t*>(out) + o, cols);
             } else {
               std::memcpy(static_cast<float*>(out) + o, c + r * 32, cols * sizeof(float));
             }

@@ -143,6 +143,25 @@ TEST(AmxMatmulTest, ASymbolicLengthCallsOnePlanForEveryValue) {
   }
 }
 
+// A NaN or an infinity in a row of a gives that row of out NaN or infinity (in bf16 too),
+// and leaves the other rows as they were.
+TEST(AmxMatmulTest, NaNsAndInfinitiesReachOut) {
+  if (!Supplies("amx_bf16_to_f32")) GTEST_SKIP() << "this CPU (or UOPC_C_AMX=0) has no AMX-BF16";
+  std::vector<float> xv = Data(64 * 64, 7);
+  const std::vector<float> yv(64 * 64, 1.0f);
+  xv[5] = NAN;            // row 0
+  xv[64 * 3] = INFINITY;  // row 3: every product +inf
+  Tensor x = Tensor::FromVector(xv, {64, 64}).Cast(DType::kBF16).Realize();
+  Tensor y = Tensor::FromVector(yv, {64, 64}).Cast(DType::kBF16).Realize();
+  std::vector<float> out;
+  EXPECT_EQ(Calls([&] { out = x.Matmul(y).Realize().Float().ToVector<float>(); }), 1);
+  for (int j = 0; j < 64; ++j) {
+    EXPECT_TRUE(std::isnan(out[j])) << j;
+    EXPECT_EQ(out[3 * 64 + j], INFINITY) << j;
+    EXPECT_TRUE(std::isfinite(out[64 + j])) << j;
+  }
+}
+
 // Autocast's linear layer, forward and backward: x @ W (the f32 weight rounded to bf16 once),
 // dY @ W^T and x^T @ dY are each a bf16 matmul the kernel takes.
 TEST(AmxMatmulTest, AnAutocastLinearLayerCallsItForwardAndBackward) {
