@@ -60,9 +60,10 @@ const UOp::Node* OutermostSharedWork(const std::vector<UOp>& order,
   return nullptr;
 }
 
-// A staged REDUCE whose one use is a narrowing cast (through reshapes), as a matmul of
-// halves sums in f32 and then rounds: the cast is staged instead, so that the buffer holds
-// the half (half the bytes) and the rounding is done once, where the sum is made.
+// A staged value whose one use is a narrowing cast (through reshapes): a matmul of halves
+// that sums in f32 and then rounds, a layer norm's f32 output that autocast's matmul reads
+// as a half. The cast is staged instead, so that the buffer holds the half (half the bytes)
+// and the rounding is done once, where the value is made.
 template <typename Placed>
 void StageNarrowedReduces(const std::vector<UOp>& order,
                           absl::flat_hash_set<const UOp::Node*>& staged, const Placed& placed) {
@@ -70,7 +71,7 @@ void StageNarrowedReduces(const std::vector<UOp>& order,
   for (const UOp& u : order)
     for (const UOp& s : u.src()) users[s.get()].push_back(u);
   for (const UOp& r : order) {
-    if (!r.is(Ops::REDUCE) || !staged.contains(r.get())) continue;
+    if (!staged.contains(r.get()) || !IsFloat(r.dtype())) continue;
     UOp at = r;
     while (users[at.get()].size() == 1 && users[at.get()][0].is(Ops::RESHAPE) &&
            !staged.contains(users[at.get()][0].get()))

@@ -404,7 +404,7 @@ absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
     if (!t.IsCpu()) return rebuilt;  // (a GPU's threads read across rows; no copies)
     const int n = static_cast<int>(shapes.at(orig.src(0).get()).size());
     const std::vector<int>& axes = orig.arg().Get<ReduceArg>().axes;
-    if (n >= 3 && axes == std::vector<int>{n - 2} &&
+    if (n >= 3 && (axes == std::vector<int>{n - 2} || axes == std::vector<int>{n - 1}) &&
         SuppliedMatmulTakes(orig, shapes.at(orig.src(0).get()), t))
       return ReadHalvesStaged(rebuilt, shapes);
     if (n >= 2 && axes == std::vector<int>{n - 1}) return ReadRowsTransposed(rebuilt, n, shapes);

@@ -1,6 +1,7 @@
 #include "passes/supplied_kernels.h"
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "core/bounds.h"
@@ -61,6 +62,28 @@ bool BlasLayout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
   return (cs == 1 && (rows == 1 || rs >= cols)) || (rs == 1 && (cols == 1 || cs >= rows));
 }
 
+// A loop of the matmul: its length, and how far out, a and b move along it.
+struct Axis {
+  UOp end;
+  std::array<int64_t, 3> stride;
+};
+
+// `axes` (outermost first) merged into one where each is walked as the next one's
+// continuation; false where they are not (an empty list stays empty).
+bool Merge(std::vector<Axis>& axes) {
+  while (axes.size() > 1) {
+    const Axis &outer = axes[axes.size() - 2], &inner = axes.back();
+    const std::optional<int64_t> len = inner.end.ConstIntValue();
+    if (!len) return false;
+    for (int op = 0; op < 3; ++op)
+      if (outer.stride[op] != inner.stride[op] * *len) return false;
+    Axis merged{Simplify(outer.end * inner.end), inner.stride};
+    axes.pop_back();
+    axes.back() = std::move(merged);
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<UOp> MatmulCallOf(const UOp& kernel, const Target& t) {
@@ -70,35 +93,49 @@ std::optional<UOp> MatmulCallOf(const UOp& kernel, const Target& t) {
   const TopLoops top = TopLoopsOf(kernel);
   const UOp& store = top.statement;
   if (!store.is(Ops::STORE) || !store.src(0).is(Ops::INDEX) ||
-      !store.src(0).src(0).is(Ops::BUFFER) || top.loops.size() < 2 || top.loops.size() > 3)
+      !store.src(0).src(0).is(Ops::BUFFER) || top.loops.size() < 2)
     return std::nullopt;
   const UOp out = store.src(0).src(0);
   UOp sum = store.src(1);
   if (sum.is(Ops::CAST) && IsHalf(sum.dtype()) && sum.dtype() == out.dtype()) sum = sum.src(0);
-  if (!sum.is(Ops::REDUCE) || sum.src().size() != 2 || sum.dtype() != DType::kF32 ||
+  if (!sum.is(Ops::REDUCE) || sum.src().size() < 2 || sum.dtype() != DType::kF32 ||
       sum.arg().Get<ReduceArg>().op != Ops::ADD || !sum.src(0).is(Ops::MUL) ||
       (out.dtype() == DType::kF32) != (sum == store.src(1)))
     return std::nullopt;
   std::optional<Read> x = ReadOf(sum.src(0).src(0)), y = ReadOf(sum.src(0).src(1));
   if (!x || !y || x->buffer == out || y->buffer == out) return std::nullopt;
-  // loops: [batch,] rows, columns (out's), then the sum's
+  // loops: out's (batch..., rows, columns), then the sum's
   std::vector<UOp> loops = top.loops;
-  loops.push_back(sum.src(1));
+  const size_t num_out = loops.size();
+  loops.insert(loops.end(), sum.src().begin() + 1, sum.src().end());
   for (const UOp& r : loops)
     if (!r.is(Ops::RANGE)) return std::nullopt;
-  const size_t nb = loops.size() - 3, I = nb, J = nb + 1, K = nb + 2;
   std::optional<Affine> o = AffineOf(store.src(0).src(1), loops), ax = AffineOf(x->index, loops),
                         ay = AffineOf(y->index, loops);
-  if (!o || !ax || !ay || o->strides[J] != 1 || o->strides[K] != 0) return std::nullopt;
+  if (!o || !ax || !ay) return std::nullopt;
+  // adjacent loops that every operand walks as one (the outer's stride the inner's times its
+  // length) become one: the batch's (B, heads), the sum's (a weight gradient's B, T)
+  std::vector<Axis> axes;
+  for (size_t l = 0; l < loops.size(); ++l)
+    axes.push_back({loops[l].src(0), {o->strides[l], ax->strides[l], ay->strides[l]}});
+  std::vector<Axis> batch(axes.begin(), axes.begin() + num_out - 2),
+      sums(axes.begin() + num_out, axes.end());
+  if (!Merge(batch) || !Merge(sums)) return std::nullopt;
+  const Axis &rows = axes[num_out - 2], &cols = axes[num_out - 1], &red = sums[0];
+  const Axis one{UOp::Int(1), {0, 0, 0}};
+  const Axis& bat = batch.empty() ? one : batch[0];
+  enum { kOut, kA, kB };
+  if (cols.stride[kOut] != 1 || red.stride[kOut] != 0) return std::nullopt;
   // a reads rows and the sum (not columns), b the sum and columns (not rows)
-  if (ax->strides[J] != 0) std::swap(x, y), std::swap(ax, ay);
-  if (ax->strides[J] != 0 || ay->strides[I] != 0) return std::nullopt;
-  auto len = [&](size_t l) { return VMax(loops[l].src(0)); };
-  const int64_t m = len(I), n = len(J), k = len(K), batch = nb ? len(0) : 1;
-  if (!BlasLayout(m, k, ax->strides[I], ax->strides[K]) ||
-      !BlasLayout(k, n, ay->strides[K], ay->strides[J]) || (m > 1 && o->strides[I] < n))
+  std::array<int, 3> order = {kOut, kA, kB};
+  if (cols.stride[kA] != 0) std::swap(x, y), std::swap(ax, ay), std::swap(order[1], order[2]);
+  const int A = order[1], B = order[2];
+  if (cols.stride[A] != 0 || rows.stride[B] != 0) return std::nullopt;
+  const int64_t m = VMax(rows.end), n = VMax(cols.end), k = VMax(red.end), b = VMax(bat.end);
+  if (!BlasLayout(m, k, rows.stride[A], red.stride[A]) ||
+      !BlasLayout(k, n, red.stride[B], cols.stride[B]) || (m > 1 && rows.stride[kOut] < n))
     return std::nullopt;
-  const int64_t flops = 2 * batch * m * n * k;
+  const int64_t flops = 2 * b * m * n * k;
   const bool supplied =
       std::any_of(t.kernels.begin(), t.kernels.end(), [&](const SuppliedKernel& s) {
         return s.op == "matmul" && s.a == x->buffer.dtype() && s.b == y->buffer.dtype() &&
@@ -106,22 +143,21 @@ std::optional<UOp> MatmulCallOf(const UOp& kernel, const Target& t) {
       });
   if (!supplied) return std::nullopt;
   auto c = [](int64_t v) { return UOp::Int(v); };
-  auto batch_stride = [&](const Affine& a) { return nb ? a.strides[0] : 0; };
-  std::vector<UOp> params = {nb ? loops[0].src(0) : c(1),
-                             loops[I].src(0),
-                             loops[J].src(0),
-                             loops[K].src(0),
+  std::vector<UOp> params = {bat.end,
+                             rows.end,
+                             cols.end,
+                             red.end,
                              ax->offset,
-                             c(batch_stride(*ax)),
-                             c(ax->strides[I]),
-                             c(ax->strides[K]),
+                             c(bat.stride[A]),
+                             c(rows.stride[A]),
+                             c(red.stride[A]),
                              ay->offset,
-                             c(batch_stride(*ay)),
-                             c(ay->strides[K]),
-                             c(ay->strides[J]),
+                             c(bat.stride[B]),
+                             c(red.stride[B]),
+                             c(cols.stride[B]),
                              o->offset,
-                             c(batch_stride(*o)),
-                             c(o->strides[I])};
+                             c(bat.stride[kOut]),
+                             c(rows.stride[kOut])};
   return MatmulCall(out, x->buffer, y->buffer, params);
 }
 

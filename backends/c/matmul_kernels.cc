@@ -170,6 +170,9 @@ inline uint16_t Bf16Of(float f) {
   return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
 }
 
+// (gcc 12 warns about the undefined vectors inside its own AVX-512 intrinsics)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 // A row of a block's f32 sums to bf16, 16 at a time (Bf16Of's arithmetic in AVX-512
 // integers: every CPU with AMX has AVX-512).
 __attribute__((target("avx512f,avx512bw"))) void RowToBf16(const float* in, uint16_t* out,
@@ -188,6 +191,7 @@ __attribute__((target("avx512f,avx512bw"))) void RowToBf16(const float* in, uint
   }
   for (; x < n; ++x) out[x] = Bf16Of(in[x]);
 }
+#pragma GCC diagnostic pop
 
 // Buffers of the packed operands, kept for the next call (one per queue thread).
 uint16_t* Scratch(std::vector<uint16_t>& v, int64_t count) {
@@ -198,83 +202,104 @@ uint16_t* Scratch(std::vector<uint16_t>& v, int64_t count) {
 absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
                     const uint16_t* b) {
   p = Unbatched(p);
-  const int64_t mp = RoundUp(p.m, 32), np = RoundUp(p.n, 32),
-                kp = RoundUp(std::max<int64_t>(p.k, 1), 32);
-  // a as (mp, kp) rows; b as np / 16 panels of (kp / 2) rows of 16 column pairs (VNNI);
-  // zero where past the operands
-  thread_local std::vector<uint16_t> a_scratch, b_scratch;
-  // a's rows one cache line longer than kp, so that a tile's 16 rows do not fall in the few
-  // L1 sets that rows a multiple of 4 KiB apart share (k = 2048 ran at 0.6x of k = 1024)
-  const int64_t lda = kp + 32;
-  uint16_t* pa = Scratch(a_scratch, mp * lda);
-  uint16_t* pb = Scratch(b_scratch, np * kp);
-  const bool padded = mp != p.m || np != p.n || kp != p.k;
   ThreadPool& pool = ThreadPool::Get();
   const int threads = pool.threads();
-  for (int64_t z = 0; z < p.batch; ++z) {
+  const int64_t mp = RoundUp(p.m, 32), np = RoundUp(p.n, 32),
+                kp = RoundUp(std::max<int64_t>(p.k, 1), 32), lda = kp + 32;
+  const bool padded = mp != p.m || np != p.n || kp != p.k;
+  const int64_t mb = mp / 32, nb = np / 32;
+  // part t of `parts` of packing matmul z of the batch into pa and pb
+  auto pack = [&](int64_t z, uint16_t* pa, uint16_t* pb, int t, int parts) {
     const uint16_t* az = a + p.a_offset + z * p.a_batch;
     const uint16_t* bz = b + p.b_offset + z * p.b_batch;
+    if (p.a_col == 1) {
+      for (int64_t i = p.m * t / parts; i < p.m * (t + 1) / parts; ++i)
+        std::memcpy(pa + i * lda, az + i * p.a_row, p.k * sizeof(uint16_t));
+    } else if (p.k == 1) {
+      for (int64_t i = p.m * t / parts; i < p.m * (t + 1) / parts; ++i)
+        pa[i * lda] = az[i * p.a_row];
+    } else {
+      for (int64_t q = p.k * t / parts; q < p.k * (t + 1) / parts; ++q)
+        for (int64_t i = 0; i < p.m; ++i) pa[i * lda + q] = az[i * p.a_row + q * p.a_col];
+    }
+    auto put = [&](int64_t q, int64_t j) {
+      pb[(j / 16) * (kp / 2) * 32 + (q / 2) * 32 + (j % 16) * 2 + (q % 2)] =
+          bz[q * p.b_row + j * p.b_col];
+    };
+    if (p.b_col == 1) {  // two rows at a time, each pair of elements one 32-bit store
+      const int64_t pairs = (p.k + 1) / 2;
+      for (int64_t h = pairs * t / parts; h < pairs * (t + 1) / parts; ++h) {
+        const uint16_t* r0 = bz + 2 * h * p.b_row;
+        const uint16_t* r1 = 2 * h + 1 < p.k ? r0 + p.b_row : nullptr;
+        for (int64_t j = 0; j < p.n; ++j) {
+          const uint32_t pair = r0[j] | (r1 ? uint32_t{r1[j]} << 16 : 0u);
+          std::memcpy(pb + (j / 16) * (kp / 2) * 32 + h * 32 + (j % 16) * 2, &pair, 4);
+        }
+      }
+    } else if (p.n == 1) {
+      for (int64_t q = p.k * t / parts; q < p.k * (t + 1) / parts; ++q) put(q, 0);
+    } else {
+      for (int64_t j = p.n * t / parts; j < p.n * (t + 1) / parts; ++j)
+        for (int64_t q = 0; q < p.k; ++q) put(q, j);
+    }
+  };
+  // blocks [begin, end) of matmul z's row chunk from block row ib0 (rows_in block rows),
+  // columns outermost; the thread's tiles are configured
+  auto compute = [&](int64_t z, const uint16_t* pa, const uint16_t* pb, int64_t ib0,
+                     int64_t rows_in, int64_t begin, int64_t end) {
     const int64_t oz = p.out_offset + z * p.out_batch;
+    alignas(64) float c[32 * 32];
+    for (int64_t blk = begin; blk < end; ++blk) {
+      const int64_t jb = blk / rows_in, ib = ib0 + blk % rows_in;
+      AmxBlock(pa + ib * 32 * lda, lda, pb + jb * 2 * (kp / 2) * 32, kp, c);
+      const int64_t rows = std::min<int64_t>(32, p.m - ib * 32);
+      const int64_t cols = std::min<int64_t>(32, p.n - jb * 32);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t o = oz + (ib * 32 + r) * p.out_row + jb * 32;
+        if (out_bf16)
+          RowToBf16(c + r * 32, static_cast<uint16_t*>(out) + o, cols);
+        else
+          std::memcpy(static_cast<float*>(out) + o, c + r * 32, cols * sizeof(float));
+      }
+    }
+  };
+  // rows in chunks whose packed a fits in half the L2: a's chunk stays in cache while every
+  // column panel of b streams past it
+  const int64_t chunk = std::clamp<int64_t>((512 << 10) / (32 * lda * 2), 1, mb);
+  auto scratch = [&](std::vector<uint16_t>& sa, std::vector<uint16_t>& sb) {
+    uint16_t* pa = Scratch(sa, mp * lda);
+    uint16_t* pb = Scratch(sb, np * kp);
     if (padded) {
       std::memset(pa, 0, mp * lda * sizeof(uint16_t));
       std::memset(pb, 0, np * kp * sizeof(uint16_t));
     }
-    // packed in the order the operand lies in memory (its contiguous axis innermost)
+    return std::pair<uint16_t*, uint16_t*>(pa, pb);
+  };
+  if (p.batch >= threads && p.batch > 1) {  // a batch of small matmuls: one thread each
     pool.ParallelFor(threads, [&](int t) {
-      if (p.a_col == 1) {
-        for (int64_t i = p.m * t / threads; i < p.m * (t + 1) / threads; ++i)
-          std::memcpy(pa + i * lda, az + i * p.a_row, p.k * sizeof(uint16_t));
-      } else if (p.k == 1) {
-        for (int64_t i = p.m * t / threads; i < p.m * (t + 1) / threads; ++i)
-          pa[i * lda] = az[i * p.a_row];
-      } else {
-        for (int64_t q = p.k * t / threads; q < p.k * (t + 1) / threads; ++q)
-          for (int64_t i = 0; i < p.m; ++i) pa[i * lda + q] = az[i * p.a_row + q * p.a_col];
-      }
-      auto put = [&](int64_t q, int64_t j) {
-        pb[(j / 16) * (kp / 2) * 32 + (q / 2) * 32 + (j % 16) * 2 + (q % 2)] =
-            bz[q * p.b_row + j * p.b_col];
-      };
-      if (p.b_col == 1) {  // two rows at a time, each pair of elements one 32-bit store
-        const int64_t pairs = (p.k + 1) / 2;
-        for (int64_t h = pairs * t / threads; h < pairs * (t + 1) / threads; ++h) {
-          const uint16_t* r0 = bz + 2 * h * p.b_row;
-          const uint16_t* r1 = 2 * h + 1 < p.k ? r0 + p.b_row : nullptr;
-          for (int64_t j = 0; j < p.n; ++j) {
-            const uint32_t pair = r0[j] | (r1 ? uint32_t{r1[j]} << 16 : 0u);
-            std::memcpy(pb + (j / 16) * (kp / 2) * 32 + h * 32 + (j % 16) * 2, &pair, 4);
-          }
+      thread_local std::vector<uint16_t> sa, sb;
+      AmxConfigure();
+      for (int64_t z = p.batch * t / threads; z < p.batch * (t + 1) / threads; ++z) {
+        const auto [pa, pb] = scratch(sa, sb);
+        pack(z, pa, pb, 0, 1);
+        for (int64_t ib0 = 0; ib0 < mb; ib0 += chunk) {
+          const int64_t rows_in = std::min(chunk, mb - ib0);
+          compute(z, pa, pb, ib0, rows_in, 0, rows_in * nb);
         }
-      } else if (p.n == 1) {
-        for (int64_t q = p.k * t / threads; q < p.k * (t + 1) / threads; ++q) put(q, 0);
-      } else {
-        for (int64_t j = p.n * t / threads; j < p.n * (t + 1) / threads; ++j)
-          for (int64_t q = 0; q < p.k; ++q) put(q, j);
       }
+      AmxRelease();
     });
-    // rows in chunks whose packed a fits in half the L2, each chunk's blocks with columns
-    // outermost: a's chunk stays in cache while every column panel of b streams past it
-    const int64_t mb = mp / 32, nb = np / 32;
-    const int64_t chunk = std::clamp<int64_t>((512 << 10) / (32 * lda * 2), 1, mb);
+    return absl::OkStatus();
+  }
+  thread_local std::vector<uint16_t> sa, sb;  // (the queue's thread's)
+  for (int64_t z = 0; z < p.batch; ++z) {
+    const auto [pa, pb] = scratch(sa, sb);
+    pool.ParallelFor(threads, [&](int t) { pack(z, pa, pb, t, threads); });
     for (int64_t ib0 = 0; ib0 < mb; ib0 += chunk) {
       const int64_t rows_in = std::min(chunk, mb - ib0), blocks = rows_in * nb;
       pool.ParallelFor(threads, [&](int t) {
         AmxConfigure();
-        alignas(64) float c[32 * 32];
-        for (int64_t blk = blocks * t / threads; blk < blocks * (t + 1) / threads; ++blk) {
-          const int64_t jb = blk / rows_in, ib = ib0 + blk % rows_in;
-          AmxBlock(pa + ib * 32 * lda, lda, pb + jb * 2 * (kp / 2) * 32, kp, c);
-          const int64_t rows = std::min<int64_t>(32, p.m - ib * 32);
-          const int64_t cols = std::min<int64_t>(32, p.n - jb * 32);
-          for (int64_t r = 0; r < rows; ++r) {
-            const int64_t o = oz + (ib * 32 + r) * p.out_row + jb * 32;
-            if (out_bf16) {
-              RowToBf16(c + r * 32, static_cast<uint16_t*>(out) + o, cols);
-            } else {
-              std::memcpy(static_cast<float*>(out) + o, c + r * 32, cols * sizeof(float));
-            }
-          }
-        }
+        compute(z, pa, pb, ib0, rows_in, blocks * t / threads, blocks * (t + 1) / threads);
         AmxRelease();
       });
     }

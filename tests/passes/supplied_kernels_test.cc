@@ -92,6 +92,42 @@ TEST(SuppliedKernels, HalvesReadAsF32MatchAKernelOfHalves) {
   EXPECT_EQ(ks[0].src(0).dtype(), DType::kF32);
 }
 
+TEST(SuppliedKernels, LoopsWalkedAsOneAreOneAxis) {
+  const Target t = WithMatmul(DType::kF32, DType::kF32);
+  {  // a weight's gradient, x^T @ dY, summed over a batch's sequences and their tokens
+    const int64_t b = 4, s = 16, k = 32, n = 24;
+    UOp x =
+        Dims(Ops::EXPAND, Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, b * s * k), {b, s, k, 1}),
+             {b, s, k, n});
+    UOp dy =
+        Dims(Ops::EXPAND, Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 1, b * s * n), {b, s, 1, n}),
+             {b, s, k, n});
+    UOp dw = Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {x * dy}, ReduceArg{Ops::ADD, {0, 1}}),
+                  {k, n});
+    std::vector<UOp> ks = Kernels(dw, t);
+    ASSERT_EQ(ks.size(), 1u);
+    ASSERT_TRUE(ks[0].is(Ops::MATMUL));
+    EXPECT_EQ(ParamsOf(ks[0]).Values(),
+              (MatmulParams{1, k, n, b * s, 0, 0, 1, k, 0, 0, n, 1, 0, 0, n}.Values()));
+  }
+  {  // a matmul per (batch, head)
+    const int64_t b = 2, h = 3, m = 16, k = 8, n = 12;
+    UOp q = Dims(Ops::EXPAND,
+                 Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, b * h * m * k), {b, h, m, k, 1}),
+                 {b, h, m, k, n});
+    UOp v = Dims(Ops::EXPAND,
+                 Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 1, b * h * k * n), {b, h, 1, k, n}),
+                 {b, h, m, k, n});
+    UOp out = Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {q * v}, ReduceArg{Ops::ADD, {3}}),
+                   {b, h, m, n});
+    std::vector<UOp> ks = Kernels(out, t);
+    ASSERT_EQ(ks.size(), 1u);
+    ASSERT_TRUE(ks[0].is(Ops::MATMUL));
+    EXPECT_EQ(ParamsOf(ks[0]).Values(),
+              (MatmulParams{b * h, m, n, k, 0, m * k, k, 1, 0, k * n, n, 1, 0, m * n, n}.Values()));
+  }
+}
+
 TEST(SuppliedKernels, OtherwiseTheKernelIsGenerated) {
   auto generated = [](const std::vector<UOp>& ks) {
     for (const UOp& k : ks)

@@ -168,7 +168,7 @@ TEST(AmxMatmulTest, AnAutocastLinearLayerCallsItForwardAndBackward) {
   if (!Supplies("amx_bf16_to_f32")) GTEST_SKIP() << "this CPU (or UOPC_C_AMX=0) has no AMX-BF16";
   Tensor::ManualSeed(1);
   Linear layer(128, 256);
-  Tensor x = Tensor::Randn({512, 128});
+  Tensor x = Tensor::Randn({8, 64, 128});  // (batch, tokens, features)
   int calls = Calls([&] {
     Autocast bf16(DType::kBF16);
     Tensor loss = layer.Forward(x).Float().Square().Mean();
