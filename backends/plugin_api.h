@@ -337,14 +337,15 @@ typedef uopc_target_args uopc_backend_target_args;
    generated code), and run through kernel_launch. The conformance suite checks it against
    the reference interpreter like any kernel. Ops and what their params are:
 
-   "matmul": out[b][i][j] = sum over p < k of a[b][i][p] * b[b][p][j], for b < batch, i < m,
-     j < n, products and sums in f32 (in any order: a vendor's kernel may block and reorder
-     the sum), rounded once to `out` where it is not f32. Buffers: out, a, b. Params
-     (int64, in elements, 15): batch, m, n, k; a's offset, batch stride, row stride (along
-     i) and column stride (along p); b's offset, batch stride, row stride (along p) and
-     column stride (along j); out's offset, batch stride and row stride (its column stride
-     is 1). Each of a and b has a stride of 1 along one of its two axes (the BLAS layouts:
-     row-major, or transposed); out is not a or b. */
+   "matmul": out[y][z][i][j] = sum over p < k of a[y][z][i][p] * b[y][z][p][j], for y <
+     batch2, z < batch, i < m, j < n, products and sums in f32 (in any order: a vendor's
+     kernel may block and reorder the sum), rounded once to `out` where it is not f32.
+     Buffers: out, a, b. Params (int64, in elements, 19): batch, m, n, k; a's offset, batch
+     stride, row stride (along i) and column stride (along p); b's offset, batch stride, row
+     stride (along p) and column stride (along j); out's offset, batch stride and row stride
+     (its column stride is 1); batch2, and a's, b's and out's batch2 strides (a second, outer
+     batch: attention's sequences around its heads). Each of a and b has a stride of 1 along
+     one of its two axes (the BLAS layouts: row-major, or transposed); out is not a or b. */
 typedef struct uopc_kernel_desc {
   UOPC_STRUCT_HEADER;
   const char* name; /* "openblas_sgemm": unique within the plugin; [a-z0-9_] */

@@ -27,13 +27,13 @@ void Write(const BufferRef& r, int64_t i, float v) {
   }
 }
 
-// The lowest and highest element an operand's (batch, rows, columns) view touches.
+// The lowest and highest element an operand's (batch2, batch, rows, columns) view touches.
 struct Extent {
   int64_t lo = 0, hi = 0;
 };
-Extent ExtentOf(int64_t offset, std::array<int64_t, 3> len, std::array<int64_t, 3> stride) {
+Extent ExtentOf(int64_t offset, std::array<int64_t, 4> len, std::array<int64_t, 4> stride) {
   Extent e{offset, offset};
-  for (int d = 0; d < 3; ++d) {
+  for (int d = 0; d < 4; ++d) {
     const int64_t reach = (len[d] - 1) * stride[d];
     (reach < 0 ? e.lo : e.hi) += reach;
   }
@@ -43,17 +43,19 @@ Extent ExtentOf(int64_t offset, std::array<int64_t, 3> len, std::array<int64_t, 
 }  // namespace
 
 std::array<int64_t, MatmulParams::kCount> MatmulParams::Values() const {
-  return {batch,    m,       n,     k,     a_offset,   a_batch,   a_row,  a_col,
-          b_offset, b_batch, b_row, b_col, out_offset, out_batch, out_row};
+  return {batch,   m,        n,        k,        a_offset,  a_batch,    a_row,
+          a_col,   b_offset, b_batch,  b_row,    b_col,     out_offset, out_batch,
+          out_row, batch2,   a_batch2, b_batch2, out_batch2};
 }
 
 MatmulParams MatmulParams::FromValues(const std::array<int64_t, kCount>& v) {
-  return {v[0], v[1], v[2],  v[3],  v[4],  v[5],  v[6], v[7],
-          v[8], v[9], v[10], v[11], v[12], v[13], v[14]};
+  return {v[0],  v[1],  v[2],  v[3],  v[4],  v[5],  v[6],  v[7],  v[8], v[9],
+          v[10], v[11], v[12], v[13], v[14], v[15], v[16], v[17], v[18]};
 }
 
 std::string MatmulParams::ToString() const {
-  return absl::StrCat("batch ", batch, ", (", m, ", ", k, ") @ (", k, ", ", n, ")");
+  return absl::StrCat("batch ", batch2 > 1 ? absl::StrCat(batch2, " x ") : "", batch, ", (", m,
+                      ", ", k, ") @ (", k, ", ", n, ")");
 }
 
 UOp MatmulCall(const UOp& out, const UOp& a, const UOp& b, absl::Span<const UOp> params) {
@@ -81,9 +83,9 @@ absl::StatusOr<MatmulParams> EvalMatmulParams(
 absl::Status CheckMatmul(const MatmulParams& p, int64_t out_count, int64_t a_count,
                          int64_t b_count) {
   const std::string what = p.ToString();
-  if (p.batch < 0 || p.m < 0 || p.n < 0 || p.k < 0)
+  if (p.batch2 < 0 || p.batch < 0 || p.m < 0 || p.n < 0 || p.k < 0)
     return absl::InvalidArgumentError(absl::StrCat("matmul call: negative size in ", what));
-  if (p.batch == 0 || p.m == 0 || p.n == 0) return absl::OkStatus();
+  if (p.batch2 == 0 || p.batch == 0 || p.m == 0 || p.n == 0) return absl::OkStatus();
   // a length-1 axis has any stride
   if (p.a_row != 1 && p.a_col != 1 && p.m > 1 && p.k > 1)
     return absl::InvalidArgumentError(absl::StrCat("matmul call ", what, ": a has strides (",
@@ -91,18 +93,29 @@ absl::Status CheckMatmul(const MatmulParams& p, int64_t out_count, int64_t a_cou
   if (p.b_row != 1 && p.b_col != 1 && p.k > 1 && p.n > 1)
     return absl::InvalidArgumentError(absl::StrCat("matmul call ", what, ": b has strides (",
                                                    p.b_row, ", ", p.b_col, "), neither 1"));
-  if ((p.m > 1 && p.out_row < p.n) || (p.batch > 1 && p.out_batch < (p.m - 1) * p.out_row + p.n))
-    return absl::InvalidArgumentError(absl::StrCat("matmul call ", what,
-                                                   ": out's elements overlap (row stride ",
-                                                   p.out_row, ", batch stride ", p.out_batch, ")"));
+  const int64_t one = (p.m - 1) * p.out_row + p.n;  // the elements one matmul of out spans
+  if ((p.m > 1 && p.out_row < p.n) || (p.batch > 1 && p.out_batch < one) ||
+      (p.batch2 > 1 && p.out_batch2 < (p.batch - 1) * p.out_batch + one))
+    return absl::InvalidArgumentError(
+        absl::StrCat("matmul call ", what, ": out's elements overlap (row stride ", p.out_row,
+                     ", batch strides ", p.out_batch, " and ", p.out_batch2, ")"));
   struct Operand {
     const char* name;
     Extent e;
     int64_t count;
   } ops[] = {
-      {"out", ExtentOf(p.out_offset, {p.batch, p.m, p.n}, {p.out_batch, p.out_row, 1}), out_count},
-      {"a", ExtentOf(p.a_offset, {p.batch, p.m, p.k}, {p.a_batch, p.a_row, p.a_col}), a_count},
-      {"b", ExtentOf(p.b_offset, {p.batch, p.k, p.n}, {p.b_batch, p.b_row, p.b_col}), b_count},
+      {"out",
+       ExtentOf(p.out_offset, {p.batch2, p.batch, p.m, p.n},
+                {p.out_batch2, p.out_batch, p.out_row, 1}),
+       out_count},
+      {"a",
+       ExtentOf(p.a_offset, {p.batch2, p.batch, p.m, p.k},
+                {p.a_batch2, p.a_batch, p.a_row, p.a_col}),
+       a_count},
+      {"b",
+       ExtentOf(p.b_offset, {p.batch2, p.batch, p.k, p.n},
+                {p.b_batch2, p.b_batch, p.b_row, p.b_col}),
+       b_count},
   };
   for (const Operand& o : ops) {
     if (p.k == 0 && o.name[0] != 'o') continue;
@@ -121,14 +134,14 @@ absl::Status RunMatmulReference(const MatmulParams& p, const BufferRef& out, con
     if (r->dtype != DType::kF32 && r->dtype != DType::kF16 && r->dtype != DType::kBF16)
       return absl::InvalidArgumentError(
           absl::StrCat("matmul call: ", DTypeName(r->dtype), " is not f32, f16 or bf16"));
-  for (int64_t z = 0; z < p.batch; ++z)
+  for (int64_t z = 0; z < p.batch2 * p.batch; ++z)
     for (int64_t i = 0; i < p.m; ++i)
       for (int64_t j = 0; j < p.n; ++j) {
         float acc = 0.0f;
         for (int64_t q = 0; q < p.k; ++q)
-          acc += Read(a, p.a_offset + z * p.a_batch + i * p.a_row + q * p.a_col) *
-                 Read(b, p.b_offset + z * p.b_batch + q * p.b_row + j * p.b_col);
-        Write(out, p.out_offset + z * p.out_batch + i * p.out_row + j, acc);
+          acc += Read(a, p.AOffset(z) + i * p.a_row + q * p.a_col) *
+                 Read(b, p.BOffset(z) + q * p.b_row + j * p.b_col);
+        Write(out, p.OutOffset(z) + i * p.out_row + j, acc);
       }
   return absl::OkStatus();
 }

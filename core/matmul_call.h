@@ -5,15 +5,16 @@
 //
 //   MATMUL(BUFFER out, BUFFER a, BUFFER b, batch, m, n, k,
 //          a_offset, a_batch, a_row, a_col, b_offset, b_batch, b_row, b_col,
-//          out_offset, out_batch, out_row)
+//          out_offset, out_batch, out_row, batch2, a_batch2, b_batch2, out_batch2)
 //
-// out[z][i][j] = sum over p < k of a[z][i][p] * b[z][p][j] (z < batch, i < m, j < n), each
-// element at offset + z * batch stride + row * row stride + column * column stride (out's
-// column stride is 1). The params are index expressions (CONSTs, and VARs for symbolic
-// shapes), evaluated at launch. Products and sums are f32, rounded once to out's dtype; the
-// reference sums in order of p, and a supplied kernel may sum in any order (a vendor's
-// kernel blocks the sum; a matrix unit's accumulation is its own), so results agree within
-// f32 rounding of the sum.
+// out[y][z][i][j] = sum over p < k of a[y][z][i][p] * b[y][z][p][j] (y < batch2, z < batch,
+// i < m, j < n), each element at offset + y * batch2 stride + z * batch stride + row * row
+// stride + column * column stride (out's column stride is 1): a second, outer batch for the
+// (sequence, head) pairs of attention. The params are index expressions (CONSTs, and VARs for
+// symbolic shapes), evaluated at launch. Products and sums are f32, rounded once to out's dtype;
+// the reference sums in order of p, and a supplied kernel may sum in any order (a vendor's kernel
+// blocks the sum; a matrix unit's accumulation is its own), so results agree within f32 rounding of
+// the sum.
 #pragma once
 
 #include <array>
@@ -29,16 +30,24 @@
 
 namespace uopc {
 
-/// The params of a matmul call, in the order of its sources (and of kernel_launch's).
+/// The params of a matmul call, in the order of its sources (and of kernel_launch's); a
+/// list of 15 leaves the second batch out (one).
 struct MatmulParams {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   int64_t a_offset = 0, a_batch = 0, a_row = 0, a_col = 0;
   int64_t b_offset = 0, b_batch = 0, b_row = 0, b_col = 0;
   int64_t out_offset = 0, out_batch = 0, out_row = 0;
-  static constexpr int kCount = 15;
+  int64_t batch2 = 1, a_batch2 = 0, b_batch2 = 0, out_batch2 = 0;
+  static constexpr int kCount = 19;
   std::array<int64_t, kCount> Values() const;
   static MatmulParams FromValues(const std::array<int64_t, kCount>& v);
-  int64_t Flops() const { return 2 * batch * m * n * k; }
+  int64_t Flops() const { return 2 * batch2 * batch * m * n * k; }
+  /// The offsets of matmul `z` of the batch2 x batch ones (z = y * batch + the inner index).
+  int64_t AOffset(int64_t z) const { return a_offset + z / batch * a_batch2 + z % batch * a_batch; }
+  int64_t BOffset(int64_t z) const { return b_offset + z / batch * b_batch2 + z % batch * b_batch; }
+  int64_t OutOffset(int64_t z) const {
+    return out_offset + z / batch * out_batch2 + z % batch * out_batch;
+  }
   /// "batch 1, (64, 32) @ (32, 48)", for messages.
   std::string ToString() const;
 };

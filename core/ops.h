@@ -62,7 +62,7 @@ inline constexpr uint32_t kGroupAssociative = 1u << 9;    // f(f(a, b), c) == f(
   X(ASSIGN, "assign", 2, 0, None)    /* src: target buffer, value */                        \
   X(COLLECTIVE, "collective", 1, 0, Collective) /* across the ranks of a group */           \
   /* a whole op run by a kernel the device's plugin supplies (core/matmul_call.h) */        \
-  X(MATMUL, "matmul", -1, 0, None) /* src: out, a, b BUFFERs, then 15 params */
+  X(MATMUL, "matmul", -1, 0, None) /* src: out, a, b BUFFERs, then 19 params */
 
 #define UOPC_FOR_EACH_ALU_OP(X)                                                         \
   /* unary ALU */                                                                       \

@@ -166,8 +166,8 @@ absl::Status NodeCheck::CheckDTypes() const {
       return absl::OkStatus();
     case Ops::MATMUL: {  // core/matmul_call.h
       if (t != DType::kVoid) return Fail(absl::StrCat("a matmul call of ", DTypeName(t)), "void");
-      if (u_.src().size() != 18) return Fail(absl::StrCat(u_.src().size(), " sources"), "18");
-      for (size_t i = 0; i < 18; ++i) {
+      if (u_.src().size() != 22) return Fail(absl::StrCat(u_.src().size(), " sources"), "22");
+      for (size_t i = 0; i < 22; ++i) {
         const bool buffer = u_.src(i).is(Ops::BUFFER);
         if (i < 3 &&
             (!buffer || (T(i) != DType::kF32 && T(i) != DType::kF16 && T(i) != DType::kBF16)))

@@ -68,20 +68,20 @@ struct Axis {
   std::array<int64_t, 3> stride;
 };
 
-// `axes` (outermost first) merged into one where each is walked as the next one's
-// continuation; false where they are not (an empty list stays empty).
-bool Merge(std::vector<Axis>& axes) {
-  while (axes.size() > 1) {
-    const Axis &outer = axes[axes.size() - 2], &inner = axes.back();
+// `axes` (outermost first) with each pair of adjacent ones that every operand walks as one
+// (the outer's stride the inner's times its length) merged into one.
+std::vector<Axis> Merged(const std::vector<Axis>& axes) {
+  std::vector<Axis> out;
+  for (const Axis& inner : axes) {
     const std::optional<int64_t> len = inner.end.ConstIntValue();
-    if (!len) return false;
-    for (int op = 0; op < 3; ++op)
-      if (outer.stride[op] != inner.stride[op] * *len) return false;
-    Axis merged{Simplify(outer.end * inner.end), inner.stride};
-    axes.pop_back();
-    axes.back() = std::move(merged);
+    bool one = !out.empty() && len;
+    for (int op = 0; one && op < 3; ++op) one = out.back().stride[op] == inner.stride[op] * *len;
+    if (one)
+      out.back() = {Simplify(out.back().end * inner.end), inner.stride};
+    else
+      out.push_back(inner);
   }
-  return true;
+  return out;
 }
 
 }  // namespace
@@ -118,12 +118,13 @@ std::optional<UOp> MatmulCallOf(const UOp& kernel, const Target& t) {
   std::vector<Axis> axes;
   for (size_t l = 0; l < loops.size(); ++l)
     axes.push_back({loops[l].src(0), {o->strides[l], ax->strides[l], ay->strides[l]}});
-  std::vector<Axis> batch(axes.begin(), axes.begin() + num_out - 2),
-      sums(axes.begin() + num_out, axes.end());
-  if (!Merge(batch) || !Merge(sums)) return std::nullopt;
+  const std::vector<Axis> batch = Merged({axes.begin(), axes.begin() + num_out - 2}),
+                          sums = Merged({axes.begin() + num_out, axes.end()});
+  if (batch.size() > 2 || sums.size() != 1) return std::nullopt;
   const Axis &rows = axes[num_out - 2], &cols = axes[num_out - 1], &red = sums[0];
   const Axis one{UOp::Int(1), {0, 0, 0}};
-  const Axis& bat = batch.empty() ? one : batch[0];
+  const Axis& bat = batch.empty() ? one : batch.back();        // the inner batch
+  const Axis& bat2 = batch.size() == 2 ? batch.front() : one;  // (sequences around heads)
   enum { kOut, kA, kB };
   if (cols.stride[kOut] != 1 || red.stride[kOut] != 0) return std::nullopt;
   // a reads rows and the sum (not columns), b the sum and columns (not rows)
@@ -131,7 +132,8 @@ std::optional<UOp> MatmulCallOf(const UOp& kernel, const Target& t) {
   if (cols.stride[kA] != 0) std::swap(x, y), std::swap(ax, ay), std::swap(order[1], order[2]);
   const int A = order[1], B = order[2];
   if (cols.stride[A] != 0 || rows.stride[B] != 0) return std::nullopt;
-  const int64_t m = VMax(rows.end), n = VMax(cols.end), k = VMax(red.end), b = VMax(bat.end);
+  const int64_t m = VMax(rows.end), n = VMax(cols.end), k = VMax(red.end),
+                b = VMax(bat.end) * VMax(bat2.end);
   if (!BlasLayout(m, k, rows.stride[A], red.stride[A]) ||
       !BlasLayout(k, n, red.stride[B], cols.stride[B]) || (m > 1 && rows.stride[kOut] < n))
     return std::nullopt;
@@ -157,7 +159,11 @@ std::optional<UOp> MatmulCallOf(const UOp& kernel, const Target& t) {
                              c(cols.stride[B]),
                              o->offset,
                              c(bat.stride[kOut]),
-                             c(rows.stride[kOut])};
+                             c(rows.stride[kOut]),
+                             bat2.end,
+                             c(bat2.stride[A]),
+                             c(bat2.stride[B]),
+                             c(bat2.stride[kOut])};
   return MatmulCall(out, x->buffer, y->buffer, params);
 }
 

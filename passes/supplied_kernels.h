@@ -3,8 +3,8 @@
 // code: MATMUL(out, a, b, params...) (core/matmul_call.h), which the device runs through its
 // plugin's kernel_launch. A kernel qualifies when it is one store of one sum of products of
 // two loads (each through a cast from a half to f32, or none), rounded to out's dtype or
-// not; every index is affine in the loops (batch, rows, columns, the sum's: several batch
-// loops, or several of the sum's, that every operand walks as one count as one), out's columns
+// not; every index is affine in the loops (up to two batches, rows, columns, the sum's:
+// adjacent loops that every operand walks as one count as one), out's columns
 // are contiguous, a and b each lie in a BLAS layout (contiguous along one axis, the other
 // stride at least that axis's length), out is neither of them; and the target lists a
 // "matmul" kernel of these dtypes whose min_flops the work reaches (at the loops' largest

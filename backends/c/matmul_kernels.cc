@@ -43,7 +43,7 @@ uopc_kernel_desc Desc(const char* name, uopc_dtype a, uopc_dtype b, uopc_dtype o
 // A batch of matmuls that is one matmul of batch x m rows: b shared (batch stride 0), a's
 // and out's batches one after another (x @ W over a batch of sequences).
 MatmulParams Unbatched(MatmulParams p) {
-  if (p.batch > 1 && p.b_batch == 0 && p.a_batch == p.m * p.a_row &&
+  if (p.batch2 == 1 && p.batch > 1 && p.b_batch == 0 && p.a_batch == p.m * p.a_row &&
       p.out_batch == p.m * p.out_row && (p.a_col == 1 || p.m == 1)) {
     p.m *= p.batch;
     p.batch = 1;
@@ -97,10 +97,9 @@ absl::Status RunSgemm(MatmulParams p, float* out, const float* a, const float* b
     return absl::InvalidArgumentError(
         absl::StrCat("openblas_sgemm: ", p.ToString(), ": an operand in no BLAS layout"));
   const int ldc = static_cast<int>(std::max<int64_t>(p.m == 1 ? p.n : p.out_row, 1));
-  for (int64_t z = 0; z < p.batch; ++z)
+  for (int64_t z = 0; z < p.batch2 * p.batch; ++z)
     g_sgemm(kRowMajor, ta, tb, static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k),
-            1.0f, a + p.a_offset + z * p.a_batch, lda, b + p.b_offset + z * p.b_batch, ldb, 0.0f,
-            out + p.out_offset + z * p.out_batch, ldc);
+            1.0f, a + p.AOffset(z), lda, b + p.BOffset(z), ldb, 0.0f, out + p.OutOffset(z), ldc);
   return absl::OkStatus();
 }
 
@@ -210,8 +209,8 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
   const int64_t mb = mp / 32, nb = np / 32;
   // part t of `parts` of packing matmul z of the batch into pa and pb
   auto pack = [&](int64_t z, uint16_t* pa, uint16_t* pb, int t, int parts) {
-    const uint16_t* az = a + p.a_offset + z * p.a_batch;
-    const uint16_t* bz = b + p.b_offset + z * p.b_batch;
+    const uint16_t* az = a + p.AOffset(z);
+    const uint16_t* bz = b + p.BOffset(z);
     if (p.a_col == 1) {
       for (int64_t i = p.m * t / parts; i < p.m * (t + 1) / parts; ++i)
         std::memcpy(pa + i * lda, az + i * p.a_row, p.k * sizeof(uint16_t));
@@ -247,7 +246,7 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
   // columns outermost; the thread's tiles are configured
   auto compute = [&](int64_t z, const uint16_t* pa, const uint16_t* pb, int64_t ib0,
                      int64_t rows_in, int64_t begin, int64_t end) {
-    const int64_t oz = p.out_offset + z * p.out_batch;
+    const int64_t oz = p.OutOffset(z);
     alignas(64) float c[32 * 32];
     for (int64_t blk = begin; blk < end; ++blk) {
       const int64_t jb = blk / rows_in, ib = ib0 + blk % rows_in;
@@ -275,11 +274,12 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
     }
     return std::pair<uint16_t*, uint16_t*>(pa, pb);
   };
-  if (p.batch >= threads && p.batch > 1) {  // a batch of small matmuls: one thread each
+  const int64_t count = p.batch2 * p.batch;  // matmuls
+  if (count >= threads && count > 1) {       // a batch of small matmuls: one thread each
     pool.ParallelFor(threads, [&](int t) {
       thread_local std::vector<uint16_t> sa, sb;
       AmxConfigure();
-      for (int64_t z = p.batch * t / threads; z < p.batch * (t + 1) / threads; ++z) {
+      for (int64_t z = count * t / threads; z < count * (t + 1) / threads; ++z) {
         const auto [pa, pb] = scratch(sa, sb);
         pack(z, pa, pb, 0, 1);
         for (int64_t ib0 = 0; ib0 < mb; ib0 += chunk) {
@@ -292,7 +292,7 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
     return absl::OkStatus();
   }
   thread_local std::vector<uint16_t> sa, sb;  // (the queue's thread's)
-  for (int64_t z = 0; z < p.batch; ++z) {
+  for (int64_t z = 0; z < count; ++z) {
     const auto [pa, pb] = scratch(sa, sb);
     pool.ParallelFor(threads, [&](int t) { pack(z, pa, pb, t, threads); });
     for (int64_t ib0 = 0; ib0 < mb; ib0 += chunk) {
@@ -362,7 +362,7 @@ absl::Status RunMatmulKernel(const char* name, const MatmulParams& p, void* out,
   const absl::string_view n = name ? name : "";
   if (!FindMatmulKernel(name))
     return absl::NotFoundError(absl::StrCat("c plugin: no supplied kernel '", n, "'"));
-  if (p.batch == 0 || p.m == 0 || p.n == 0) return absl::OkStatus();
+  if (p.batch2 == 0 || p.batch == 0 || p.m == 0 || p.n == 0) return absl::OkStatus();
   if (n == "openblas_sgemm")
     return RunSgemm(p, static_cast<float*>(out), static_cast<const float*>(a),
                     static_cast<const float*>(b));

@@ -53,6 +53,17 @@ TEST(MatmulCall, ALaunchIsCheckedAgainstItsBuffers) {
   EXPECT_TRUE(CheckMatmul(p, 6, 0, 0).ok());
 }
 
+TEST(MatmulCall, ParamsReadBackFromTheirValues) {
+  std::array<int64_t, MatmulParams::kCount> v;
+  for (int i = 0; i < MatmulParams::kCount; ++i) v[i] = 100 + i;
+  EXPECT_EQ(MatmulParams::FromValues(v).Values(), v);
+  const MatmulParams p = MatmulParams::FromValues(v);
+  EXPECT_EQ(p.batch2, 115);
+  EXPECT_EQ(p.out_batch2, 118);
+  // matmul z of batch2 x batch: (z / batch) along batch2, (z % batch) along batch
+  EXPECT_EQ(p.AOffset(100 * 2 + 3), p.a_offset + 2 * p.a_batch2 + 3 * p.a_batch);
+}
+
 TEST(MatmulCall, TheNodeCarriesItsParamsAsIndexExpressions) {
   std::vector<UOp> params;
   for (int64_t v : kSmall.Values()) params.push_back(UOp::Int(v));

@@ -128,6 +128,27 @@ TEST(SuppliedKernels, LoopsWalkedAsOneAreOneAxis) {
   }
 }
 
+TEST(SuppliedKernels, SequencesAroundInterleavedHeadsAreTwoBatches) {
+  // q stored (b, m, h, k), each row holding every head, read per (sequence, head)
+  const int64_t b = 2, h = 3, m = 16, k = 8, n = 12;
+  UOp q = UOp::Derived(
+      Ops::PERMUTE, {Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, b * m * h * k), {b, m, h, k})},
+      Axes{{0, 2, 1, 3}});
+  q = Dims(Ops::EXPAND, Dims(Ops::RESHAPE, q, {b, h, m, k, 1}), {b, h, m, k, n});
+  UOp v = Dims(Ops::EXPAND,
+               Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 1, b * h * k * n), {b, h, 1, k, n}),
+               {b, h, m, k, n});
+  UOp out = Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {q * v}, ReduceArg{Ops::ADD, {3}}),
+                 {b, h, m, n});
+  std::vector<UOp> ks = Kernels(out, WithMatmul(DType::kF32, DType::kF32));
+  ASSERT_EQ(ks.size(), 1u);
+  ASSERT_TRUE(ks[0].is(Ops::MATMUL));
+  MatmulParams want{h, m, n, k, 0, k, h * k, 1, 0, k * n, n, 1, 0, m * n, n};
+  want.batch2 = b, want.a_batch2 = m * h * k, want.b_batch2 = h * k * n,
+  want.out_batch2 = h * m * n;
+  EXPECT_EQ(ParamsOf(ks[0]).Values(), want.Values());
+}
+
 TEST(SuppliedKernels, OtherwiseTheKernelIsGenerated) {
   auto generated = [](const std::vector<UOp>& ks) {
     for (const UOp& k : ks)

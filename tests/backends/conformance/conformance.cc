@@ -596,11 +596,10 @@ float ElementAt(DType t, const std::vector<uint8_t>& bytes, int64_t i) {
 // offsets and out's rows padded: "" when it agrees within f32 rounding of each sum (and the
 // rounding of out to a half) and leaves out's padding alone, else what differs.
 std::string Suite::RunMatmul(const SuppliedKernel& k, const MatmulParams& p) {
-  const int64_t a_count =
-      p.a_offset + (p.batch - 1) * p.a_batch + (p.m - 1) * p.a_row + (p.k - 1) * p.a_col + 1;
-  const int64_t b_count =
-      p.b_offset + (p.batch - 1) * p.b_batch + (p.k - 1) * p.b_row + (p.n - 1) * p.b_col + 1;
-  const int64_t out_count = p.out_offset + (p.batch - 1) * p.out_batch + p.m * p.out_row;
+  const int64_t last = p.batch2 * p.batch - 1;  // the last matmul of the batches
+  const int64_t a_count = p.AOffset(last) + (p.m - 1) * p.a_row + (p.k - 1) * p.a_col + 1;
+  const int64_t b_count = p.BOffset(last) + (p.k - 1) * p.b_row + (p.n - 1) * p.b_col + 1;
+  const int64_t out_count = p.OutOffset(last) + p.m * p.out_row;
   std::vector<float> av(a_count), bv(b_count), ov(out_count, 7.0f);
   std::mt19937 rng(static_cast<uint32_t>(p.m * 131 + p.k));
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);
@@ -627,10 +626,10 @@ std::string Suite::RunMatmul(const SuppliedKernel& k, const MatmulParams& p) {
   if (s.ok()) s = d_.CopyOut(got.data(), *ob, got.size());
   if (!s.ok()) return s.ToString();
   const double half = k.out == DType::kBF16 ? 1.0 / 128 : k.out == DType::kF16 ? 1.0 / 1024 : 0;
-  for (int64_t z = 0; z < p.batch; ++z)
+  for (int64_t z = 0; z <= last; ++z)
     for (int64_t i = 0; i < p.m; ++i)
       for (int64_t j = 0; j < p.out_row; ++j) {
-        const int64_t o = p.out_offset + z * p.out_batch + i * p.out_row + j;
+        const int64_t o = p.OutOffset(z) + i * p.out_row + j;
         const float g = ElementAt(k.out, got, o), w = ElementAt(k.out, want, o);
         if (j >= p.n) {  // out's padding
           if (g != w) return absl::StrCat("wrote out[", o, "], a padding element between rows");
@@ -638,9 +637,8 @@ std::string Suite::RunMatmul(const SuppliedKernel& k, const MatmulParams& p) {
         }
         double mag = 0;  // the sum of |a||b|, which bounds the rounding of any order
         for (int64_t q = 0; q < p.k; ++q)
-          mag +=
-              std::abs(ElementAt(k.a, a, p.a_offset + z * p.a_batch + i * p.a_row + q * p.a_col) *
-                       ElementAt(k.b, b, p.b_offset + z * p.b_batch + q * p.b_row + j * p.b_col));
+          mag += std::abs(ElementAt(k.a, a, p.AOffset(z) + i * p.a_row + q * p.a_col) *
+                          ElementAt(k.b, b, p.BOffset(z) + q * p.b_row + j * p.b_col));
         const double tol = mag * p.k * 0x1p-23 + std::abs(w) * half + 1e-30;
         if (!(std::abs(double(g) - w) <= tol))
           return absl::StrFormat("out[%d][%d][%d] = %.9g, the reference %.9g (tolerance %.3g)", z,
@@ -663,6 +661,11 @@ void Suite::Supplied() {
         {"odd sizes, a transposed, offsets", {1, 70, 50, 131, 5, 0, 1, 70, 3, 0, 50, 1, 2, 0, 53}},
         {"batched, b transposed",
          {2, 33, 65, 96, 0, 33 * 96, 96, 1, 0, 65 * 96, 1, 96, 0, 33 * 65, 65}},
+        // 3 x 2 matmuls of 32 x 40 x 24, a's heads interleaved in its rows (q of a packed
+        // qkv: rows 3 x 2 heads x 24 long), b's apart, out's rows padded
+        {"two batches, interleaved heads",
+         {2, 32, 40, 24, 0, 24, 3 * 2 * 24, 1, 0, 24 * 40, 40, 1, 0, 32 * 41, 41, 3, 32 * 144,
+          2 * 24 * 40, 2 * 32 * 41}},
     };
     for (const auto& [what, p] : cases) {
       const std::string name = absl::StrCat(k.name, " ", what);
