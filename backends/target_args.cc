@@ -4,10 +4,21 @@
 
 namespace uopc {
 
-TargetStrings::TargetStrings(Target t, std::vector<uopc_kernel_desc> k)
-    : target(std::move(t)), features(absl::StrJoin(target.features, ",")), kernels(std::move(k)) {
+TargetStrings::TargetStrings(Target t)
+    : target(std::move(t)), features(absl::StrJoin(target.features, ",")) {
   for (const MatrixUnit& u : target.matrix_units)
     matrix_units += (matrix_units.empty() ? "" : ",") + MatrixUnitToString(u);
+  for (const SuppliedKernel& k : target.kernels) {
+    uopc_kernel_desc d{};
+    d.struct_size = sizeof d;
+    d.name = k.name.c_str();
+    d.op = k.op.c_str();
+    d.a = static_cast<uopc_dtype>(k.a);
+    d.b = static_cast<uopc_dtype>(k.b);
+    d.out = static_cast<uopc_dtype>(k.out);
+    d.min_flops = static_cast<uint64_t>(k.min_flops);
+    kernels.push_back(d);
+  }
 }
 
 void FillTargetArgs(const TargetStrings& s, uopc_target_args* a) {

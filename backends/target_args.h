@@ -12,10 +12,11 @@
 
 namespace uopc {
 
-/// What uopc_target_args' strings point into. Its supplied kernels are the plugin's own
-/// descriptions (which live as long as it is loaded), given beside the target.
+/// What uopc_target_args' strings point into, its supplied kernels' descriptions among them
+/// (made from target.kernels).
 struct TargetStrings {
-  explicit TargetStrings(Target t, std::vector<uopc_kernel_desc> kernels = {});
+  explicit TargetStrings(Target t);
+  TargetStrings(const TargetStrings&) = delete;  // (kernels point into target)
   Target target;
   std::string features, matrix_units;
   std::vector<uopc_kernel_desc> kernels;

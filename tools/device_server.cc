@@ -219,6 +219,23 @@ absl::Status DeviceServer::Execute(uint64_t session, const remote::Command& c,
           ->Launch(*p->second.program, m.entry(), handles, vars, offsets, p->second.dims[m.entry()])
           .status();
     }
+    case remote::Command::kKernelLaunch: {  // the device's plugin checks the params
+      const remote::KernelLaunch& m = c.kernel_launch();
+      std::lock_guard<std::mutex> lock(mu_);
+      std::vector<uopc_buffer*> handles;
+      for (int i = 0; i < m.buffers_size(); ++i) {
+        const uint64_t offset = i < m.offsets_size() ? m.offsets(i) : 0;
+        absl::StatusOr<Buffer> b = Find(session, m.buffers(i), offset, 0, "kernel launch");
+        if (!b.ok()) return b.status();
+        handles.push_back(b->handle());
+      }
+      if (m.offsets_size() != 0 && m.offsets_size() != m.buffers_size())
+        return absl::InvalidArgumentError(absl::StrCat(
+            "kernel launch: ", m.offsets_size(), " offsets for ", m.buffers_size(), " buffers"));
+      std::vector<uint64_t> offsets(m.offsets().begin(), m.offsets().end());
+      std::vector<int64_t> params(m.params().begin(), m.params().end());
+      return device_->LaunchSupplied(m.name(), handles, offsets, params).status();
+    }
     case remote::Command::kFree: {
       std::lock_guard<std::mutex> lock(mu_);
       if (!sessions_.at(session).buffers.erase(c.free().buffer()))

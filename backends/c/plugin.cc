@@ -193,9 +193,13 @@ uopc_error* BackendTarget(uopc_backend_target_args* a) {
       FillTargetArgs(*gpu, a);
       return nullptr;
     }
-    static const TargetStrings* host = new TargetStrings(
-        HostCpuTarget(),
-        {cpu::MatmulKernels().begin(), cpu::MatmulKernels().end()});  // (decided at initialize)
+    static const TargetStrings* host = [] {
+      Target t = HostCpuTarget();
+      for (const uopc_kernel_desc& k : cpu::MatmulKernels())  // (decided at initialize)
+        t.kernels.push_back({k.name, k.op, static_cast<DType>(k.a), static_cast<DType>(k.b),
+                             static_cast<DType>(k.out), static_cast<int64_t>(k.min_flops)});
+      return new TargetStrings(std::move(t));
+    }();
     if (a->arch && host->target.arch != a->arch)
       return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
                             "c plugin: compiles for this machine's CPU (%s), not for '%s'",

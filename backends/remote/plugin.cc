@@ -24,9 +24,10 @@
 #include "absl/strings/str_split.h"
 
 #include "backends/plugin_sdk.h"
-#include "backends/target_args.h"
 #include "backends/remote/remote_queue.h"
 #include "backends/remote/remote_session.h"
+#include "backends/target_args.h"
+#include "core/matmul_call.h"
 
 struct uopc_backend {
   const char* name;
@@ -501,6 +502,53 @@ uopc_error* Launch(uopc_launch_args* a) {
   });
 }
 
+// A supplied kernel of the server's device (its target, as the session's open gave it, lists
+// them), run there. Its params are checked against the buffers here first, so that a bad
+// launch is refused at once rather than failing the queue (the server's plugin checks again).
+uopc_error* KernelLaunch(uopc_kernel_launch_args* a) {
+  uopc_queue* q = a->queue;
+  return Guard([&]() -> uopc_error* {
+    if (!q || !a->name || (!a->buffers && a->num_buffers) || (!a->params && a->num_params))
+      return NULL_ARG("queue or kernel launch args");
+    const SuppliedKernel* k = nullptr;
+    for (const SuppliedKernel& s : q->device->target->target.kernels)
+      if (s.name == a->name) k = &s;
+    if (!k || k->op != "matmul")
+      return uopc_sdk_error(UOPC_NOT_FOUND, "%s: no supplied matmul kernel '%s'",
+                            q->device->name.c_str(), a->name);
+    if (a->num_buffers != 3 || a->num_params != MatmulParams::kCount)
+      return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "%s: %s takes 3 buffers and %d params",
+                            q->device->name.c_str(), a->name, MatmulParams::kCount);
+    const DType dtypes[3] = {k->out, k->a, k->b};
+    int64_t counts[3];
+    for (int i = 0; i < 3; ++i) {
+      const uopc_buffer* b = a->buffers[i];
+      const uint64_t off = a->offsets ? a->offsets[i] : 0;
+      if (!b || off > b->size) return NULL_ARG("a buffer (or its offset)");
+      counts[i] = static_cast<int64_t>((b->size - off) / DTypeSize(dtypes[i]));
+    }
+    std::array<int64_t, MatmulParams::kCount> values;
+    std::copy(a->params, a->params + MatmulParams::kCount, values.begin());
+    if (absl::Status s =
+            CheckMatmul(MatmulParams::FromValues(values), counts[0], counts[1], counts[2]);
+        !s.ok())
+      return uopc_sdk_error(static_cast<uopc_code>(s.code()), "%s: %s: %s", q->device->name.c_str(),
+                            a->name, std::string(s.message()).c_str());
+    remote::Command c;
+    remote::KernelLaunch* m = c.mutable_kernel_launch();
+    m->set_name(a->name);
+    for (uint32_t i = 0; i < a->num_buffers; ++i) {
+      const uopc_buffer* b = a->buffers[i];
+      if (!b) return NULL_ARG("a buffer");
+      if (uopc_error* e = CheckSession(b->session, q->q->session(), "buffer")) return e;
+      m->add_buffers(b->id);
+      if (a->offsets) m->add_offsets(a->offsets[i]);
+    }
+    for (uint32_t i = 0; i < a->num_params; ++i) m->add_params(a->params[i]);
+    return Pushed(q, q->q->Push(std::move(c)), a->done);
+  });
+}
+
 uopc_error* QueueWaitEvent(uopc_queue_wait_event_args* a) {
   uopc_queue* q = a->queue;
   uopc_event* e = a->event;
@@ -575,6 +623,7 @@ uopc_api g_api = {
     .event_query = EventQuery,
     .event_destroy = EventDestroy,
     .queue_synchronize = QueueSynchronize,
+    .kernel_launch = KernelLaunch,
 };
 
 }  // namespace
