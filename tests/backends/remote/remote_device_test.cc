@@ -14,7 +14,6 @@
 #include "backends/c/cpu_target.h"
 #include "devices/device.h"
 #include "devices/plugin.h"
-#include "devices/registry.h"
 #include "tests/backends/conformance/conformance.h"
 #include "tests/testing/command.h"
 #include "tests/testing/server_process.h"
@@ -55,13 +54,13 @@ TEST(RemoteDevice, PassesTheConformanceSuite) {
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ((*d)->name(), "REMOTE:0");
   // its kernels are lowered here for the server's device: this machine's CPU, with the
-  // kernels the server's C plugin supplies (run there, through kernel_launch)
-  absl::StatusOr<Device*> local = DeviceRegistry::Get().GetDevice("CPU:0");
-  ASSERT_TRUE(local.ok()) << local.status();
-  EXPECT_EQ((*d)->target(), (*local)->target()) << (*d)->target().ToString();
+  // kernels the server's C plugin supplies (run there, through kernel_launch: the suite's
+  // supplied section)
   Target without = (*d)->target();
   without.kernels.clear();
-  EXPECT_EQ(without, HostCpuTarget());
+  EXPECT_EQ(without, HostCpuTarget()) << (*d)->target().ToString();
+  EXPECT_TRUE((*d)->target().kernels.empty() || HostCpuTarget().Has("amx_bf16"))
+      << (*d)->target().ToString();
   ConformanceReport r = RunConformance(**d);
   for (const ConformanceCase& c : r.cases)
     EXPECT_NE(c.status, ConformanceCase::kFail) << c.section << ": " << c.name << ": " << c.detail;
