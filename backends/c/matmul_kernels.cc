@@ -133,11 +133,11 @@ __attribute__((target("amx-tile,amx-bf16"))) void AmxBlock(const uint16_t* a, in
   const uint16_t* b1 = b + (kp / 2) * 32;          // the second 16 columns' panel
   for (int64_t k = 0; k < kp; k += 32) {
     _tile_loadd(4, a + k, a_stride);
-    _tile_loadd(5, a + 16 * lda + k, a_stride);
     _tile_loadd(6, b + (k / 2) * 32, b_stride);
-    _tile_loadd(7, b1 + (k / 2) * 32, b_stride);
     _tile_dpbf16ps(0, 4, 6);
+    _tile_loadd(7, b1 + (k / 2) * 32, b_stride);
     _tile_dpbf16ps(1, 4, 7);
+    _tile_loadd(5, a + 16 * lda + k, a_stride);
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
   }
