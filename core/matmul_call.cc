@@ -1,5 +1,6 @@
 #include "core/matmul_call.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -125,6 +126,21 @@ absl::Status CheckMatmul(const MatmulParams& p, int64_t out_count, int64_t a_cou
                                                 "] of a buffer of ", o.count));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<MatmulParams> CheckedMatmulLaunch(absl::Span<const int64_t> values,
+                                                 const std::array<DType, 3>& dtypes,
+                                                 const std::array<uint64_t, 3>& bytes) {
+  if (values.size() != MatmulParams::kCount)
+    return absl::InvalidArgumentError(
+        absl::StrCat("matmul call: ", values.size(), " params; expected ", MatmulParams::kCount));
+  std::array<int64_t, MatmulParams::kCount> v;
+  std::copy(values.begin(), values.end(), v.begin());
+  const MatmulParams p = MatmulParams::FromValues(v);
+  int64_t counts[3];
+  for (int i = 0; i < 3; ++i) counts[i] = static_cast<int64_t>(bytes[i] / DTypeSize(dtypes[i]));
+  RETURN_IF_ERROR(CheckMatmul(p, counts[0], counts[1], counts[2]));
+  return p;
 }
 
 absl::Status RunMatmulReference(const MatmulParams& p, const BufferRef& out, const BufferRef& a,

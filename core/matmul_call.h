@@ -67,6 +67,13 @@ absl::StatusOr<MatmulParams> EvalMatmulParams(
 absl::Status CheckMatmul(const MatmulParams& p, int64_t out_count, int64_t a_count,
                          int64_t b_count);
 
+/// The params of a launch (`values`: kCount of them) checked against its buffers (out, a, b:
+/// `bytes` past their offsets, of these element dtypes), as CheckMatmul: what a plugin's
+/// kernel_launch checks before its kernel reads a byte.
+absl::StatusOr<MatmulParams> CheckedMatmulLaunch(absl::Span<const int64_t> values,
+                                                 const std::array<DType, 3>& dtypes,
+                                                 const std::array<uint64_t, 3>& bytes);
+
 /// The reference result (the interpreter's): f32 products summed in order of p, rounded to
 /// out's dtype. The buffers' dtypes are f32, f16 or bf16.
 absl::Status RunMatmulReference(const MatmulParams& p, const BufferRef& out, const BufferRef& a,

@@ -483,17 +483,15 @@ uopc_error* Launch(uopc_launch_args* a) {
 // here, as a generated kernel's are by the host, then queued as a launch is.
 uopc_error* KernelLaunch(uopc_kernel_launch_args* a) {
   if (!a || !a->queue || !a->name) return NULL_ARG("an argument");
-  const uopc_kernel_desc* k = FindMatmulKernel(a->name);
+  const SuppliedKernel* k = FindMatmulKernel(a->name);
   if (!k) return uopc_sdk_error(UOPC_NOT_FOUND, "c plugin: no supplied kernel '%s'", a->name);
-  if (a->num_buffers != 3 || !a->buffers || a->num_params != MatmulParams::kCount || !a->params)
-    return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
-                          "c plugin: %s takes 3 buffers and %d params; got %u and %u", a->name,
-                          MatmulParams::kCount, a->num_buffers, a->num_params);
+  if (a->num_buffers != 3 || !a->buffers || (a->num_params && !a->params))
+    return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: %s takes 3 buffers; got %u", a->name,
+                          a->num_buffers);
   uopc_device* dev = a->queue->device;
   if (dev->lost) return Lost(dev);
-  const uopc_dtype dtypes[3] = {k->out, k->a, k->b};
   void* ptrs[3];
-  int64_t counts[3];
+  std::array<uint64_t, 3> bytes;
   std::vector<Ref> refs;
   for (int i = 0; i < 3; ++i) {
     const uopc_buffer* b = a->buffers[i];
@@ -505,15 +503,15 @@ uopc_error* KernelLaunch(uopc_kernel_launch_args* a) {
       return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: %s on %s with buffer %d of %s",
                             a->name, dev->name.c_str(), i, b->device->name.c_str());
     ptrs[i] = static_cast<char*>(b->data) + off;
-    counts[i] = static_cast<int64_t>((b->size - off) / DTypeSize(static_cast<DType>(dtypes[i])));
+    bytes[i] = b->size - off;
     refs.emplace_back(b);
   }
-  std::array<int64_t, MatmulParams::kCount> values;
-  std::copy(a->params, a->params + MatmulParams::kCount, values.begin());
-  const MatmulParams p = MatmulParams::FromValues(values);
-  if (absl::Status s = CheckMatmul(p, counts[0], counts[1], counts[2]); !s.ok())
-    return uopc_sdk_error(static_cast<uopc_code>(s.code()), "c plugin: %s: %s", a->name,
-                          std::string(s.message()).c_str());
+  const absl::StatusOr<MatmulParams> checked = CheckedMatmulLaunch(
+      absl::MakeConstSpan(a->params, a->num_params), {k->out, k->a, k->b}, bytes);
+  if (!checked.ok())
+    return uopc_sdk_error(static_cast<uopc_code>(checked.status().code()), "c plugin: %s: %s",
+                          a->name, std::string(checked.status().message()).c_str());
+  const MatmulParams p = *checked;
   return Enqueue(
       a->queue,
       [dev, name = std::string(k->name), p, out = ptrs[0], x = ptrs[1], y = ptrs[2],

@@ -25,20 +25,7 @@ namespace {
 
 std::once_flag g_once;
 absl::Status g_status;
-std::vector<uopc_kernel_desc> g_kernels;
-
-uopc_kernel_desc Desc(const char* name, uopc_dtype a, uopc_dtype b, uopc_dtype out,
-                      uint64_t min_flops) {
-  uopc_kernel_desc d{};
-  d.struct_size = sizeof d;
-  d.name = name;
-  d.op = "matmul";
-  d.a = a;
-  d.b = b;
-  d.out = out;
-  d.min_flops = min_flops;
-  return d;
-}
+std::vector<SuppliedKernel> g_kernels;
 
 // A batch of matmuls that is one matmul of batch x m rows: b shared (batch stride 0), a's
 // and out's batches one after another (x @ W over a batch of sequences).
@@ -329,15 +316,15 @@ absl::Status Configure(absl::Span<const std::pair<std::string, std::string>> opt
   // a 64 x 64 x 64 matmul and up: below it packing costs more than the tiles save
   if (amx && t.Has("amx_bf16") && t.Has("amx_tile") && AmxUsable()) {
     g_kernels.push_back(
-        Desc("amx_bf16_to_f32", UOPC_DTYPE_BF16, UOPC_DTYPE_BF16, UOPC_DTYPE_F32, 1 << 19));
+        {"amx_bf16_to_f32", "matmul", DType::kBF16, DType::kBF16, DType::kF32, 1 << 19});
     g_kernels.push_back(
-        Desc("amx_bf16_to_bf16", UOPC_DTYPE_BF16, UOPC_DTYPE_BF16, UOPC_DTYPE_BF16, 1 << 19));
+        {"amx_bf16_to_bf16", "matmul", DType::kBF16, DType::kBF16, DType::kBF16, 1 << 19});
   }
 #endif
   if (blas == "openblas") {
     if (absl::Status s = OpenBlas(); !s.ok()) return s;
     g_kernels.push_back(
-        Desc("openblas_sgemm", UOPC_DTYPE_F32, UOPC_DTYPE_F32, UOPC_DTYPE_F32, 1 << 19));
+        {"openblas_sgemm", "matmul", DType::kF32, DType::kF32, DType::kF32, 1 << 19});
   }
   return absl::OkStatus();
 }
@@ -349,11 +336,11 @@ absl::Status ConfigureMatmulKernels(absl::Span<const std::pair<std::string, std:
   return g_status;
 }
 
-absl::Span<const uopc_kernel_desc> MatmulKernels() { return g_kernels; }
+absl::Span<const SuppliedKernel> MatmulKernels() { return g_kernels; }
 
-const uopc_kernel_desc* FindMatmulKernel(const char* name) {
-  for (const uopc_kernel_desc& d : g_kernels)
-    if (name && std::strcmp(name, d.name) == 0) return &d;
+const SuppliedKernel* FindMatmulKernel(const char* name) {
+  for (const SuppliedKernel& k : g_kernels)
+    if (name && k.name == name) return &k;
   return nullptr;
 }
 

@@ -20,6 +20,7 @@
 
 #include "backends/plugin_api.h"
 #include "core/matmul_call.h"
+#include "core/target.h"
 
 namespace uopc::cpu {
 
@@ -27,10 +28,10 @@ namespace uopc::cpu {
 /// "none"); InvalidArgument for a value it does not know, Unavailable for a library it
 /// cannot open. Only the first call decides.
 absl::Status ConfigureMatmulKernels(absl::Span<const std::pair<std::string, std::string>> options);
-/// The kernels decided (empty before ConfigureMatmulKernels).
-absl::Span<const uopc_kernel_desc> MatmulKernels();
+/// The kernels decided (empty before ConfigureMatmulKernels), as the target lists them.
+absl::Span<const SuppliedKernel> MatmulKernels();
 /// The kernel named `name`, or null.
-const uopc_kernel_desc* FindMatmulKernel(const char* name);
+const SuppliedKernel* FindMatmulKernel(const char* name);
 /// Runs kernel `name` on these operands (each at its element 0), on the CPU threads of
 /// backends/c/thread_pool.h. The caller has checked the params against the buffers
 /// (core/matmul_call.h's CheckMatmul); the dtypes are the kernel's.

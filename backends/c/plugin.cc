@@ -195,9 +195,8 @@ uopc_error* BackendTarget(uopc_backend_target_args* a) {
     }
     static const TargetStrings* host = [] {
       Target t = HostCpuTarget();
-      for (const uopc_kernel_desc& k : cpu::MatmulKernels())  // (decided at initialize)
-        t.kernels.push_back({k.name, k.op, static_cast<DType>(k.a), static_cast<DType>(k.b),
-                             static_cast<DType>(k.out), static_cast<int64_t>(k.min_flops)});
+      const auto kernels = cpu::MatmulKernels();  // (decided at initialize)
+      t.kernels.assign(kernels.begin(), kernels.end());
       return new TargetStrings(std::move(t));
     }();
     if (a->arch && host->target.arch != a->arch)

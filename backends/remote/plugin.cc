@@ -516,21 +516,19 @@ uopc_error* KernelLaunch(uopc_kernel_launch_args* a) {
     if (!k || k->op != "matmul")
       return uopc_sdk_error(UOPC_NOT_FOUND, "%s: no supplied matmul kernel '%s'",
                             q->device->name.c_str(), a->name);
-    if (a->num_buffers != 3 || a->num_params != MatmulParams::kCount)
-      return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "%s: %s takes 3 buffers and %d params",
-                            q->device->name.c_str(), a->name, MatmulParams::kCount);
-    const DType dtypes[3] = {k->out, k->a, k->b};
-    int64_t counts[3];
+    if (a->num_buffers != 3)
+      return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "%s: %s takes 3 buffers",
+                            q->device->name.c_str(), a->name);
+    std::array<uint64_t, 3> bytes;
     for (int i = 0; i < 3; ++i) {
       const uopc_buffer* b = a->buffers[i];
       const uint64_t off = a->offsets ? a->offsets[i] : 0;
       if (!b || off > b->size) return NULL_ARG("a buffer (or its offset)");
-      counts[i] = static_cast<int64_t>((b->size - off) / DTypeSize(dtypes[i]));
+      bytes[i] = b->size - off;
     }
-    std::array<int64_t, MatmulParams::kCount> values;
-    std::copy(a->params, a->params + MatmulParams::kCount, values.begin());
-    if (absl::Status s =
-            CheckMatmul(MatmulParams::FromValues(values), counts[0], counts[1], counts[2]);
+    if (absl::Status s = CheckedMatmulLaunch(absl::MakeConstSpan(a->params, a->num_params),
+                                             {k->out, k->a, k->b}, bytes)
+                             .status();
         !s.ok())
       return uopc_sdk_error(static_cast<uopc_code>(s.code()), "%s: %s: %s", q->device->name.c_str(),
                             a->name, std::string(s.message()).c_str());
