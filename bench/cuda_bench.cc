@@ -1,8 +1,9 @@
 // The CUDA device next to its peers (bench/pytorch_cuda_peers.py measures those on the same
 // GPU): an elementwise add of two 64M-f32 tensors (bandwidth), an empty kernel launched
 // through the plugin ABI against the same kernel launched with cuLaunchKernel directly
-// (measured alternately in one run), f32 matmuls of 1024 and 4096, and the training step of
-// the CPU bench's GPT. Every benchmark is skipped, saying why, where there is no GPU.
+// (measured alternately in one run), f32 matmuls of 1024 and 4096, a bf16 one of 4096, and the
+// training step of the CPU bench's GPT. Every benchmark is skipped, saying why, where there is no
+// GPU.
 //   bazel run -c opt //bench:cuda_bench
 #include <chrono>
 
@@ -95,6 +96,19 @@ void BM_Matmul(benchmark::State& state) {
                                                  benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Matmul)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// bf16 operands, f32 sums, a bf16 result (autocast's matmul; PyTorch's peer: cuBLAS bf16)
+void BM_MatmulBf16(benchmark::State& state) {
+  if (!Gpu(state)) return;
+  const int64_t n = state.range(0);
+  Tensor a = Tensor::Rand({n, n}, DType::kF32, "CUDA:0").Cast(DType::kBF16).Realize(),
+         b = Tensor::Rand({n, n}, DType::kF32, "CUDA:0").Cast(DType::kBF16).Realize();
+  a.Matmul(b).Realize();
+  for (auto _ : state) a.Matmul(b).Realize();
+  state.counters["TFLOP/s"] =
+      benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e12, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_MatmulBf16)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_GptTrainStep(benchmark::State& state) {
   if (!Gpu(state)) return;

@@ -3,7 +3,7 @@
     /opt/torch/.venv/bin/python3 bench/pytorch_cuda_peers.py
 
 Prints: add of two 64M-f32 tensors (TB/s), an empty kernel's launch and synchronize (us),
-f32 matmul at 1024 and 4096 without tensor cores (TFLOP/s), and the training step of the
+f32 matmul at 1024 and 4096 without tensor cores and bf16 at 4096 (TFLOP/s), and the training step of the
 bench GPT (bench/peer_gpt.py, batch 16, AdamW) in eager mode (ms).
 """
 import time
@@ -36,6 +36,9 @@ print(f"empty kernel launch + sync: {t * 1e6:.1f} us")
 for m in (1024, 4096):
     x, y = torch.rand(m, m, device=dev), torch.rand(m, m, device=dev)
     print(f"matmul {m}: {2 * m ** 3 / timed(lambda: x @ y, 20) / 1e12:.1f} TFLOP/s")
+m = 4096
+x, y = (torch.rand(m, m, device=dev, dtype=torch.bfloat16) for _ in range(2))
+print(f"matmul bf16 {m}: {2 * m ** 3 / timed(lambda: x @ y, 50) / 1e12:.1f} TFLOP/s")
 
 B, T = 16, CONTEXT
 torch.manual_seed(0)

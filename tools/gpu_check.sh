@@ -18,7 +18,9 @@
 #   4. uopc_device_server serving CUDA:0 to the remote plugin: conformance on REMOTE:0;
 #   5. artifacts: nvidia-smi -q, every kernel's CUDA source and the trace of a GPT step on
 #      CUDA:0, and compute-sanitizer --tool memcheck of a short run (where the toolkit has it);
-#   6. the CUDA benchmarks, and their PyTorch peers (/opt/torch/.venv/bin/python3).
+#   6. the CUDA benchmarks, and their PyTorch peers (/opt/torch/.venv/bin/python3); the
+#      matmuls again in generated code (UOPC_CUDA_KERNELS=0), and the bench GPT's step with
+#      each of its steps timed (UOPC_DEBUG=2) into bench_gpt_steps.txt.
 # It exits non-zero if any check failed; summary.txt has one line a step and the figures.
 # With the device tool:
 #   run(command="gpu_bundle/run.sh", carry=["gpu_bundle"], timeout_s=540)
@@ -164,11 +166,15 @@ run() {
   if awk '/^== uopc benchmarks/ {f = 1; next} /^== / {f = 0} f && /ERROR OCCURRED/' "$log" | grep -q .; then
     fail "a uopc benchmark could not run (ERROR OCCURRED, in the log)"
   fi
+  UOPC_CUDA_KERNELS=0 step "uopc matmuls on CUDA:0 in generated code (no supplied kernels)" \
+    "$b/bin/cuda_bench" --benchmark_min_time=0.5 --benchmark_filter=Matmul
+  UOPC_DEBUG=2 step "the bench GPT step on CUDA:0, each step timed" "${into_all[@]}" \
+    "$out/bench_gpt_steps.txt" "$b/bin/cuda_bench" --benchmark_min_time=0 --benchmark_filter=GptTrainStep
   if [ -x /opt/torch/.venv/bin/python3 ]; then
     step "PyTorch peers" /opt/torch/.venv/bin/python3 "$b/pytorch_cuda_peers.py"
   fi
   { echo; echo "figures (uopc, then the peers):"
-    awk '/^== uopc benchmarks/ {f = 1; next} /^== / {f = 0} f && /^BM_|^[A-Z][A-Za-z]*\// ' "$log"
+    awk '/^== uopc (benchmarks|matmuls)/ {print; f = 1; next} /^== / {f = 0} f && /^BM_|^[A-Z][A-Za-z]*\// ' "$log"
     awk '/^== PyTorch peers/ {f = 1; next} /^== / {f = 0} f' "$log"; } >> "$summary"
   finish
 }

@@ -10,12 +10,16 @@
 #include "absl/strings/str_cat.h"
 
 #include "backends/cuda/gpu_target.h"
+#include "backends/cuda/matmul_kernels.h"
 #include "backends/plugin_sdk.h"
+#include "core/env.h"
+#include "core/matmul_call.h"
 
 namespace uopc::cuda {
 namespace {
 
 const Driver* g_driver = nullptr;
+SuppliedBuild g_build_supplied = nullptr;
 std::vector<std::unique_ptr<uopc_device>> g_devices;
 std::mutex g_live_mu;
 absl::flat_hash_set<const void*> g_live;  // buffers, queues and programs not yet destroyed
@@ -430,6 +434,86 @@ uopc_error* Launch(uopc_launch_args* a) {
   return Done(q, a->done);
 }
 
+// The function of a supplied kernel's variant on `d`, the kernels' program loaded at the first.
+uopc_error* SuppliedEntry(uopc_device* d, const std::string& entry, CUfunction* f) {
+  std::lock_guard<std::mutex> lock(d->supplied_mu);
+  if (!d->supplied) {
+    absl::StatusOr<std::string> bin =
+        g_build_supplied ? g_build_supplied(d->arch)
+                         : absl::FailedPreconditionError("no compiler for the supplied kernels");
+    if (!bin.ok())
+      return uopc_sdk_error(static_cast<uopc_code>(bin.status().code()),
+                            "cuda plugin: the supplied kernels for sm_%d: %s", d->arch,
+                            std::string(bin.status().message()).c_str());
+    std::string image = bin->substr(kHeader);
+    image.push_back('\0');
+    if (uopc_error* e = Check(d, g_driver->ModuleLoadData(&d->supplied, image.data()),
+                              "cuModuleLoadData (the supplied kernels)"))
+      return e;
+  }
+  auto it = d->supplied_entries.find(entry);
+  if (it == d->supplied_entries.end()) {
+    CUfunction fn = nullptr;
+    if (CUresult r = g_driver->ModuleGetFunction(&fn, d->supplied, entry.c_str()); r != kSuccess)
+      return uopc_sdk_error(UOPC_NOT_FOUND, "cuda plugin: the supplied kernels have no '%s' (%s)",
+                            entry.c_str(), g_driver->Error(r).c_str());
+    it = d->supplied_entries.emplace(entry, fn).first;
+  }
+  *f = it->second;
+  return nullptr;
+}
+
+// A supplied kernel (backends/cuda/matmul_kernels.h): its params checked against the buffers
+// here, as a generated kernel's are by the host, then the variant for the operands' layouts
+// launched on the queue's stream.
+uopc_error* KernelLaunch(uopc_kernel_launch_args* a) {
+  if (!a || !a->queue || !a->name) return NULL_ARG("an argument");
+  uopc_queue* q = a->queue;
+  uopc_device* d = q->device;
+  const SuppliedKernel* k = nullptr;
+  for (const SuppliedKernel& s : d->target->target.kernels)
+    if (s.name == a->name) k = &s;
+  if (!k)
+    return uopc_sdk_error(UOPC_NOT_FOUND, "cuda plugin: %s supplies no kernel '%s'",
+                          d->name.c_str(), a->name);
+  if (a->num_buffers != 3 || !a->buffers || (a->num_params && !a->params))
+    return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "cuda plugin: %s takes 3 buffers; got %u", a->name,
+                          a->num_buffers);
+  CUdeviceptr ptrs[3];
+  std::array<uint64_t, 3> bytes;
+  for (int i = 0; i < 3; ++i) {
+    const uopc_buffer* b = a->buffers[i];
+    if (!b) return NULL_ARG("a buffer");
+    if (uopc_error* e = CheckLive(b, a->name)) return e;
+    const uint64_t off = a->offsets ? a->offsets[i] : 0;
+    if (uopc_error* e = CheckRange(b, off, 0, a->name)) return e;
+    if (b->device != d)
+      return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "cuda plugin: %s on %s with buffer %d of %s",
+                            a->name, d->name.c_str(), i, b->device->name.c_str());
+    ptrs[i] = b->ptr + off;
+    bytes[i] = b->size - off;
+  }
+  const absl::StatusOr<MatmulParams> p = CheckedMatmulLaunch(
+      absl::MakeConstSpan(a->params, a->num_params), {k->out, k->a, k->b}, bytes);
+  if (!p.ok())
+    return uopc_sdk_error(static_cast<uopc_code>(p.status().code()), "cuda plugin: %s: %s", a->name,
+                          std::string(p.status().message()).c_str());
+  const absl::StatusOr<MatmulLaunch> l = PlanMatmulLaunch(k->name, *p, d->target->target.cores);
+  if (!l.ok())
+    return uopc_sdk_error(static_cast<uopc_code>(l.status().code()), "cuda plugin: %s",
+                          std::string(l.status().message()).c_str());
+  if (uopc_error* e = Use(d)) return e;
+  CUfunction fn = nullptr;
+  if (uopc_error* e = SuppliedEntry(d, l->entry, &fn)) return e;
+  std::array<int64_t, MatmulParams::kCount> values = p->Values();
+  void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], values.data()};
+  CUresult r = g_driver->LaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                                      l->block[1], l->block[2], 0, q->stream, params, nullptr);
+  if (uopc_error* e = Check(d, r, "cuLaunchKernel", l->entry)) return e;
+  q->last_kernel = l->entry;
+  return Done(q, a->done);
+}
+
 uopc_error* QueueWaitEvent(uopc_queue_wait_event_args* a) {
   if (!a || !a->queue || !a->event) return NULL_ARG("an argument");
   uopc_queue* q = a->queue;
@@ -516,7 +600,9 @@ absl::Status OpenDevices(const Driver& driver) {
     driver.DeviceGetAttribute(&shared, kAttrSharedPerBlockOptin, d->dev);
     a.l2_bytes = l2;
     a.shared_per_block = shared;
-    d->target = std::make_unique<TargetStrings>(GpuTarget(a));
+    Target target = GpuTarget(a);
+    if (EnvBool("UOPC_CUDA_KERNELS", true)) target.kernels = MatmulKernels(d->arch);
+    d->target = std::make_unique<TargetStrings>(std::move(target));
     d->max_threads = static_cast<uint32_t>(threads);
     d->max_grid = grid > 0 ? static_cast<uint64_t>(grid) : 2147483647;
     d->total_mem = mem;
@@ -548,7 +634,8 @@ std::string PackBinary(bool ptx, const std::string& bytes) {
   return out + bytes;
 }
 
-void FillDeviceCalls(uopc_api* api) {
+void FillDeviceCalls(uopc_api* api, SuppliedBuild build) {
+  g_build_supplied = build;
   api->device_count = DeviceCount;
   api->device_get = DeviceGet;
   api->device_describe = DeviceDescribe;
@@ -570,6 +657,7 @@ void FillDeviceCalls(uopc_api* api) {
   api->memory_info = MemoryInfo;
   api->buffer_address = BufferAddress;
   api->buffer_wrap = BufferWrap;
+  api->kernel_launch = KernelLaunch;
 }
 
 }  // namespace uopc::cuda

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 #include "backends/cuda/driver.h"
 #include "backends/cuda/pinned_pool.h"
@@ -38,6 +39,10 @@ struct uopc_device {
   uopc::cuda::PinnedPool* staging = nullptr;  // copies to and from host memory go through it
   std::atomic<bool> lost{false};
   std::string lost_why;  // set once, before `lost`
+  // the supplied kernels (backends/cuda/matmul_kernels.h), loaded at their first launch
+  std::mutex supplied_mu;
+  uopc::cuda::CUmodule supplied = nullptr;
+  std::map<std::string, uopc::cuda::CUfunction> supplied_entries;
 };
 
 struct uopc_buffer {
@@ -73,8 +78,11 @@ namespace uopc::cuda {
 absl::Status OpenDevices(const Driver& driver);
 /// The devices opened.
 std::vector<uopc_device*> Devices();
-/// Sets the device calls of the plugin's table.
-void FillDeviceCalls(uopc_api* api);
+/// The supplied kernels' program for an architecture, as the plugin's compile makes it
+/// (PackBinary's form; compiled once, then from the plugin's cache).
+using SuppliedBuild = absl::StatusOr<std::string> (*)(int arch);
+/// Sets the device calls of the plugin's table; `build` makes the supplied kernels' program.
+void FillDeviceCalls(uopc_api* api, SuppliedBuild build);
 /// A compiled program as the backend's compile hands it over: magic, kind, bytes.
 std::string PackBinary(bool ptx, const std::string& bytes);
 

@@ -15,13 +15,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-#include "core/cache_folder.h"
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/driver.h"
 #include "backends/cuda/gpu_target.h"
+#include "backends/cuda/matmul_kernels.h"
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/render_cuda.h"
 #include "backends/plugin_sdk.h"
+#include "core/cache_folder.h"
 #include "core/file.h"
 #include "core/fnv.h"
 #include "core/ops.h"
@@ -164,34 +165,42 @@ uopc_error* Render(uopc_render_args* a) {
   });
 }
 
+// `tu` compiled for backend `b`'s arch (PackBinary's form), from the disk cache when it has it.
+absl::StatusOr<std::string> CompileCached(const std::string& tu, const uopc_backend& b) {
+  std::string key = Hex64(Fnv1a(tu)) + Hex64(Fnv1a(b.fingerprint, Fnv1a(tu)));
+  absl::StatusOr<std::string> dir = g_cache->Get();
+  std::string path = dir.ok() ? absl::StrCat(*dir, "/", key, ".cubin") : "";
+  if (absl::StatusOr<std::string> hit = ReadFile(path); dir.ok() && hit.ok()) {
+    absl::StatusOr<std::string> k = CheckSealed(*hit);
+    if (k.ok() && *k == key) return std::string(SealedObject(*hit));
+  }
+  absl::StatusOr<Nvrtc::Binary> bin = g_nvrtc->Compile(tu, b.arch, kOptions);
+  if (!bin.ok()) return bin.status();
+  std::string binary = cuda::PackBinary(bin->ptx, bin->bytes);
+  if (dir.ok())
+    if (absl::Status s = WriteFileAtomic(path, {SealObject(binary, key)}); !s.ok())
+      g_cache->Fallback(*dir, s.message()).IgnoreError();  // a cache fault is no failure
+  return binary;
+}
+
 uopc_error* Compile(uopc_compile_args* a) {
   if (!a->backend || (!a->sources && a->num_sources)) return NULL_ARG("an argument");
   return Guard([&]() -> uopc_error* {
     std::string tu = CudaPrelude();
     for (uint64_t i = 0; i < a->num_sources; ++i) tu.append(a->sources[i].text, a->sources[i].size);
-    const uopc_backend& b = *a->backend;
-    std::string key = Hex64(Fnv1a(tu)) + Hex64(Fnv1a(b.fingerprint, Fnv1a(tu)));
-    absl::StatusOr<std::string> dir = g_cache->Get();
-    std::string path = dir.ok() ? absl::StrCat(*dir, "/", key, ".cubin") : "";
-    if (absl::StatusOr<std::string> hit = ReadFile(path); dir.ok() && hit.ok()) {
-      absl::StatusOr<std::string> k = CheckSealed(*hit);
-      if (k.ok() && *k == key) {
-        absl::string_view binary = SealedObject(*hit);
-        a->binary = uopc_sdk_blob(binary.data(), binary.size());
-        return a->binary ? nullptr
-                         : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: out of memory");
-      }
-    }
-    absl::StatusOr<Nvrtc::Binary> bin = g_nvrtc->Compile(tu, b.arch, kOptions);
-    if (!bin.ok()) return FromStatus(bin.status());
-    std::string binary = cuda::PackBinary(bin->ptx, bin->bytes);
-    if (dir.ok())
-      if (absl::Status s = WriteFileAtomic(path, {SealObject(binary, key)}); !s.ok())
-        g_cache->Fallback(*dir, s.message()).IgnoreError();  // a cache fault is no failure
-    a->binary = uopc_sdk_blob(binary.data(), binary.size());
+    absl::StatusOr<std::string> binary = CompileCached(tu, *a->backend);
+    if (!binary.ok()) return FromStatus(binary.status());
+    a->binary = uopc_sdk_blob(binary->data(), binary->size());
     return a->binary ? nullptr
                      : uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "cuda plugin: out of memory");
   });
+}
+
+// The supplied kernels (backends/cuda/matmul_kernels.h) for a device's arch.
+absl::StatusOr<std::string> BuildSupplied(int arch) {
+  for (const auto& b : g_backends)
+    if (b->arch == arch) return CompileCached(cuda::MatmulKernelsSource(), *b);
+  return absl::NotFoundError(absl::StrCat("no backend for sm_", arch));
 }
 
 // A device's target is read from its GPU (backends/cuda/gpu_target.h); a named arch's, or
@@ -221,7 +230,7 @@ uopc_error* BackendTarget(uopc_backend_target_args* a) {
 uopc_api g_api = {
     .uop_format_version = kUOpFormatVersion,
     .name = "cuda",
-    .version = "2.0",
+    .version = "2.1",
     .caps = UOPC_PLUGIN_CAP_BACKEND | UOPC_PLUGIN_CAP_DEVICE,
     .probe = Probe,
     .initialize = Initialize,
@@ -240,7 +249,7 @@ uopc_api g_api = {
 extern "C" UOPC_EXPORT const uopc_api* uopc_plugin_entry_v2(const uopc_host_api* host) {
   if (!host || host->abi_major != UOPC_ABI_MAJOR) return nullptr;
   uopc::g_host = host;
-  uopc::cuda::FillDeviceCalls(&uopc::g_api);
+  uopc::cuda::FillDeviceCalls(&uopc::g_api, uopc::BuildSupplied);
   uopc_sdk_fill(&uopc::g_api);
   return &uopc::g_api;
 }
