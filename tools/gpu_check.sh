@@ -13,8 +13,9 @@
 #   2. the CUDA plugin's tests (conformance on CUDA:0, a tensor program, multi-block and
 #      run-time-length kernels, DLPack on CUDA), none of which may skip, and the standalone
 #      conformance runner on CUDA:0;
-#   3. 20 steps of gpt_train on CPU and on CUDA:0, whose losses must agree within 1e-4, and
-#      50 greedy tokens of gpt_generate from the CUDA checkpoint on both, which must agree;
+#   3. 20 steps of gpt_train on CPU and on CUDA:0, whose losses must agree within 1e-4, 20
+#      in bf16 and in f16 on CUDA:0, and 50 greedy tokens of gpt_generate from the CUDA
+#      checkpoint on both, which must agree;
 #   4. uopc_device_server serving CUDA:0 to the remote plugin: conformance on REMOTE:0;
 #   5. artifacts: nvidia-smi -q, every kernel's CUDA source and the trace of a GPT step on
 #      CUDA:0, and compute-sanitizer --tool memcheck of a short run (where the toolkit has it);
@@ -123,6 +124,11 @@ run() {
             END {exit (bad || n != 20)}' | tee -a "$log"; then
     fail "the losses of CPU and CUDA:0 differ"
   fi
+  # mixed precision on the tensor cores (the supplied bf16 and f16 matmuls)
+  for prec in bf16 f16; do
+    step "gpt_train --precision $prec on CUDA:0" "$b/bin/gpt_train" "${args[@]}" --precision "$prec" \
+      --device CUDA:0 --checkpoint "/tmp/gpu_check_$prec.safetensors"
+  done
   # into FILE CMD...: CMD's stdout into FILE (into_all: its stderr too), not the log
   # (commands, not functions: timeout runs them)
   local into=(sh -c 'f=$1; shift; exec "$@" > "$f"' into)

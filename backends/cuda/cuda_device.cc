@@ -434,8 +434,10 @@ uopc_error* Launch(uopc_launch_args* a) {
   return Done(q, a->done);
 }
 
-// The function of a supplied kernel's variant on `d`, the kernels' program loaded at the first.
-uopc_error* SuppliedEntry(uopc_device* d, const std::string& entry, CUfunction* f) {
+// The function of a supplied kernel's variant on `d` (allowed `shared` bytes of dynamic
+// shared memory), the kernels' program loaded at the first.
+uopc_error* SuppliedEntry(uopc_device* d, const std::string& entry, uint32_t shared,
+                          CUfunction* f) {
   std::lock_guard<std::mutex> lock(d->supplied_mu);
   if (!d->supplied) {
     absl::StatusOr<std::string> bin =
@@ -457,6 +459,10 @@ uopc_error* SuppliedEntry(uopc_device* d, const std::string& entry, CUfunction* 
     if (CUresult r = g_driver->ModuleGetFunction(&fn, d->supplied, entry.c_str()); r != kSuccess)
       return uopc_sdk_error(UOPC_NOT_FOUND, "cuda plugin: the supplied kernels have no '%s' (%s)",
                             entry.c_str(), g_driver->Error(r).c_str());
+    if (shared > (48u << 10))  // (beyond 48 KiB a block must opt in)
+      if (uopc_error* e = Check(d, g_driver->FuncSetAttribute(fn, kFuncMaxDynamicShared, shared),
+                                "cuFuncSetAttribute", entry))
+        return e;
     it = d->supplied_entries.emplace(entry, fn).first;
   }
   *f = it->second;
@@ -498,17 +504,23 @@ uopc_error* KernelLaunch(uopc_kernel_launch_args* a) {
   if (!p.ok())
     return uopc_sdk_error(static_cast<uopc_code>(p.status().code()), "cuda plugin: %s: %s", a->name,
                           std::string(p.status().message()).c_str());
-  const absl::StatusOr<MatmulLaunch> l = PlanMatmulLaunch(k->name, *p, d->target->target.cores);
+  static const std::string shape = [] {  // (for measuring: the planner's choice otherwise)
+    std::vector<std::string> s = EnvNames("UOPC_CUDA_MMA_SHAPE", {"n256", "n128"});
+    return s.empty() ? std::string() : s[0];
+  }();
+  const absl::StatusOr<MatmulLaunch> l =
+      PlanMatmulLaunch(k->name, *p, d->target->target.cores, shape);
   if (!l.ok())
     return uopc_sdk_error(static_cast<uopc_code>(l.status().code()), "cuda plugin: %s",
                           std::string(l.status().message()).c_str());
   if (uopc_error* e = Use(d)) return e;
   CUfunction fn = nullptr;
-  if (uopc_error* e = SuppliedEntry(d, l->entry, &fn)) return e;
+  if (uopc_error* e = SuppliedEntry(d, l->entry, l->shared_bytes, &fn)) return e;
   std::array<int64_t, MatmulParams::kCount> values = p->Values();
   void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], values.data()};
-  CUresult r = g_driver->LaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0],
-                                      l->block[1], l->block[2], 0, q->stream, params, nullptr);
+  CUresult r =
+      g_driver->LaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
+                             l->block[2], l->shared_bytes, q->stream, params, nullptr);
   if (uopc_error* e = Check(d, r, "cuLaunchKernel", l->entry)) return e;
   q->last_kernel = l->entry;
   return Done(q, a->done);

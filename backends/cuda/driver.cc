@@ -66,6 +66,7 @@ absl::StatusOr<const Driver*> Driver::Load() {
     sym(d->ModuleLoadData, "cuModuleLoadData");
     sym(d->ModuleUnload, "cuModuleUnload");
     sym(d->ModuleGetFunction, "cuModuleGetFunction");
+    sym(d->FuncSetAttribute, "cuFuncSetAttribute");
     sym(d->LaunchKernel, "cuLaunchKernel");
     sym(d->GetErrorName, "cuGetErrorName");
     sym(d->GetErrorString, "cuGetErrorString");

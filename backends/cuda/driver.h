@@ -36,6 +36,7 @@ constexpr bool BreaksContext(CUresult r) {
 inline constexpr int kAttrMaxThreadsPerBlock = 1, kAttrMaxGridDimX = 5, kAttrWarpSize = 10,
                      kAttrMultiprocessors = 16, kAttrL2Bytes = 38, kAttrCcMajor = 75,
                      kAttrCcMinor = 76, kAttrSharedPerBlockOptin = 97;
+inline constexpr int kFuncMaxDynamicShared = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 inline constexpr unsigned kStreamNonBlocking = 1, kEventDisableTiming = 2;
 
 struct Driver {
@@ -72,6 +73,7 @@ struct Driver {
   CUresult (*ModuleLoadData)(CUmodule*, const void*);
   CUresult (*ModuleUnload)(CUmodule);
   CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*FuncSetAttribute)(CUfunction, int, int);
   CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, CUstream, void**, void**);
   CUresult (*GetErrorName)(CUresult, const char**);

@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "core/dtype.h"
+
 namespace uopc::cuda {
 namespace {
 
@@ -139,7 +141,7 @@ UOPC_SGEMM(128, 1, 0, 0) UOPC_SGEMM(128, 1, 0, 1) UOPC_SGEMM(128, 1, 1, 0)
 UOPC_SGEMM(128, 1, 1, 1) UOPC_SGEMM(64, 2, 0, 0) UOPC_SGEMM(64, 2, 0, 1)
 UOPC_SGEMM(64, 2, 1, 0) UOPC_SGEMM(64, 2, 1, 1)
 
-// ---- bf16 on the tensor cores (sm_80 and later) ----
+// ---- bf16 and f16 on the tensor cores (sm_80 and later; f16 is carried as its bits) ----
 #if __CUDA_ARCH__ >= 800
 
 __device__ __forceinline__ unsigned SharedAddress(const void* p) {
@@ -155,24 +157,30 @@ __device__ __forceinline__ bf16_t ToBf16(float f) {
                                           : (bf16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-// The tile of one operand in shared memory, for one slice of 32 along the sum: stored with
-// its unit-stride axis contiguous, as global memory has it ("K": 128 rows of 32 along the sum,
-// each padded to 40; "MN": 32 rows of 128, padded to 136), so that 16-byte pieces copy
-// straight across and ldmatrix's eight row addresses fall in distinct banks.
-constexpr int kTile = 128, kSlice = 32, kPadK = 40, kPadMN = 136, kStage = kTile * kPadK;
+// f32 -> f16 bits, to nearest even (cvt); a NaN keeps its top payload bits, quiet, as
+// core/float16.h defines (cvt makes every NaN 0x7fff)
+__device__ __forceinline__ bf16_t ToF16(float f) {
+  const unsigned u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return (bf16_t)(((u >> 16) & 0x8000u) | 0x7e00u | ((u >> 13) & 0x3ffu));
+  bf16_t h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
 
-// Copies a slice of an operand into `dst`: `outer` rows of `inner` elements (128 x 32 or
-// 32 x 128), row r of the slice at src + r * stride (the unit stride along the row), rows
-// past `outer_end` and elements past `inner_end` zero.
-template <bool kRowsAlongSum>
+// A slice of one operand in shared memory: stored with its unit-stride axis contiguous, as
+// global memory has it (ROWS rows of COLS elements, each row padded by 8), so that 16-byte
+// pieces copy straight across and ldmatrix's eight row addresses fall in distinct banks.
+// Copies rows [0, ROWS) of src (row r at src + r * stride) into dst: rows past `outer_end`
+// and elements past `inner_end` zero.
+template <int ROWS, int COLS>
 __device__ __forceinline__ void CopySlice(bf16_t* dst, const bf16_t* src, long long stride,
                                           long long outer_end, long long inner_end) {
-  constexpr int kInner = kRowsAlongSum ? kSlice : kTile, kPad = kRowsAlongSum ? kPadK : kPadMN;
-  constexpr int kChunks = kInner / 8;
+  constexpr int kChunks = COLS / 8, kPer = ROWS * kChunks / 256;
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
+  for (int r = 0; r < kPer; ++r) {
     const int c = threadIdx.x + 256 * r, o = c / kChunks, in = c % kChunks * 8;
-    bf16_t* d = dst + o * kPad + in;
+    bf16_t* d = dst + o * (COLS + 8) + in;
     const bf16_t* g = src + o * stride + in;
     if (o < outer_end && in + 8 <= inner_end && ((unsigned long long)g & 15) == 0) {
       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(SharedAddress(d)), "l"(g));
@@ -183,13 +191,25 @@ __device__ __forceinline__ void CopySlice(bf16_t* dst, const bf16_t* src, long l
   }
 }
 
-template <bool AT, bool BT, bool kBf16Out>
-__device__ __forceinline__ void MmaBf16(void* __restrict__ out, const bf16_t* __restrict__ a,
+// A block of 8 warps (2 x 4) computes a 128 x BN tile of the output, a warp 64 x BN/4, in
+// slices of BK along the sum; S stages of slices in dynamic shared memory, so that S - 1
+// slices are on their way while one is multiplied.
+template <int BK, int BN>
+struct MmaShape {
+  static constexpr int kA = (128 * (BK + 8) > BK * 136) ? 128 * (BK + 8) : BK * 136;
+  static constexpr int kB = (BN * (BK + 8) > BK * (BN + 8)) ? BN * (BK + 8) : BK * (BN + 8);
+};
+
+template <bool kF16, bool AT, bool BT, bool kHalfOut, int S, int BK, int BN>
+__device__ __forceinline__ void MmaHalf(void* __restrict__ out, const bf16_t* __restrict__ a,
                                         const bf16_t* __restrict__ b, const Mm& p) {
-  __shared__ __align__(16) bf16_t As[2][kStage], Bs[2][kStage];
+  constexpr int kA = MmaShape<BK, BN>::kA, kB = MmaShape<BK, BN>::kB, NT = BN / 32;
+  extern __shared__ __align__(16) unsigned char shared[];
+  bf16_t* const As = reinterpret_cast<bf16_t*>(shared);
+  bf16_t* const Bs = As + S * kA;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, wm = warp / 4, wn = warp % 4;
   const int g = lane / 4, c = lane % 4, q8 = lane / 8, r8 = lane % 8;
-  const long long m0 = (long long)blockIdx.y * kTile, n0 = (long long)blockIdx.x * kTile;
+  const long long m0 = (long long)blockIdx.y * 128, n0 = (long long)blockIdx.x * BN;
   const long long nz = p.batch * p.batch2;
   for (long long z = blockIdx.z; z < nz; z += gridDim.z) {
     const bf16_t* A = At(a, p, z, p.a_off, p.a_batch, p.a_batch2);
@@ -197,41 +217,49 @@ __device__ __forceinline__ void MmaBf16(void* __restrict__ out, const bf16_t* __
     // slice k0 of each operand into stage s
     auto copy = [&](long long k0, int s) {
       if (AT)  // rows along the sum (q), unit stride along i
-        CopySlice<false>(As[s], A + k0 * p.a_col + m0, p.a_col, p.k - k0, p.m - m0);
+        CopySlice<BK, 128>(As + s * kA, A + k0 * p.a_col + m0, p.a_col, p.k - k0, p.m - m0);
       else
-        CopySlice<true>(As[s], A + m0 * p.a_row + k0, p.a_row, p.m - m0, p.k - k0);
+        CopySlice<128, BK>(As + s * kA, A + m0 * p.a_row + k0, p.a_row, p.m - m0, p.k - k0);
       if (BT)  // rows along j, unit stride along the sum
-        CopySlice<true>(Bs[s], B + n0 * p.b_col + k0, p.b_col, p.n - n0, p.k - k0);
+        CopySlice<BN, BK>(Bs + s * kB, B + n0 * p.b_col + k0, p.b_col, p.n - n0, p.k - k0);
       else
-        CopySlice<false>(Bs[s], B + k0 * p.b_row + n0, p.b_row, p.k - k0, p.n - n0);
+        CopySlice<BK, BN>(Bs + s * kB, B + k0 * p.b_row + n0, p.b_row, p.k - k0, p.n - n0);
       asm volatile("cp.async.commit_group;\n" ::);
     };
-    float acc[4][4][4];
+    float acc[4][NT][4];
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
+      for (int j = 0; j < NT; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
-    const long long slices = (p.k + kSlice - 1) / kSlice;
-    copy(0, 0);
-    for (long long ks = 0; ks < slices; ++ks) {
-      const int s = ks & 1;
-      if (ks + 1 < slices)
-        copy((ks + 1) * kSlice, s ^ 1);
+    const long long slices = (p.k + BK - 1) / BK;
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s)
+      if (s < slices)
+        copy(s * BK, s);
       else
         asm volatile("cp.async.commit_group;\n" ::);
-      asm volatile("cp.async.wait_group 1;\n" ::);
+    int s = 0;  // (the stage of slice ks)
+    for (long long ks = 0; ks < slices; ++ks) {
+      // slice ks has come (S - 2 later ones may be on their way), and every warp is done
+      // with slice ks - 1, whose stage the slice S - 1 ahead takes
+      asm volatile("cp.async.wait_group %0;\n" ::"n"(S - 2));
       __syncthreads();
-#pragma unroll
-      for (int kb = 0; kb < kSlice; kb += 16) {
-        unsigned fa[4][4], fb[4][2];
+      if (ks + S - 1 < slices)
+        copy((ks + S - 1) * BK, s == 0 ? S - 1 : s - 1);
+      else
+        asm volatile("cp.async.commit_group;\n" ::);
+      const bf16_t* as = As + s * kA;
+      const bf16_t* bs = Bs + s * kB;
+#pragma unroll 1
+      for (int kb = 0; kb < BK; kb += 16) {
+        unsigned fa[4][4], fb[NT][2];
 #pragma unroll
         for (int mt = 0; mt < 4; ++mt) {
           const int rb = wm * 64 + mt * 16;
-          const bf16_t* addr =
-              AT ? &As[s][(kb + r8 + q8 / 2 * 8) * kPadMN + rb + q8 % 2 * 8]
-                 : &As[s][(rb + r8 + q8 % 2 * 8) * kPadK + kb + q8 / 2 * 8];
+          const bf16_t* addr = AT ? as + (kb + r8 + q8 / 2 * 8) * 136 + rb + q8 % 2 * 8
+                                  : as + (rb + r8 + q8 % 2 * 8) * (BK + 8) + kb + q8 / 2 * 8;
           if (AT)
             asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                          : "=r"(fa[mt][0]), "=r"(fa[mt][1]), "=r"(fa[mt][2]), "=r"(fa[mt][3])
@@ -242,11 +270,10 @@ __device__ __forceinline__ void MmaBf16(void* __restrict__ out, const bf16_t* __
                          : "r"(SharedAddress(addr)));
         }
 #pragma unroll
-        for (int np = 0; np < 2; ++np) {
-          const int cb = wn * 32 + np * 16;
-          const bf16_t* addr =
-              BT ? &Bs[s][(cb + r8 + q8 / 2 * 8) * kPadK + kb + q8 % 2 * 8]
-                 : &Bs[s][(kb + r8 + q8 % 2 * 8) * kPadMN + cb + q8 / 2 * 8];
+        for (int np = 0; np < NT / 2; ++np) {
+          const int cb = wn * (BN / 4) + np * 16;
+          const bf16_t* addr = BT ? bs + (cb + r8 + q8 / 2 * 8) * (BK + 8) + kb + q8 % 2 * 8
+                                  : bs + (kb + r8 + q8 % 2 * 8) * (BN + 8) + cb + q8 / 2 * 8;
           if (BT)
             asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                          : "=r"(fb[2 * np][0]), "=r"(fb[2 * np][1]), "=r"(fb[2 * np + 1][0]),
@@ -258,21 +285,30 @@ __device__ __forceinline__ void MmaBf16(void* __restrict__ out, const bf16_t* __
                            "=r"(fb[2 * np + 1][1])
                          : "r"(SharedAddress(addr)));
         }
+        // (not volatile: the products may be scheduled among the next fragments' loads)
 #pragma unroll
         for (int mt = 0; mt < 4; ++mt)
 #pragma unroll
-          for (int nt = 0; nt < 4; ++nt)
-            asm volatile(
-                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-                "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                : "+f"(acc[mt][nt][0]), "+f"(acc[mt][nt][1]), "+f"(acc[mt][nt][2]),
-                  "+f"(acc[mt][nt][3])
-                : "r"(fa[mt][0]), "r"(fa[mt][1]), "r"(fa[mt][2]), "r"(fa[mt][3]),
-                  "r"(fb[nt][0]), "r"(fb[nt][1]));
+          for (int nt = 0; nt < NT; ++nt)
+            if (kF16)
+              asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                  "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                  : "+f"(acc[mt][nt][0]), "+f"(acc[mt][nt][1]), "+f"(acc[mt][nt][2]),
+                    "+f"(acc[mt][nt][3])
+                  : "r"(fa[mt][0]), "r"(fa[mt][1]), "r"(fa[mt][2]), "r"(fa[mt][3]),
+                    "r"(fb[nt][0]), "r"(fb[nt][1]));
+            else
+              asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+                  "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                  : "+f"(acc[mt][nt][0]), "+f"(acc[mt][nt][1]), "+f"(acc[mt][nt][2]),
+                    "+f"(acc[mt][nt][3])
+                  : "r"(fa[mt][0]), "r"(fa[mt][1]), "r"(fa[mt][2]), "r"(fa[mt][3]),
+                    "r"(fb[nt][0]), "r"(fb[nt][1]));
       }
-      __syncthreads();
+      s = s == S - 1 ? 0 : s + 1;
     }
     asm volatile("cp.async.wait_group 0;\n" ::);
+    __syncthreads();  // (the next matmul's slices take the stages)
     // the accumulators: rows g and g + 8 of each m16 tile, columns 2c and 2c + 1 of each n8
     const long long o_base = p.o_off + z / p.batch * p.o_batch2 + z % p.batch * p.o_batch;
 #pragma unroll
@@ -282,14 +318,15 @@ __device__ __forceinline__ void MmaBf16(void* __restrict__ out, const bf16_t* __
         const long long r = m0 + wm * 64 + mt * 16 + g + h * 8;
         if (r >= p.m) continue;
 #pragma unroll
-        for (int nt = 0; nt < 4; ++nt)
+        for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            const long long col = n0 + wn * 32 + nt * 8 + 2 * c + e;
+            const long long col = n0 + wn * (BN / 4) + nt * 8 + 2 * c + e;
             if (col >= p.n) continue;
             const long long o = o_base + r * p.o_row + col;
-            if (kBf16Out)
-              static_cast<bf16_t*>(out)[o] = ToBf16(acc[mt][nt][2 * h + e]);
+            if (kHalfOut)
+              static_cast<bf16_t*>(out)[o] =
+                  kF16 ? ToF16(acc[mt][nt][2 * h + e]) : ToBf16(acc[mt][nt][2 * h + e]);
             else
               static_cast<float*>(out)[o] = acc[mt][nt][2 * h + e];
           }
@@ -297,18 +334,40 @@ __device__ __forceinline__ void MmaBf16(void* __restrict__ out, const bf16_t* __
   }
 }
 
-#define UOPC_MMA(OUT, BF16_OUT, AT, BT)                                                     \
-  extern "C" __global__ void __launch_bounds__(256) cuda_mma_bf16_to_##OUT##_##AT##BT(      \
-      void* out, const bf16_t* a, const bf16_t* b, Mm p) {                                  \
-    MmaBf16<AT, BT, BF16_OUT>(out, a, b, p);                                                \
+// the shapes (stages, slice, block columns), as kMmaShapes names them
+#define UOPC_SHAPE_n128 4, 32, 128
+#define UOPC_SHAPE_n256 3, 32, 256
+#define UOPC_MMA(IN, F16, OUT, HALF_OUT, AT, BT, SHAPE)                                        \
+  extern "C" __global__ void __launch_bounds__(256)                                           \
+      cuda_mma_##IN##_to_##OUT##_##AT##BT##_##SHAPE(void* out, const bf16_t* a, const bf16_t* b, \
+                                                    Mm p) {                                   \
+    MmaHalf<F16, AT, BT, HALF_OUT, UOPC_SHAPE_##SHAPE>(out, a, b, p);                         \
   }
-UOPC_MMA(f32, false, 0, 0) UOPC_MMA(f32, false, 0, 1) UOPC_MMA(f32, false, 1, 0)
-UOPC_MMA(f32, false, 1, 1) UOPC_MMA(bf16, true, 0, 0) UOPC_MMA(bf16, true, 0, 1)
-UOPC_MMA(bf16, true, 1, 0) UOPC_MMA(bf16, true, 1, 1)
+#define UOPC_MMA_LAYOUTS(IN, F16, OUT, HALF_OUT, SHAPE)                                        \
+  UOPC_MMA(IN, F16, OUT, HALF_OUT, 0, 0, SHAPE) UOPC_MMA(IN, F16, OUT, HALF_OUT, 0, 1, SHAPE)  \
+  UOPC_MMA(IN, F16, OUT, HALF_OUT, 1, 0, SHAPE) UOPC_MMA(IN, F16, OUT, HALF_OUT, 1, 1, SHAPE)
+#define UOPC_MMA_SHAPE(SHAPE)                                                                   \
+  UOPC_MMA_LAYOUTS(bf16, false, f32, false, SHAPE) UOPC_MMA_LAYOUTS(bf16, false, bf16, true, SHAPE) \
+  UOPC_MMA_LAYOUTS(f16, true, f32, false, SHAPE) UOPC_MMA_LAYOUTS(f16, true, f16, true, SHAPE)
+UOPC_MMA_SHAPE(n128) UOPC_MMA_SHAPE(n256)
 #endif
 )CUDA";
 
 constexpr int kThreads = 256;
+// the tensor-core kernels' shapes (the source's UOPC_SHAPE_*)
+struct MmaShape {
+  const char* name;
+  int stages, slice, columns;
+  // dynamic shared memory: each stage a slice of a (128 rows) and of b (`columns`), their
+  // unit-stride axes padded by 8 (the source's MmaShape)
+  int64_t SharedBytes() const {
+    auto stage = [&](int64_t rows) { return std::max(rows * (slice + 8), slice * (rows + 8)); };
+    return stages * (stage(128) + stage(columns)) * 2;
+  }
+};
+// (measured on an H200, bf16 4096 x 4096 x 4096: 128 x 256 tiles 188 TFLOP/s, 128 x 128 ones
+// 153, 128 x 128 in slices of 64 175)
+constexpr MmaShape kMmaShapes[] = {{"n256", 3, 32, 256}, {"n128", 4, 32, 128}};
 
 }  // namespace
 
@@ -317,11 +376,12 @@ std::vector<SuppliedKernel> MatmulKernels(int arch) {
   constexpr int64_t kMin = 1 << 18;
   std::vector<SuppliedKernel> k = {
       {"cuda_sgemm", "matmul", DType::kF32, DType::kF32, DType::kF32, kMin}};
-  if (arch >= 80) {
-    k.push_back({"cuda_mma_bf16_to_f32", "matmul", DType::kBF16, DType::kBF16, DType::kF32, kMin});
-    k.push_back(
-        {"cuda_mma_bf16_to_bf16", "matmul", DType::kBF16, DType::kBF16, DType::kBF16, kMin});
-  }
+  if (arch >= 80)
+    for (DType half : {DType::kBF16, DType::kF16}) {
+      const std::string in(DTypeName(half));
+      k.push_back({"cuda_mma_" + in + "_to_f32", "matmul", half, half, DType::kF32, kMin});
+      k.push_back({"cuda_mma_" + in + "_to_" + in, "matmul", half, half, half, kMin});
+    }
   return k;
 }
 
@@ -335,33 +395,52 @@ std::vector<std::string> MatmulEntries() {
   for (const char* layout : {"00", "01", "10", "11"}) {
     out.push_back(absl::StrCat("cuda_sgemm_128_", layout));
     out.push_back(absl::StrCat("cuda_sgemm_64_", layout));
-  }
-  for (const char* layout : {"00", "01", "10", "11"}) {
-    out.push_back(absl::StrCat("cuda_mma_bf16_to_f32_", layout));
-    out.push_back(absl::StrCat("cuda_mma_bf16_to_bf16_", layout));
+    for (const char* in : {"bf16", "f16"})
+      for (const std::string to : {"f32", in})
+        for (const MmaShape& shape : kMmaShapes)
+          out.push_back(absl::StrCat("cuda_mma_", in, "_to_", to, "_", layout, "_", shape.name));
   }
   return out;
 }
 
 absl::StatusOr<MatmulLaunch> PlanMatmulLaunch(const std::string& name, const MatmulParams& p,
-                                              int multiprocessors) {
+                                              int multiprocessors, const std::string& mma_shape) {
   // the layout: a transposed where its unit stride is along i, b where it is along the sum
   const std::string layout = absl::StrCat(p.a_col == 1 ? "0" : "1", p.b_col == 1 ? "0" : "1");
-  int64_t tile = 128;
+  int64_t tile = 128, columns = 0;
   MatmulLaunch l;
+  auto blocks = [&](int64_t rows, int64_t cols) {
+    return (p.m + rows - 1) / rows * ((p.n + cols - 1) / cols) * p.batch * p.batch2;
+  };
   if (name == "cuda_sgemm") {
-    auto blocks = [&](int64_t t) {
-      return (p.m + t - 1) / t * ((p.n + t - 1) / t) * p.batch * p.batch2;
-    };
-    if (blocks(128) < 2 * int64_t{std::max(multiprocessors, 1)}) tile = 64;
+    if (blocks(128, 128) < 2 * int64_t{std::max(multiprocessors, 1)}) tile = 64;
     l.entry = absl::StrCat(name, "_", tile, "_", layout);
-  } else if (name == "cuda_mma_bf16_to_f32" || name == "cuda_mma_bf16_to_bf16") {
-    l.entry = absl::StrCat(name, "_", layout);
+  } else if (name == "cuda_mma_bf16_to_f32" || name == "cuda_mma_bf16_to_bf16" ||
+             name == "cuda_mma_f16_to_f32" || name == "cuda_mma_f16_to_f16") {
+    // 128 x 256 tiles, unless too few of them would fill the GPU twice over
+    const MmaShape* shape = &kMmaShapes[0];
+    if (blocks(128, 256) < 2 * int64_t{std::max(multiprocessors, 1)}) shape = &kMmaShapes[1];
+    if (!mma_shape.empty()) {
+      shape = nullptr;
+      for (const MmaShape& sh : kMmaShapes)
+        if (mma_shape == sh.name) shape = &sh;
+      if (!shape)
+        return absl::InvalidArgumentError(
+            absl::StrCat("no tensor-core kernel shape '", mma_shape, "' (n256, n128)"));
+    }
+    l.entry = absl::StrCat(name, "_", layout, "_", shape->name);
+    l.shared_bytes = static_cast<uint32_t>(shape->SharedBytes());
+    columns = shape->columns;
   } else {
     return absl::NotFoundError(absl::StrCat("the CUDA plugin supplies no kernel '", name, "'"));
   }
-  l.grid = {static_cast<uint32_t>(std::max<int64_t>(1, (p.n + tile - 1) / tile)),
-            static_cast<uint32_t>(std::max<int64_t>(1, (p.m + tile - 1) / tile)),
+  if (columns == 0) columns = tile;
+  const int64_t blocks_n = (p.n + columns - 1) / columns, rows = (p.m + tile - 1) / tile;
+  if (rows > 65535)
+    return absl::OutOfRangeError(
+        absl::StrCat(name, ": ", p.ToString(), " has more than 65535 x ", tile, " rows"));
+  l.grid = {static_cast<uint32_t>(std::max<int64_t>(1, blocks_n)),
+            static_cast<uint32_t>(std::max<int64_t>(1, rows)),
             static_cast<uint32_t>(std::clamp<int64_t>(p.batch * p.batch2, 1, 65535))};
   l.block = {kThreads, 1, 1};
   return l;

@@ -20,8 +20,9 @@ TEST(CudaMatmulKernels, TensorCoresFromSm80) {
     return out;
   };
   EXPECT_EQ(names(70), std::vector<std::string>{"cuda_sgemm"});
-  EXPECT_EQ(names(90), (std::vector<std::string>{"cuda_sgemm", "cuda_mma_bf16_to_f32",
-                                                 "cuda_mma_bf16_to_bf16"}));
+  EXPECT_EQ(names(90),
+            (std::vector<std::string>{"cuda_sgemm", "cuda_mma_bf16_to_f32", "cuda_mma_bf16_to_bf16",
+                                      "cuda_mma_f16_to_f32", "cuda_mma_f16_to_f16"}));
   for (const SuppliedKernel& k : MatmulKernels(90)) {
     EXPECT_EQ(k.op, "matmul");
     EXPECT_EQ(k.a, k.b);
@@ -44,16 +45,31 @@ TEST(CudaMatmulKernels, AVariantPerLayoutAndTheGridCoversTheOutput) {
   EXPECT_EQ(l->block, (std::array<uint32_t, 3>{256, 1, 1}));
   // a transposed (unit stride along i), b transposed (along the sum)
   p.a_row = 1, p.a_col = 4096, p.b_row = 1, p.b_col = 4096;
-  EXPECT_EQ(PlanMatmulLaunch("cuda_mma_bf16_to_f32", p, 132)->entry, "cuda_mma_bf16_to_f32_11");
+  l = PlanMatmulLaunch("cuda_mma_bf16_to_f32", p, 132);
+  EXPECT_EQ(l->entry, "cuda_mma_bf16_to_f32_11_n256");  // (128 x 256 tiles: 512 blocks)
+  EXPECT_EQ(l->grid, (std::array<uint32_t, 3>{16, 32, 1}));
+  EXPECT_EQ(l->shared_bytes, 3 * (128 * 40 + 256 * 40) * 2u);  // (3 stages: past 48 KiB)
   p.b_row = 4096, p.b_col = 1;
-  EXPECT_EQ(PlanMatmulLaunch("cuda_mma_bf16_to_bf16", p, 132)->entry, "cuda_mma_bf16_to_bf16_10");
+  l = PlanMatmulLaunch("cuda_mma_bf16_to_bf16", p, 132, "n128");
+  EXPECT_EQ(l->entry, "cuda_mma_bf16_to_bf16_10_n128");
+  EXPECT_EQ(l->grid, (std::array<uint32_t, 3>{32, 32, 1}));
+  EXPECT_EQ(l->shared_bytes, 4 * 20480u);
+  EXPECT_EQ(PlanMatmulLaunch("cuda_mma_bf16_to_bf16", p, 132, "x").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // too few 128 x 256 tiles: 128 x 128 ones
+  EXPECT_EQ(PlanMatmulLaunch("cuda_mma_bf16_to_bf16", RowMajor(1024, 1024, 64), 132)->entry,
+            "cuda_mma_bf16_to_bf16_00_n128");
   // too few 128 x 128 tiles to fill the GPU: 64 x 64 ones; odd sizes round up; batches in z
   MatmulParams small = RowMajor(1000, 130, 64);
   small.batch = 3, small.batch2 = 5;
   l = PlanMatmulLaunch("cuda_sgemm", small, 132);
   EXPECT_EQ(l->entry, "cuda_sgemm_64_00");
   EXPECT_EQ(l->grid, (std::array<uint32_t, 3>{3, 16, 15}));
+  EXPECT_EQ(PlanMatmulLaunch("cuda_mma_f16_to_f16", p, 132)->entry, "cuda_mma_f16_to_f16_10_n256");
   EXPECT_EQ(PlanMatmulLaunch("cuda_hgemm", p, 132).status().code(), absl::StatusCode::kNotFound);
+  // more rows than a grid holds
+  EXPECT_EQ(PlanMatmulLaunch("cuda_sgemm", RowMajor(int64_t{1} << 33, 8, 8), 132).status().code(),
+            absl::StatusCode::kOutOfRange);
 }
 
 void FitsForArch(int arch) {
