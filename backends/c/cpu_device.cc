@@ -114,6 +114,7 @@ uopc_error* Configure() {
     auto d = std::make_unique<uopc_device>();
     d->name = "EMU:0";
     d->emulates = gpu->arch;
+    d->supplies = cpu::EmulatedGpuKernels(gpu->arch);
     d->kind = absl::StrCat(gpu->arch, " emulated on ", model.empty() ? "this cpu" : model);
     d->uid = absl::StrCat("emu://", host, "/", gpu->arch);
     d->limit = limit;
@@ -483,8 +484,13 @@ uopc_error* Launch(uopc_launch_args* a) {
 // here, as a generated kernel's are by the host, then queued as a launch is.
 uopc_error* KernelLaunch(uopc_kernel_launch_args* a) {
   if (!a || !a->queue || !a->name) return NULL_ARG("an argument");
-  const SuppliedKernel* k = FindMatmulKernel(a->name);
-  if (!k) return uopc_sdk_error(UOPC_NOT_FOUND, "c plugin: no supplied kernel '%s'", a->name);
+  uopc_device* const on = a->queue->device;
+  const SuppliedKernel* k = on->emulates.empty() ? FindMatmulKernel(a->name) : nullptr;
+  for (const SuppliedKernel& s : on->supplies)
+    if (s.name == a->name) k = &s;
+  if (!k)
+    return uopc_sdk_error(UOPC_NOT_FOUND, "c plugin: %s supplies no kernel '%s'", on->name.c_str(),
+                          a->name);
   if (a->num_buffers != 3 || !a->buffers || (a->num_params && !a->params))
     return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "c plugin: %s takes 3 buffers; got %u", a->name,
                           a->num_buffers);
@@ -514,14 +520,19 @@ uopc_error* KernelLaunch(uopc_kernel_launch_args* a) {
   const MatmulParams p = *checked;
   return Enqueue(
       a->queue,
-      [dev, name = std::string(k->name), p, out = ptrs[0], x = ptrs[1], y = ptrs[2],
-       refs = std::move(refs)] {
+      [dev, k = *k, p, out = ptrs[0], x = ptrs[1], y = ptrs[2], bytes, refs = std::move(refs)] {
         if (dev->fail_at && dev->launches.fetch_add(1) + 1 >= dev->fail_at) dev->lost = true;
         if (dev->lost)
           return WorkStatus{UOPC_DEVICE_LOST,
                             absl::StrCat("c plugin: ", dev->name,
                                          " was lost during a launch (UOPC_", kPrefix, "_FAULT)")};
-        absl::Status s = RunMatmulKernel(name.c_str(), p, out, x, y);
+        absl::Status s =
+            dev->emulates.empty()
+                ? RunMatmulKernel(k.name.c_str(), p, out, x, y)
+                : RunMatmulReference(
+                      p, {out, k.out, static_cast<int64_t>(bytes[0] / DTypeSize(k.out))},
+                      {const_cast<void*>(x), k.a, static_cast<int64_t>(bytes[1] / DTypeSize(k.a))},
+                      {const_cast<void*>(y), k.b, static_cast<int64_t>(bytes[2] / DTypeSize(k.b))});
         return s.ok() ? WorkStatus{}
                       : WorkStatus{static_cast<uopc_code>(s.code()), std::string(s.message())};
       },

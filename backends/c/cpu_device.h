@@ -35,6 +35,7 @@
 
 #include "backends/c/work_queue.h"
 #include "backends/plugin_api.h"
+#include "core/target.h"
 
 #ifndef UOPC_C_DEVICE_PREFIX
 #define UOPC_C_DEVICE_PREFIX "CPU"
@@ -43,6 +44,7 @@
 struct uopc_device {
   std::string name, kind, uid;
   std::string emulates;  // "sm_90": an emulated GPU, EMU:0 (its kernels are that GPU's)
+  std::vector<uopc::SuppliedKernel> supplies;  // EMU:0's: the GPU's plugin's (run as reference)
   uint64_t limit = 0;  // bytes
   int64_t fail_at = 0;  // the launch that loses the device (UOPC_CPU_FAULT); 0: none
   std::mutex mu;

@@ -10,11 +10,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 
 #include "backends/c/cpu_target.h"
 #include "backends/c/thread_pool.h"
+#include "backends/cuda/matmul_kernels.h"
+#include "core/env.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -342,6 +346,14 @@ const SuppliedKernel* FindMatmulKernel(const char* name) {
   for (const SuppliedKernel& k : g_kernels)
     if (name && k.name == name) return &k;
   return nullptr;
+}
+
+std::vector<SuppliedKernel> EmulatedGpuKernels(absl::string_view arch) {
+  int number = 0;
+  if (!EnvBool("UOPC_CUDA_KERNELS", true) || !absl::ConsumePrefix(&arch, "sm_") ||
+      !absl::SimpleAtoi(arch, &number))
+    return {};
+  return cuda::MatmulKernels(number);
 }
 
 absl::Status RunMatmulKernel(const char* name, const MatmulParams& p, void* out, const void* a,

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 #include "backends/plugin_api.h"
@@ -32,6 +33,10 @@ absl::Status ConfigureMatmulKernels(absl::Span<const std::pair<std::string, std:
 absl::Span<const SuppliedKernel> MatmulKernels();
 /// The kernel named `name`, or null.
 const SuppliedKernel* FindMatmulKernel(const char* name);
+/// The kernels an emulated GPU (EMU:0 of `arch`, "sm_90") supplies: those of that GPU's
+/// plugin (backends/cuda/matmul_kernels.h; none with UOPC_CUDA_KERNELS=0), so that it gets
+/// the GPU's lowering; they run as the reference runs a matmul call (core/matmul_call.h).
+std::vector<SuppliedKernel> EmulatedGpuKernels(absl::string_view arch);
 /// Runs kernel `name` on these operands (each at its element 0), on the CPU threads of
 /// backends/c/thread_pool.h. The caller has checked the params against the buffers
 /// (core/matmul_call.h's CheckMatmul); the dtypes are the kernel's.

@@ -182,14 +182,18 @@ uopc_error* Compile(uopc_compile_args* a) {
 }
 
 // This machine's CPU (backends/c/cpu_target.h), with the kernels the plugin supplies for it:
-// every CPU device of the plugin runs on it; EMU:0's, the GPU it emulates (no kernels). A named
+// every CPU device of the plugin runs on it; EMU:0's, the GPU it emulates, with the kernels
+// that GPU's plugin supplies (backends/c/matmul_kernels.h: EmulatedGpuKernels). A named
 // arch other than this CPU's is refused.
 uopc_error* BackendTarget(uopc_backend_target_args* a) {
   if (!a->backend) return NULL_ARG("backend");
   return Guard([&]() -> uopc_error* {
     if (a->device && !a->device->emulates.empty() && !a->arch) {  // EMU:0: its GPU's
-      static const TargetStrings* gpu =
-          new TargetStrings(*NamedGpuTarget(a->device->emulates));  // (checked at Configure)
+      static const TargetStrings* gpu = [&] {
+        Target t = *NamedGpuTarget(a->device->emulates);  // (checked at Configure)
+        t.kernels = a->device->supplies;
+        return new TargetStrings(std::move(t));
+      }();
       FillTargetArgs(*gpu, a);
       return nullptr;
     }

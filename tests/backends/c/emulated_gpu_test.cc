@@ -2,10 +2,12 @@
 // kernels are an H100's, lowered for sm_90 (blocks of threads, no CPU register tiles) and
 // run on this CPU. A program, a GPT's training steps and a generation give there what they
 // give on CPU:0: the same kernels' arithmetic, summed in another order where the GPU's
-// lowering splits a reduction.
+// lowering splits a reduction. Its target lists the kernels the CUDA plugin supplies there,
+// so its matmuls become the same calls; it runs them as the reference does.
 #include <gtest/gtest.h>
 
 #include "backends/cuda/gpu_target.h"
+#include "backends/cuda/matmul_kernels.h"
 #include "devices/registry.h"
 #include "frontend/generate.h"
 #include "frontend/nn.h"
@@ -29,9 +31,35 @@ bool AnyKernelHasThreads(const std::vector<Runtime::PlanRun>& runs) {
 TEST(EmulatedGpu, ItIsADeviceWithItsGpusTarget) {
   absl::StatusOr<Device*> d = DeviceRegistry::Get().GetDevice(kEmu);
   ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_EQ((*d)->target(), *NamedGpuTarget("sm_90"));
+  Target gpu = *NamedGpuTarget("sm_90");
+  gpu.kernels = cuda::MatmulKernels(90);
+  EXPECT_EQ((*d)->target(), gpu);
   EXPECT_EQ((*d)->type(), UOPC_DEVICE_ACCEL);  // host memory, but not a CPU's kernels
   EXPECT_EQ((*d)->kind().rfind("sm_90 emulated on ", 0), 0u) << (*d)->kind();
+}
+
+// A bf16 matmul becomes the call the GPU would make (cuda_mma_bf16_to_bf16), with the CPU's
+// result: both sum in f32 and round once.
+TEST(EmulatedGpu, MatmulsAreTheGpusSuppliedKernels) {
+  auto program = [](const char* device) {
+    Tensor::ManualSeed(5);
+    Tensor a = Tensor::Randn({96, 128}, DType::kF32, device).Cast(DType::kBF16).Realize();
+    Tensor b = Tensor::Randn({128, 80}, DType::kF32, device).Cast(DType::kBF16).Realize();
+    return a.Matmul(b).Realize().Float();
+  };
+  std::vector<Runtime::PlanRun> runs;
+  Runtime::Get().Record(&runs);
+  std::vector<float> emu = program(kEmu).ToVector<float>();
+  Runtime::Get().Record(nullptr);
+  int calls = 0;
+  for (const Runtime::PlanRun& r : runs)
+    for (const Plan::Kernel* k : r.plan->kernels())
+      for (const UOp& u : k->ast.Toposort()) calls += u.is(Ops::MATMUL);
+  EXPECT_EQ(calls, 1);
+  std::vector<float> cpu = program("CPU:0").ToVector<float>();
+  ASSERT_EQ(emu.size(), cpu.size());
+  for (size_t i = 0; i < cpu.size(); ++i)  // (within a bf16 rounding: sums in other orders)
+    EXPECT_NEAR(emu[i], cpu[i], 1e-2f * std::max(1.0f, std::abs(cpu[i]))) << i;
 }
 
 TEST(EmulatedGpu, AProgramRunsInBlocksOfThreadsWithTheCpusResult) {
