@@ -48,6 +48,12 @@ struct MatmulParams {
   int64_t OutOffset(int64_t z) const {
     return out_offset + z / batch * out_batch2 + z % batch * out_batch;
   }
+  /// Whether a kernel reads a along its unit stride on i (a transposed, as BLAS says) rather
+  /// than on p; where a's other axis has length 1 (so its stride may be anything), the way
+  /// that reads it right.
+  bool ATransposed() const { return a_col != 1 && (a_row == 1 || m == 1); }
+  /// Whether a kernel reads b along its unit stride on p (b transposed) rather than on j.
+  bool BTransposed() const { return b_col != 1 && (b_row == 1 || k == 1); }
   /// "batch 1, (64, 32) @ (32, 48)", for messages.
   std::string ToString() const;
 };

@@ -77,6 +77,11 @@ bool BlasOperand(int64_t rows, int64_t cols, int64_t rs, int64_t cs, int* trans,
     *ld = static_cast<int>(std::max<int64_t>(cols == 1 ? rows : cs, std::max<int64_t>(rows, 1)));
     return true;
   }
+  if ((rows == 1 && cs >= 1) || (cols == 1 && rs >= 1)) {  // a strided row or column: its
+    *trans = rows == 1 ? kTrans : kNoTrans;                // one axis the leading one
+    *ld = static_cast<int>(rows == 1 ? cs : rs);
+    return true;
+  }
   return false;
 }
 

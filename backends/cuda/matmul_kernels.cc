@@ -405,8 +405,7 @@ std::vector<std::string> MatmulEntries() {
 
 absl::StatusOr<MatmulLaunch> PlanMatmulLaunch(const std::string& name, const MatmulParams& p,
                                               int multiprocessors, const std::string& mma_shape) {
-  // the layout: a transposed where its unit stride is along i, b where it is along the sum
-  const std::string layout = absl::StrCat(p.a_col == 1 ? "0" : "1", p.b_col == 1 ? "0" : "1");
+  const std::string layout = absl::StrCat(int{p.ATransposed()}, int{p.BTransposed()});
   int64_t tile = 128, columns = 0;
   MatmulLaunch l;
   auto blocks = [&](int64_t rows, int64_t cols) {

@@ -666,6 +666,9 @@ void Suite::Supplied() {
         {"two batches, interleaved heads",
          {2, 32, 40, 24, 0, 24, 3 * 2 * 24, 1, 0, 24 * 40, 40, 1, 0, 32 * 41, 41, 3, 32 * 144,
           2 * 24 * 40, 2 * 32 * 41}},
+        // where an axis has length 1, the other may have any stride (core/matmul_call.h)
+        {"a row times a column, no unit strides", {1, 1, 1, 50, 0, 0, 7, 3, 0, 0, 3, 7, 0, 0, 1}},
+        {"an outer product, no unit strides", {1, 40, 48, 1, 0, 0, 3, 5, 0, 0, 9, 2, 0, 0, 48}},
     };
     for (const auto& [what, p] : cases) {
       const std::string name = absl::StrCat(k.name, " ", what);
