@@ -82,7 +82,11 @@ void Transport::Run(int to) {
       if (!writer->Write(f, grpc::WriteOptions().set_write_through())) {
         failed = true;
         grpc::Status s = writer->Finish();
-        mailbox_->Broken(to, absl::StrCat("cannot send to rank ", to, " at ", addresses_[to], ": ",
+        // (the same cause as a receive's drop, which may come second: said the same way)
+        mailbox_->Broken(to, absl::StrCat("rank ", to,
+                                          "'s connection dropped (did the process die?): "
+                                          "sending to it at ",
+                                          addresses_[to], " failed: ",
                                           s.ok() ? "the stream closed" : s.error_message()));
       }
     }
