@@ -7,8 +7,8 @@
 # The bundle holds the programs (built with --dynamic_mode=off), the plugins beside them,
 # the shared libraries they need that a bare Ubuntu lacks (Abseil, protobuf, gRPC, ...),
 # the corpus, and run.sh. run.sh runs each step under a time limit (GPU_CHECK_STEP_S,
-# default 240 s), writing its log, a summary and the artifacts below into $OUT (if set, else
-# /tmp/gpu_check):
+# default 240 s), writing its log (gpu_check.log), a summary (summary.txt) and an archive of
+# the artifacts below (artifacts.tgz) into $OUT (if set, else /tmp/gpu_check):
 #   1. uopc devices, which must list CUDA:0 (else the check stops at once: FAILED);
 #   2. the CUDA plugin's tests (conformance on CUDA:0, a tensor program, multi-block and
 #      run-time-length kernels, DLPack on CUDA), none of which may skip, and the standalone
@@ -98,6 +98,13 @@ run() {
   finish() {
     say "gpu check: $([ $failed = 0 ] && echo PASSED || echo FAILED)"
     echo "gpu check: $([ $failed = 0 ] && echo PASSED || echo FAILED)" >> "$summary"
+    # the rest in one archive (the device tool brings back 8 files at most)
+    local rest
+    rest=$(cd "$out" && find . -maxdepth 1 -type f ! -name summary.txt ! -name gpu_check.log \
+             ! -name artifacts.tgz -printf '%f\n')
+    if [ -n "$rest" ]; then
+      (cd "$out" && echo "$rest" | tar czf artifacts.tgz -T - && echo "$rest" | xargs -d '\n' rm -f)
+    fi
     cat "$summary"
     return $failed
   }
