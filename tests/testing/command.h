@@ -20,11 +20,26 @@ inline std::string Runfile(const std::string& path) {
   return std::string(std::getenv("TEST_SRCDIR")) + "/uopc/" + path;
 }
 
-/// Runs `cmd` through sh; with `limit_s` > 0 it is killed after that many seconds, so that
-/// a hang fails the test instead of stalling it.
+/// How many times slower this build runs the programs a test starts: ThreadSanitizer's
+/// builds are some 10-50 times slower on the lowering's hashing (a tensor-parallel GPT of
+/// 2 ranks: 5.6 s in an opt build, 105 s under TSan alone, past 300 s beside the test's
+/// other shards on 2 cores), AddressSanitizer's about 3.
+constexpr int SanitizerSlowdown() {
+#if defined(__SANITIZE_THREAD__)
+  return 6;
+#elif defined(__SANITIZE_ADDRESS__)
+  return 3;
+#else
+  return 1;
+#endif
+}
+
+/// Runs `cmd` through sh; with `limit_s` > 0 it is killed after that many seconds (times
+/// SanitizerSlowdown()), so that a hang fails the test instead of stalling it.
 inline CommandResult RunCommand(const std::string& cmd, int limit_s = 0) {
   std::string line = cmd;
   if (limit_s > 0) {
+    limit_s *= SanitizerSlowdown();
     std::string quoted;
     for (char c : cmd) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
     line = "timeout -k 5 " + std::to_string(limit_s) + " sh -c '" + quoted + "'";
