@@ -3,6 +3,7 @@
 // `timeout`, so a hang fails the test instead of stalling it; faults are bounded by a
 // small UOPC_TIMEOUT.
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -365,14 +366,21 @@ TEST(Launcher, APortInUseIsRefusedAtOnceNeverShared) {
   close(fd);
 }
 
-// Whether process `pid` is gone (or a zombie nobody waits for).
-bool Gone(pid_t pid) {
+// The first line of /proc/PID/stat ("" if it cannot be read).
+std::string StatLine(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
-  if (!std::getline(stat, line)) return true;
-  size_t close_paren = line.rfind(')');
-  return close_paren != std::string::npos && line.size() > close_paren + 2 &&
-         line[close_paren + 2] == 'Z';
+  std::getline(stat, line);
+  return line;
+}
+
+// Whether process `pid`, whose /proc/PID/stat line is `stat`, is gone or a zombie nobody
+// waits for. An unreadable stat file alone (no file descriptors left) is not taken as gone.
+bool Gone(pid_t pid, const std::string& stat) {
+  if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+  size_t close_paren = stat.rfind(')');
+  return close_paren != std::string::npos && stat.size() > close_paren + 2 &&
+         stat[close_paren + 2] == 'Z';
 }
 
 class LauncherKilled : public testing::TestWithParam<int> {};
@@ -404,9 +412,15 @@ TEST_P(LauncherKilled, TakesEveryRankWithIt) {
   kill(launcher, SIGKILL);
   waitpid(launcher, nullptr, 0);
   for (pid_t p : ranks) {
-    int tries = 0;
-    while (!Gone(p) && tries++ < 100) usleep(50000);
-    EXPECT_TRUE(Gone(p)) << "rank process " << p << " outlived its launcher";
+    std::string stat = StatLine(p);
+    bool gone = Gone(p, stat);
+    for (int tries = 0; !gone && tries < 100; ++tries) {
+      usleep(50000);
+      stat = StatLine(p);
+      gone = Gone(p, stat);
+    }
+    EXPECT_TRUE(gone) << "rank process " << p << " outlived its launcher: /proc/" << p
+                      << "/stat reads " << stat;
   }
 }
 
