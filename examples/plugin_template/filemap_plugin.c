@@ -1,20 +1,23 @@
-/* A uopc device plugin, outside the uopc tree: devices whose memory is a file mapping.
+/* A uopc plugin, outside the uopc tree: a device whose memory is a file mapping, and a
+ * backend that renders kernels as C and compiles them with the system's C compiler.
  *
- * Copy this workspace to start a plugin of your own. It is plain C11 against the two
- * headers a plugin author needs (backends/plugin_api.h, the ABI; backends/plugin_sdk.h,
- * errors, blobs and a stub for every call this plugin leaves out), built as a shared
- * library that exports one symbol, uopc_plugin_entry_v2 (plugin.lds). docs/plugins.md in
- * uopc is the guide.
+ * Copy this workspace to start a plugin of your own. It is plain C11 against three headers
+ * of uopc: backends/plugin_api.h, the ABI; backends/plugin_sdk.h, errors, blobs and a stub
+ * for every call this plugin leaves out; backends/kernel_form.h, each kernel as plain C
+ * data (linking @uopc//backends:kernel_form). It is built as a shared library that exports
+ * one symbol, uopc_plugin_entry_v2 (plugin.lds). docs/plugins.md in uopc is the guide.
  *
  * What it does: one device, FILEMAP:0. Each buffer is a file in a folder (the option
  * "dir": UOPC_FILEMAP_DIR, default $TMPDIR or /tmp), mapped into this process, so a tensor
  * on it lives on disk; its memory is bounded by the option "limit" (UOPC_FILEMAP_LIMIT,
  * bytes, default 1 GiB). Work runs when it is queued (no UOPC_DEVICE_CAP_ASYNC), so copies
- * need no events. It has no backend: kernels run elsewhere, and tensors reach it by COPY.
+ * need no events. Its kernels come from the backend "filemap-c" (backend.c, render_c.c):
+ * each runs whole on the thread that launches it, on every dtype but f16 and bf16.
  * Test it with uopc's conformance suite:
  *   uopc_conformance --plugin bazel-bin/libuopc_plugin_filemap.so
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -23,6 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "backends/plugin_api.h"
 #include "backends/plugin_sdk.h"
 
@@ -40,6 +44,13 @@ struct uopc_buffer {
 };
 struct uopc_queue {
   int unused;
+};
+/* A compiled binary, loaded: its kernels by entry. */
+typedef void (*kernel_fn)(void* const* bufs, const int64_t* vars);
+struct uopc_program {
+  void* library;
+  uint32_t num_entries;
+  kernel_fn entries[];
 };
 
 static struct uopc_device device = {.limit = 1ull << 30, .mu = PTHREAD_MUTEX_INITIALIZER};
@@ -64,6 +75,8 @@ static uopc_error* initialize(uopc_initialize_args* a) {
         return uopc_sdk_error(UOPC_INVALID_ARGUMENT,
                               "filemap: UOPC_FILEMAP_LIMIT=%s; expected a number of bytes > 0", v);
       device.limit = n;
+    } else {
+      filemap_backend_option(k, v);
     }
   }
   if (access(device.dir, W_OK) != 0)
@@ -92,7 +105,7 @@ static uopc_error* device_describe(uopc_device_describe_args* a) {
   a->props->name = "FILEMAP:0";
   a->props->kind = "memory in mapped files";
   a->props->uid = "filemap://0";
-  a->props->backend = NULL;
+  a->props->backend = "filemap-c";
   a->props->type = UOPC_DEVICE_ACCEL;
   a->props->mem_total = device.limit;
   a->props->caps = UOPC_DEVICE_CAP_COPY_D2D;
@@ -262,12 +275,83 @@ static uopc_error* queue_synchronize(uopc_queue_synchronize_args* a) {
   return a->queue ? NULL : REFUSE("queue");
 }
 
+/* Loads a binary of the backend (a shared library) from a file that is gone at once. */
+static uopc_error* program_load(uopc_program_load_args* a) {
+  if (!a->device || !a->binary || (!a->entries && a->num_entries))
+    return REFUSE("device, binary or entries");
+  char path[4200];
+  snprintf(path, sizeof path, "%s/uopc-filemap-XXXXXX.so", device.dir);
+  int fd = mkstemps(path, 3);
+  if (fd < 0)
+    return uopc_sdk_error(UOPC_INTERNAL, "filemap: a file in %s: %s", device.dir, strerror(errno));
+  int written = write(fd, a->binary, a->size) == (ssize_t)a->size;
+  close(fd);
+  void* library = written ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+  unlink(path);
+  if (!library)
+    return uopc_sdk_error(UOPC_INVALID_ARGUMENT, "filemap: loading a binary: %s",
+                          written ? dlerror() : "cannot write it");
+  uopc_program* p = (uopc_program*)calloc(1, sizeof *p + a->num_entries * sizeof(kernel_fn));
+  if (!p) {
+    dlclose(library);
+    return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "filemap: out of host memory");
+  }
+  p->library = library;
+  p->num_entries = a->num_entries;
+  for (uint32_t i = 0; i < a->num_entries; ++i) {
+    p->entries[i] = (kernel_fn)(uintptr_t)dlsym(library, a->entries[i]);
+    if (!p->entries[i]) {
+      dlclose(library);
+      free(p);
+      return uopc_sdk_error(UOPC_NOT_FOUND, "filemap: the binary has no kernel %s", a->entries[i]);
+    }
+  }
+  a->program = p;
+  return NULL;
+}
+
+static uopc_error* program_unload(uopc_program_unload_args* a) {
+  if (!a->program) return REFUSE("program");
+  dlclose(a->program->library);
+  free(a->program);
+  return NULL;
+}
+
+/* Runs the kernel now, on this thread: each buffer at its offset, the VARs as they are. */
+static uopc_error* launch(uopc_launch_args* a) {
+  if (!a->program || !a->queue || (!a->buffers && a->num_buffers) || (!a->vars && a->num_vars))
+    return REFUSE("program, queue, buffers or vars");
+  if (a->entry >= a->program->num_entries)
+    return uopc_sdk_error(UOPC_OUT_OF_RANGE, "filemap: launch of entry %u of a program of %u",
+                          a->entry, a->program->num_entries);
+  void* stack[64];
+  void** bufs = a->num_buffers <= 64 ? stack : (void**)calloc(a->num_buffers, sizeof *bufs);
+  if (!bufs) return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "filemap: out of host memory");
+  uopc_error* e = NULL;
+  for (uint32_t s = 0; s < a->num_buffers; ++s) {
+    const uopc_buffer* b = a->buffers[s];
+    const uint64_t offset = a->offsets ? a->offsets[s] : 0;
+    if (b && !e) e = in_range(b, offset, 0, "a kernel's buffer of");
+    bufs[s] = b ? b->data + offset : NULL;
+  }
+  if (!e) a->program->entries[a->entry](bufs, a->vars);
+  if (bufs != stack) free(bufs);
+  if (a->done) *a->done = NULL;
+  return e;
+}
+
 static uopc_api api = {
     .uop_format_version = 1,
     .name = "filemap",
     .version = "0.1",
-    .caps = UOPC_PLUGIN_CAP_DEVICE,
+    .caps = UOPC_PLUGIN_CAP_BACKEND | UOPC_PLUGIN_CAP_DEVICE,
     .initialize = initialize,
+    .backend_count = filemap_backend_count,
+    .backend_get = filemap_backend_get,
+    .backend_describe = filemap_backend_describe,
+    .backend_supports = filemap_backend_supports,
+    .render = filemap_render,
+    .compile = filemap_compile,
     .device_count = device_count,
     .device_get = device_get,
     .device_describe = device_describe,
@@ -281,6 +365,9 @@ static uopc_api api = {
     .copy_h2d = copy_h2d,
     .copy_d2h = copy_d2h,
     .copy = copy,
+    .program_load = program_load,
+    .program_unload = program_unload,
+    .launch = launch,
     .queue_wait_event = queue_wait_event,
     .event_wait = event_wait,
     .queue_synchronize = queue_synchronize,
