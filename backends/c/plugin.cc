@@ -22,11 +22,11 @@
 #include "backends/c/matmul_kernels.h"
 #include "backends/c/render_c.h"
 #include "backends/cuda/gpu_target.h"
+#include "backends/kernel_graph.h"
 #include "backends/plugin_sdk.h"
 #include "backends/target_args.h"
 #include "core/ops.h"
 #include "core/serialize.h"
-#include "core/verify.h"
 
 #ifndef UOPC_C_PLUGIN_NAME
 #define UOPC_C_PLUGIN_NAME "c"
@@ -150,10 +150,8 @@ uopc_error* BackendSupports(uopc_backend_supports_args* a) {
 uopc_error* Render(uopc_render_args* a) {
   if (!a->kernel || !a->name) return NULL_ARG("an argument");
   return Guard([&]() -> uopc_error* {
-    absl::StatusOr<UOp> sink =
-        DeserializeGraph(absl::string_view(static_cast<const char*>(a->kernel), a->kernel_size));
+    absl::StatusOr<UOp> sink = ReadKernel(a->kernel, a->kernel_size);  // through its form
     if (!sink.ok()) return FromStatus(sink.status());
-    if (absl::Status s = Verify(*sink); !s.ok()) return FromStatus(s);
     LaunchDims dims;
     absl::StatusOr<std::string> src = RenderCKernel(*sink, a->name, &dims);
     if (!src.ok()) return FromStatus(src.status());

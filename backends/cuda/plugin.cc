@@ -21,6 +21,7 @@
 #include "backends/cuda/matmul_kernels.h"
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/render_cuda.h"
+#include "backends/kernel_graph.h"
 #include "backends/plugin_sdk.h"
 #include "core/cache_folder.h"
 #include "core/file.h"
@@ -149,8 +150,7 @@ uopc_error* BackendSupports(uopc_backend_supports_args* a) {
 uopc_error* Render(uopc_render_args* a) {
   if (!a->backend || !a->kernel || !a->name) return NULL_ARG("an argument");
   return Guard([&]() -> uopc_error* {
-    absl::StatusOr<UOp> sink =
-        DeserializeGraph(absl::string_view(static_cast<const char*>(a->kernel), a->kernel_size));
+    absl::StatusOr<UOp> sink = ReadKernel(a->kernel, a->kernel_size);  // through its form
     if (!sink.ok()) return FromStatus(sink.status());
     absl::StatusOr<CudaKernel> k = RenderCudaKernel(*sink, a->name, a->backend->limits);
     if (!k.ok()) return FromStatus(k.status());

@@ -1,6 +1,7 @@
 // The kernel form (backends/kernel_form.h) holds what the serialized kernel holds: node for
 // node the linearized program, with its ops, dtypes, sources and arguments, and the launch
-// convention's buffers and VARs; bad bytes are an error with a message, never a crash.
+// convention's buffers and VARs, and gives the graph back (backends/kernel_graph.h); bad
+// bytes are an error with a message, never a crash.
 #include "backends/kernel_form.h"
 
 #include <cstring>
@@ -8,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/kernel_graph.h"
 #include "core/kernel_signature.h"
 #include "core/serialize.h"
 #include "passes/linearize.h"
@@ -77,6 +79,10 @@ void ExpectFormOf(const UOp& kernel, const std::string& name) {
   for (uint32_t v = 0; v < f->num_vars; ++v)
     EXPECT_EQ(std::string(f->nodes[f->vars[v]].name), sig.vars[v].name);
   uopc_kernel_form_free(f);
+  // and back: the same graph, node for node (what uopc's own backends render from)
+  absl::StatusOr<UOp> back = ReadKernel(bytes.data(), bytes.size());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, kernel);
 }
 
 TEST(KernelForm, HoldsEveryConformanceKernelNodeForNode) {
