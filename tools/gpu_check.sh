@@ -21,7 +21,8 @@
 #      CUDA:0, and compute-sanitizer --tool memcheck of a short run (where the toolkit has it);
 #   6. the CUDA benchmarks, and their PyTorch peers (/opt/torch/.venv/bin/python3); the
 #      matmuls again in generated code (UOPC_CUDA_KERNELS=0), and the bench GPT's step with
-#      each of its steps timed (UOPC_DEBUG=2) into bench_gpt_steps.txt.
+#      each of its steps timed (UOPC_DEBUG=2) into bench_gpt_steps.txt (GPU_CHECK_BENCH=0
+#      leaves this step out: the correctness of a change, in half the device time).
 # It exits non-zero if any check failed; summary.txt has one line a step and the figures.
 # With the device tool:
 #   run(command="gpu_bundle/run.sh", carry=["gpu_bundle"], timeout_s=540)
@@ -174,6 +175,11 @@ run() {
     tail -n 3 "$out/memcheck.txt" | tee -a "$log"
   else
     say "no compute-sanitizer at $sanitizer: memcheck not run"
+  fi
+  if [ "${GPU_CHECK_BENCH:-1}" = 0 ]; then
+    say "GPU_CHECK_BENCH=0: no benchmarks"
+    finish
+    return
   fi
   step "uopc benchmarks on CUDA:0" "$b/bin/cuda_bench" --benchmark_min_time=1
   if awk '/^== uopc benchmarks/ {f = 1; next} /^== / {f = 0} f && /ERROR OCCURRED/' "$log" | grep -q .; then
