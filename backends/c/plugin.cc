@@ -51,6 +51,9 @@ CCompiler& Compiler() {
   static std::once_flag once;
   std::call_once(once, [] {
     CCompiler::Options o;
+    // vectors as wide as the target's, which the kernels' register tiles are shaped for
+    // (gcc's -march=native alone prefers 256 bits on CPUs with AVX-512)
+    o.flags.push_back(absl::StrCat("-mprefer-vector-width=", HostCpuTarget().vector_bits));
     o.warn = [](const std::string& m) { Log(UOPC_LOG_WARNING, m); };
     g_compiler = std::make_unique<CCompiler>(std::move(o));
   });
