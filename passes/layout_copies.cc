@@ -33,11 +33,14 @@ std::vector<int64_t> Sizes(const Shape& s) {
   return out;
 }
 
-// The register tile (rows, columns) of a matmul with an (m, n) output on `t` ({0, 0}: none).
+// The register tile (rows, columns) of a matmul with an (..., m, n) output on `t` ({0, 0}:
+// none). Leading axes are more rows (a batch of sequences times one weight).
 std::pair<int64_t, int64_t> TileOf(const Shape& out, const Target& t) {
-  const std::vector<int64_t> mn = Sizes(out);
-  if (mn.size() != 2 || mn[0] < 0) return {0, 0};
-  KernelLoops k{{mn[0], mn[1]}, {std::nullopt}, true, true, ""};
+  const std::vector<int64_t> sizes = Sizes(out);
+  if (sizes.size() < 2 || sizes[0] < 0) return {0, 0};
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < sizes.size(); ++d) rows *= sizes[d];
+  KernelLoops k{{rows, sizes.back()}, {std::nullopt}, true, true, ""};
   std::pair<int64_t, int64_t> tile{0, 0};
   for (const Opt& o : CpuDefaultOpts(k, t))
     if (o.op == OptOp::kUpcast) (o.axis == 0 ? tile.first : tile.second) = o.amount;

@@ -473,6 +473,34 @@ TEST(LayoutCopies, AMatmulReadsALargeOperandFromPackedColumnPanels) {
     }
 }
 
+// The same with x of (batch, rows, k), as a GPT's activations are: w is broadcast over the
+// batch, whose sequences are more rows of one (batch * rows, n) matmul, and is read from
+// packed panels too (before, the batch axis hid the register tile and w was read as it lies).
+TEST(LayoutCopies, ABatchedMatmulReadsALargeWeightFromPackedColumnPanels) {
+  const int b = 2, m = 8, k = 256, n = 1024;
+  UOp x = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, b * m * k), {b, m, k, 1});
+  UOp w = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 1, k * n), {1, 1, k, n});
+  UOp prod = Dims(Ops::EXPAND, x, {b, m, k, n}) * Dims(Ops::EXPAND, w, {b, m, k, n});
+  const Plan p = LowerPlan(
+      Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {2}}), {b, m, n}));
+  ASSERT_EQ(p.kernels().size(), 2u);
+  bool packed = false;
+  for (const Plan::Kernel* kernel : p.kernels())
+    for (const UOp& u : kernel->ast.Toposort())
+      packed |= u.is(Ops::RANGE) && u.src(0).ConstIntValue() == n / 32;
+  EXPECT_TRUE(packed);
+  std::vector<float> xs(b * m * k), ws(k * n);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::sin(0.37f * i);
+  for (size_t i = 0; i < ws.size(); ++i) ws[i] = std::cos(0.11f * i);
+  const std::vector<float> out = RunPlan(p, {xs, ws})[p.outputs[0]];
+  for (int i = 0; i < b * m; ++i)
+    for (int j = 0; j < n; ++j) {
+      float s = 0;
+      for (int kk = 0; kk < k; ++kk) s = std::fma(xs[i * k + kk], ws[kk * n + j], s);
+      ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
+    }
+}
+
 // An exp2 that three kernels would compute (a softmax's exp: its sum, its output, the
 // backward) is computed once, and they read it; one that two would compute (a softmax
 // alone) is computed by both.
