@@ -34,11 +34,13 @@ struct uopc_error {
   uopc_code code;
   char* msg;
   uint64_t len;
+  int is_static; /* not allocated: error_destroy leaves it alone */
 };
 
-/* Returned when even an error cannot be allocated; error_destroy leaves it alone. */
+/* Returned when even an error cannot be allocated. (Each file of a plugin has its own copy,
+   so error_destroy knows it by its mark, not its address.) */
 static uopc_error uopc_sdk_oom_error = {UOPC_RESOURCE_EXHAUSTED,
-                                        (char*)"out of memory creating an error", 31};
+                                        (char*)"out of memory creating an error", 31, 1};
 
 /* An error with a printf-style message; never NULL. */
 static inline uopc_error* uopc_sdk_error(uopc_code code, const char* fmt, ...) {
@@ -50,6 +52,7 @@ static inline uopc_error* uopc_sdk_error(uopc_code code, const char* fmt, ...) {
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
   e->code = code;
+  e->is_static = 0;
   e->msg = (char*)malloc(n > 0 ? (size_t)n + 1 : 1);
   if (!e->msg) {
     free(e);
@@ -63,7 +66,7 @@ static inline uopc_error* uopc_sdk_error(uopc_code code, const char* fmt, ...) {
 }
 
 static inline void uopc_sdk_error_destroy(uopc_error* e) {
-  if (!e || e == &uopc_sdk_oom_error) return;
+  if (!e || e->is_static) return;
   free(e->msg);
   free(e);
 }

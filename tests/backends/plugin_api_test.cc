@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 
+#include "backends/plugin_sdk.h"
 #include "core/dtype.h"
 #include "devices/plugin_api_v1.h"
 
@@ -148,6 +149,18 @@ TEST(PluginApi, TheTableIsTheListOfCalls) {
   EXPECT_EQ(offsets.front(), offsetof(uopc_api, caps) + sizeof(uint64_t));
   for (size_t k = 1; k < offsets.size(); ++k) EXPECT_EQ(offsets[k], offsets[k - 1] + sizeof(void*));
   EXPECT_EQ(offsets.back() + sizeof(void*), sizeof(uopc_api));
+}
+
+// plugin_sdk.h's out-of-memory error is a static of each file that includes it: an error
+// one file of a plugin made is destroyed by another's error_destroy, which leaves the
+// other file's copy alone too (it freed any copy but its own).
+TEST(PluginSdk, AnOutOfMemoryErrorFromAnotherFileIsNotFreed) {
+  uopc_error other_files = uopc_sdk_oom_error;  // (at another address, as in another file)
+  uopc_sdk_error_destroy(&other_files);         // (free() of it would abort)
+  EXPECT_EQ(uopc_sdk_error_code(&other_files), UOPC_RESOURCE_EXHAUSTED);
+  uopc_error* e = uopc_sdk_error(UOPC_INTERNAL, "made %d", 1);
+  EXPECT_EQ(uopc_sdk_error_code(e), UOPC_INTERNAL);
+  uopc_sdk_error_destroy(e);
 }
 
 }  // namespace
