@@ -123,9 +123,16 @@ ViewRead ViewUnder(const UOp& x, const ShapeMap& shapes) {
   return {view, value ? value : view};
 }
 
+constexpr int64_t kPackedSteps = 64;       // a shorter sum: not worth a packed copy
+constexpr int64_t kPackedRowBytes = 2048;  // rows closer: the prefetchers follow them
+
 // A sum over the last axis of (..., m, n, k): each matrix it reads as (n, k) from its
-// transposed copy, read back as (n, k).
-UOp ReadRowsTransposed(const UOp& sum, int n, const ShapeMap& shapes) {
+// transposed copy, read back as (n, k). Where the copy's (k, n) rows are long and it is
+// larger than half the L2 (as for ReadColumnsPacked below), the copy is packed in panels of
+// the register tile's `columns` instead, (n / columns, k, columns): the dim-512 GPT's
+// backward through a (2048, 512) weight read rows 8 KiB apart, in one L1 set, otherwise.
+UOp ReadRowsTransposed(const UOp& sum, int n, const ShapeMap& shapes, int64_t columns,
+                       int64_t l2_bytes) {
   return ReadCopies(sum, [&](const UOp& x) {
     if (!shapes.contains(x.get())) return x;
     UOp view = MatrixView(x, shapes);
@@ -144,10 +151,24 @@ UOp ReadRowsTransposed(const UOp& sum, int n, const ShapeMap& shapes) {
     UOp matrix = UOp::Derived(Ops::RESHAPE, {buffer, UOp::Int(rc[0]), UOp::Int(rc[1])});
     UOp transposed = UOp::Derived(Ops::PERMUTE, {matrix}, Axes{{1, 0}});
     for (DType d : casts) transposed = UOp::Make(Ops::CAST, d, {transposed});
-    UOp t = UOp::Derived(
-        Ops::PERMUTE,
-        {UOp::Derived(Ops::STAGE, {transposed}, DeviceArg{buffer.arg().Get<ParamArg>().device})},
-        Axes{{1, 0}});
+    const DeviceArg device{buffer.arg().Get<ParamArg>().device};
+    const int64_t rows = rc[0], k = rc[1], bytes = DTypeSize(transposed.dtype());
+    UOp t;
+    if (columns >= 2 && rows % columns == 0 && rows * bytes >= kPackedRowBytes &&
+        2 * k * rows * bytes > l2_bytes) {
+      const UOp panels = UOp::Derived(
+          Ops::PERMUTE,
+          {UOp::Derived(Ops::RESHAPE,
+                        {transposed, UOp::Int(k), UOp::Int(rows / columns), UOp::Int(columns)})},
+          Axes{{1, 0, 2}});
+      const UOp packed =
+          UOp::Derived(Ops::STAGE, {panels}, device);  // (rows / columns, k, columns)
+      t = UOp::Derived(Ops::RESHAPE, {UOp::Derived(Ops::PERMUTE, {packed}, Axes{{0, 2, 1}}),
+                                      UOp::Int(rows), UOp::Int(k)});
+    } else {
+      t = UOp::Derived(Ops::PERMUTE, {UOp::Derived(Ops::STAGE, {transposed}, device)},
+                       Axes{{1, 0}});
+    }
     std::vector<UOp> src(view.src().begin(), view.src().end());
     src[0] = t;
     const UOp copy = UOp::Derived(Ops::RESHAPE, src);
@@ -267,8 +288,6 @@ UOp ReadFrom(const UOp& x, const UOp& view, const UOp& copy, const ShapeMap& sha
 // matmul ran at 130 GFLOP/s, 170 with rows 16 floats longer, on a Zen 5). It reads a copy
 // whose rows are 16 elements longer instead (a small kernel of its own).
 constexpr int64_t kPaddedRows = 64;  // fewer rows of b stay in cache anyway
-constexpr int64_t kPackedSteps = 64;         // a shorter sum: not worth a packed copy
-constexpr int64_t kPackedRowBytes = 2048;    // rows closer: the prefetchers follow them
 UOp ReadRowsPadded(const UOp& sum, const ShapeMap& shapes, int64_t stride) {
   return ReadCopies(sum, [&](const UOp& x) {
     const MatrixOperand b = RightOperand(x, shapes);
@@ -410,7 +429,9 @@ absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
     if (n >= 3 && (axes == std::vector<int>{n - 2} || axes == std::vector<int>{n - 1}) &&
         SuppliedMatmulTakes(orig, shapes.at(orig.src(0).get()), t))
       return ReadHalvesStaged(rebuilt, shapes);
-    if (n >= 2 && axes == std::vector<int>{n - 1}) return ReadRowsTransposed(rebuilt, n, shapes);
+    if (n >= 2 && axes == std::vector<int>{n - 1})
+      return ReadRowsTransposed(rebuilt, n, shapes, TileOf(shapes.at(orig.get()), t).second,
+                                t.l2_bytes);
     if (n >= 3 && axes == std::vector<int>{n - 2}) {
       const UOp read = ReadLeftWidened(ReadTransposesCopied(rebuilt, shapes), shapes);
       const std::pair<int64_t, int64_t> tile = TileOf(shapes.at(orig.get()), t);

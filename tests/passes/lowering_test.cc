@@ -501,6 +501,40 @@ TEST(LayoutCopies, ABatchedMatmulReadsALargeWeightFromPackedColumnPanels) {
     }
 }
 
+// x @ w^T with w a (1024, 256) buffer (a sum over the last axis, as a GPT's backward
+// through a weight): its transposed copy (256, 1024) has rows 4 KiB apart and is larger
+// than half the L2, so it is packed in panels of the register tile's 32 columns, (32, 256,
+// 32), in the one copy kernel. The sums keep their order: the bits of the plain loop.
+TEST(LayoutCopies, AMatmulByALargeTransposedWeightReadsPackedPanels) {
+  const int m = 16, k = 256, n = 1024;
+  UOp x = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, m * k), {m, 1, k});
+  UOp w = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 1, n * k), {1, n, k});
+  UOp prod = Dims(Ops::EXPAND, x, {m, n, k}) * Dims(Ops::EXPAND, w, {m, n, k});
+  const Plan p = LowerPlan(
+      Dims(Ops::RESHAPE, UOp::Derived(Ops::REDUCE, {prod}, ReduceArg{Ops::ADD, {2}}), {m, n}));
+  ASSERT_EQ(p.kernels().size(), 2u);
+  int copies = 0;  // (the copy: loops over 32 panels of 256 x 32, none over w's 1024 rows)
+  for (const Plan::Kernel* kernel : p.kernels()) {
+    std::vector<UOp> nodes = kernel->ast.Toposort();
+    if (std::any_of(nodes.begin(), nodes.end(), [](const UOp& u) { return u.is(Ops::ALLOC); }))
+      continue;  // (the matmul: its sums)
+    ++copies;
+    for (const UOp& u : nodes)
+      if (u.is(Ops::RANGE)) EXPECT_NE(u.src(0).ConstIntValue(), n) << "a loop over w's rows";
+  }
+  EXPECT_EQ(copies, 1);
+  std::vector<float> xs(m * k), ws(n * k);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::sin(0.37f * i);
+  for (size_t i = 0; i < ws.size(); ++i) ws[i] = std::cos(0.11f * i);
+  const std::vector<float> out = RunPlan(p, {xs, ws})[p.outputs[0]];
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      float s = 0;
+      for (int kk = 0; kk < k; ++kk) s = std::fma(xs[i * k + kk], ws[j * k + kk], s);
+      ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
+    }
+}
+
 // An exp2 that three kernels would compute (a softmax's exp: its sum, its output, the
 // backward) is computed once, and they read it; one that two would compute (a softmax
 // alone) is computed by both.
