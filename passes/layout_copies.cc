@@ -126,6 +126,24 @@ ViewRead ViewUnder(const UOp& x, const ShapeMap& shapes) {
 constexpr int64_t kPackedSteps = 64;       // a shorter sum: not worth a packed copy
 constexpr int64_t kPackedRowBytes = 2048;  // rows closer: the prefetchers follow them
 
+// Whether a (k, n) matrix of `bytes`-wide elements is read from a copy packed in panels of a
+// register tile's `columns`: its rows are long and it is larger than half the L2.
+bool WorthPacking(int64_t k, int64_t n, int64_t bytes, int64_t columns, int64_t l2_bytes) {
+  return columns >= 2 && n % columns == 0 && n * bytes >= kPackedRowBytes &&
+         2 * k * n * bytes > l2_bytes;
+}
+
+// A copy of `matrix`, (k, n), packed in panels of `columns`: (n / columns, k, columns), a
+// step's columns adjacent and a panel front to back, as a BLAS packs b.
+UOp PackedPanels(const UOp& matrix, int64_t k, int64_t n, int64_t columns,
+                 const DeviceArg& device) {
+  const UOp panels = UOp::Derived(
+      Ops::PERMUTE,
+      {UOp::Derived(Ops::RESHAPE, {matrix, UOp::Int(k), UOp::Int(n / columns), UOp::Int(columns)})},
+      Axes{{1, 0, 2}});
+  return UOp::Derived(Ops::STAGE, {panels}, device);
+}
+
 // A sum over the last axis of (..., m, n, k): each matrix it reads as (n, k) from its
 // transposed copy, read back as (n, k). Where the copy's (k, n) rows are long and it is
 // larger than half the L2 (as for ReadColumnsPacked below), the copy is packed in panels of
@@ -154,15 +172,8 @@ UOp ReadRowsTransposed(const UOp& sum, int n, const ShapeMap& shapes, int64_t co
     const DeviceArg device{buffer.arg().Get<ParamArg>().device};
     const int64_t rows = rc[0], k = rc[1], bytes = DTypeSize(transposed.dtype());
     UOp t;
-    if (columns >= 2 && rows % columns == 0 && rows * bytes >= kPackedRowBytes &&
-        2 * k * rows * bytes > l2_bytes) {
-      const UOp panels = UOp::Derived(
-          Ops::PERMUTE,
-          {UOp::Derived(Ops::RESHAPE,
-                        {transposed, UOp::Int(k), UOp::Int(rows / columns), UOp::Int(columns)})},
-          Axes{{1, 0, 2}});
-      const UOp packed =
-          UOp::Derived(Ops::STAGE, {panels}, device);  // (rows / columns, k, columns)
+    if (WorthPacking(k, rows, bytes, columns, l2_bytes)) {
+      const UOp packed = PackedPanels(transposed, k, rows, columns, device);
       t = UOp::Derived(Ops::RESHAPE, {UOp::Derived(Ops::PERMUTE, {packed}, Axes{{0, 2, 1}}),
                                       UOp::Int(rows), UOp::Int(k)});
     } else {
@@ -318,16 +329,9 @@ UOp ReadColumnsPacked(const UOp& sum, const ShapeMap& shapes, int64_t columns, i
   return ReadCopies(sum, [&](const UOp& x) {
     const MatrixOperand b = RightOperand(x, shapes);
     const int64_t k = b.rows, n = b.columns;
-    if (!b.view || columns < 2 || n % columns != 0 ||
-        n * DTypeSize(b.view.dtype()) < kPackedRowBytes ||
-        2 * k * n * DTypeSize(b.view.dtype()) <= l2_bytes)
-      return x;
-    const UOp& buffer = b.view.src(0);
-    const UOp panels = UOp::Derived(
-        Ops::PERMUTE,
-        {UOp::Derived(Ops::RESHAPE, {b.value, UOp::Int(k), UOp::Int(n / columns), UOp::Int(columns)})},
-        Axes{{1, 0, 2}});
-    const UOp packed = UOp::Derived(Ops::STAGE, {panels}, DeviceArg{buffer.arg().Get<ParamArg>().device});
+    if (!b.view || !WorthPacking(k, n, DTypeSize(b.view.dtype()), columns, l2_bytes)) return x;
+    const UOp packed =
+        PackedPanels(b.value, k, n, columns, DeviceArg{b.view.src(0).arg().Get<ParamArg>().device});
     return ReadFrom(x, b.value, UOp::Derived(Ops::PERMUTE, {packed}, Axes{{1, 0, 2}}), shapes);
   });
 }

@@ -440,6 +440,22 @@ TEST(LayoutCopies, AWeightGradientReadsRowsFarApartFromPackedPanels) {
     }
 }
 
+// Runs matmul plan `p` of x (rows, k) and w ((k, n), or (n, k) where `w_transposed`) on
+// fixed values, and expects each output to be the plain loop's sum, bit for bit.
+void ExpectPlainLoopSums(const Plan& p, int rows, int k, int n, bool w_transposed) {
+  std::vector<float> x(rows * k), w(k * n);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * i);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::cos(0.11f * i);
+  const std::vector<float> out = RunPlan(p, {x, w})[p.outputs[0]];
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < n; ++j) {
+      float s = 0;
+      for (int kk = 0; kk < k; ++kk)
+        s = std::fma(x[i * k + kk], w_transposed ? w[j * k + kk] : w[kk * n + j], s);
+      ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
+    }
+}
+
 // x @ w with w a (256, 1024) buffer: its panels of the 8 x 32 register tile's 32 columns
 // span 256 rows 4 KiB apart, 2 MiB together with w, more than the reference CPU's 1 MiB L2:
 // w is read from a copy packed in panels, (32, 256, 32) (a kernel of its own). The sums keep
@@ -461,16 +477,7 @@ TEST(LayoutCopies, AMatmulReadsALargeOperandFromPackedColumnPanels) {
     for (const UOp& u : kernel->ast.Toposort())
       packed |= u.is(Ops::RANGE) && u.src(0).ConstIntValue() == n / 32;
   EXPECT_TRUE(packed);
-  std::vector<float> x(m * k), w(k * n);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * i);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = std::cos(0.11f * i);
-  const std::vector<float> out = RunPlan(p, {x, w})[p.outputs[0]];
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) {
-      float s = 0;
-      for (int kk = 0; kk < k; ++kk) s = std::fma(x[i * k + kk], w[kk * n + j], s);
-      ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
-    }
+  ExpectPlainLoopSums(p, m, k, n, false);
 }
 
 // The same with x of (batch, rows, k), as a GPT's activations are: w is broadcast over the
@@ -489,16 +496,7 @@ TEST(LayoutCopies, ABatchedMatmulReadsALargeWeightFromPackedColumnPanels) {
     for (const UOp& u : kernel->ast.Toposort())
       packed |= u.is(Ops::RANGE) && u.src(0).ConstIntValue() == n / 32;
   EXPECT_TRUE(packed);
-  std::vector<float> xs(b * m * k), ws(k * n);
-  for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::sin(0.37f * i);
-  for (size_t i = 0; i < ws.size(); ++i) ws[i] = std::cos(0.11f * i);
-  const std::vector<float> out = RunPlan(p, {xs, ws})[p.outputs[0]];
-  for (int i = 0; i < b * m; ++i)
-    for (int j = 0; j < n; ++j) {
-      float s = 0;
-      for (int kk = 0; kk < k; ++kk) s = std::fma(xs[i * k + kk], ws[kk * n + j], s);
-      ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
-    }
+  ExpectPlainLoopSums(p, b * m, k, n, false);
 }
 
 // x @ w^T with w a (1024, 256) buffer (a sum over the last axis, as a GPT's backward
@@ -523,16 +521,7 @@ TEST(LayoutCopies, AMatmulByALargeTransposedWeightReadsPackedPanels) {
       if (u.is(Ops::RANGE)) EXPECT_NE(u.src(0).ConstIntValue(), n) << "a loop over w's rows";
   }
   EXPECT_EQ(copies, 1);
-  std::vector<float> xs(m * k), ws(n * k);
-  for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::sin(0.37f * i);
-  for (size_t i = 0; i < ws.size(); ++i) ws[i] = std::cos(0.11f * i);
-  const std::vector<float> out = RunPlan(p, {xs, ws})[p.outputs[0]];
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) {
-      float s = 0;
-      for (int kk = 0; kk < k; ++kk) s = std::fma(xs[i * k + kk], ws[j * k + kk], s);
-      ASSERT_EQ(out[i * n + j], s) << i << ", " << j;
-    }
+  ExpectPlainLoopSums(p, m, k, n, true);
 }
 
 // An exp2 that three kernels would compute (a softmax's exp: its sum, its output, the
