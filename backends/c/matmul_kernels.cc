@@ -115,25 +115,39 @@ struct TileConfig {
   uint8_t rows[16] = {};
 };
 
-// A 32 x 32 block of out from packed operands: a's 32 rows (two tiles of 16 rows x 32 bf16
-// per step of k) and b's 32 columns (two tiles of 16 pairs of rows x 16 columns, VNNI).
-// kp: k rounded up to 32. The four f32 tiles go to `c` (32 x 32).
-__attribute__((target("amx-tile,amx-bf16"))) void AmxBlock(const uint16_t* a, int64_t lda,
-                                                           const uint16_t* b, int64_t kp,
-                                                           float* c) {
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  const int64_t a_stride = lda * 2, b_stride = 64;  // bytes between tile rows
-  const uint16_t* b1 = b + (kp / 2) * 32;          // the second 16 columns' panel
-  for (int64_t k = 0; k < kp; k += 32) {
-    _tile_loadd(4, a + k, a_stride);
-    _tile_loadd(6, b + (k / 2) * 32, b_stride);
+// Packed operands. a: per 32 rows, per 32 of k, the two 16 x 32 tiles one after the other
+// (2 KiB: a tile's rows are 64 bytes apart). b: per 32 columns, two panels (16 columns each)
+// of k/2 rows of 16 VNNI pairs. kp: k rounded up to 32; both are zero-padded.
+int64_t PackedA(int64_t i, int64_t q, int64_t kp) {
+  return (i / 32) * 32 * kp + (q / 32) * 1024 + (i % 32) * 32 + q % 32;
+}
+
+// Adds the products of k in [k0, k1) to the 32 x 32 block of f32 sums at `c` (32 floats a
+// row), or sets it where `first`: a's block of 32 rows and b's 32 columns, packed, in two by
+// two tiles (four accumulators).
+__attribute__((target("amx-tile,amx-bf16"))) void AmxBlock(const uint16_t* a, const uint16_t* b,
+                                                           int64_t kp, int64_t k0, int64_t k1,
+                                                           float* c, bool first) {
+  if (first) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  } else {
+    _tile_loadd(0, c, 128);
+    _tile_loadd(1, c + 16, 128);
+    _tile_loadd(2, c + 16 * 32, 128);
+    _tile_loadd(3, c + 16 * 32 + 16, 128);
+  }
+  const uint16_t* b1 = b + (kp / 2) * 32;  // the second 16 columns' panel
+  for (int64_t k = k0; k < k1; k += 32) {
+    const uint16_t* ak = a + k * 32;
+    _tile_loadd(4, ak, 64);
+    _tile_loadd(6, b + (k / 2) * 32, 64);
     _tile_dpbf16ps(0, 4, 6);
-    _tile_loadd(7, b1 + (k / 2) * 32, b_stride);
+    _tile_loadd(7, b1 + (k / 2) * 32, 64);
     _tile_dpbf16ps(1, 4, 7);
-    _tile_loadd(5, a + 16 * lda + k, a_stride);
+    _tile_loadd(5, ak + 16 * 32, 64);
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
   }
@@ -143,13 +157,20 @@ __attribute__((target("amx-tile,amx-bf16"))) void AmxBlock(const uint16_t* a, in
   _tile_stored(3, c + 16 * 32 + 16, 128);
 }
 
-__attribute__((target("amx-tile,amx-bf16"))) void AmxConfigure() {
+constexpr TileConfig EightFullTiles() {
   TileConfig cfg;
   for (int t = 0; t < 8; ++t) {
     cfg.rows[t] = 16;
     cfg.colsb[t] = 64;
   }
-  _tile_loadconfig(&cfg);
+  return cfg;
+}
+// A constant in memory: gcc 12's _tile_loadconfig tells the compiler that it reads 8 bytes
+// of the config, so the stores of a local's other 56 may be dropped (they were, in a test).
+alignas(64) constexpr TileConfig kEightFullTiles = EightFullTiles();
+
+__attribute__((target("amx-tile,amx-bf16"))) void AmxConfigure() {
+  _tile_loadconfig(&kEightFullTiles);
 }
 
 __attribute__((target("amx-tile"))) void AmxRelease() { _tile_release(); }
@@ -186,13 +207,51 @@ __attribute__((target("avx512f,avx512bw"))) void RowToBf16(const float* in, uint
   }
   for (; x < n; ++x) out[x] = Bf16Of(in[x]);
 }
+
+// Two rows of b (r1 null: zeros) as VNNI pairs, 16 columns at a time: the pairs of columns
+// j..j+15 are one 64-byte row of the panel of column j / 16 (panels `panel` elements apart).
+__attribute__((target("avx512f,avx512bw"))) void PairRows(const uint16_t* r0, const uint16_t* r1,
+                                                          int64_t n, uint16_t* dst, int64_t panel) {
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512i lo =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0 + j)));
+    const __m512i hi =
+        r1 ? _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r1 + j)))
+           : _mm512_setzero_si512();
+    _mm512_store_si512(dst + j / 16 * panel, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+  }
+  for (; j < n; ++j) {
+    const uint32_t pair = r0[j] | (r1 ? uint32_t{r1[j]} << 16 : 0u);
+    std::memcpy(dst + j / 16 * panel + (j % 16) * 2, &pair, 4);
+  }
+}
 #pragma GCC diagnostic pop
 
-// Buffers of the packed operands, kept for the next call (one per queue thread).
-uint16_t* Scratch(std::vector<uint16_t>& v, int64_t count) {
-  if (static_cast<int64_t>(v.size()) < count) v.assign(count, 0);
-  return v.data();
-}
+// A buffer of packed operands or sums, kept for the next call (one per thread). Its start
+// is on a cache line, as a tile's rows then are: a tile load whose 64-byte rows straddle
+// two lines takes six times as long (measured here, 18 against 3 ns).
+template <typename T>
+class Scratch {
+ public:
+  T* Get(int64_t count) {
+    if (count > size_) {
+      data_.reset(new (std::align_val_t{64}) T[count]);
+      size_ = count;
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<T[], Free> data_;
+  int64_t size_ = 0;
+};
+
+// The caches the blocking is sized for (the target's, at ConfigureMatmulKernels).
+int64_t g_l1d_bytes = 32 << 10, g_l2_bytes = 1 << 20;
 
 absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
                     const uint16_t* b) {
@@ -200,36 +259,38 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
   ThreadPool& pool = ThreadPool::Get();
   const int threads = pool.threads();
   const int64_t mp = RoundUp(p.m, 32), np = RoundUp(p.n, 32),
-                kp = RoundUp(std::max<int64_t>(p.k, 1), 32), lda = kp + 32;
+                kp = RoundUp(std::max<int64_t>(p.k, 1), 32);
   const bool padded = mp != p.m || np != p.n || kp != p.k;
   const int64_t mb = mp / 32, nb = np / 32;
   // part t of `parts` of packing matmul z of the batch into pa and pb
   auto pack = [&](int64_t z, uint16_t* pa, uint16_t* pb, int t, int parts) {
     const uint16_t* az = a + p.AOffset(z);
     const uint16_t* bz = b + p.BOffset(z);
-    if (p.a_col == 1) {
+    if (p.a_col == 1) {  // a row's 32 elements of each k step at once
       for (int64_t i = p.m * t / parts; i < p.m * (t + 1) / parts; ++i)
-        std::memcpy(pa + i * lda, az + i * p.a_row, p.k * sizeof(uint16_t));
-    } else if (p.k == 1) {
-      for (int64_t i = p.m * t / parts; i < p.m * (t + 1) / parts; ++i)
-        pa[i * lda] = az[i * p.a_row];
+        for (int64_t q = 0; q < p.k; q += 32)
+          std::memcpy(pa + PackedA(i, q, kp), az + i * p.a_row + q,
+                      std::min<int64_t>(32, p.k - q) * sizeof(uint16_t));
     } else {
       for (int64_t q = p.k * t / parts; q < p.k * (t + 1) / parts; ++q)
-        for (int64_t i = 0; i < p.m; ++i) pa[i * lda + q] = az[i * p.a_row + q * p.a_col];
+        for (int64_t i = 0; i < p.m; ++i) pa[PackedA(i, q, kp)] = az[i * p.a_row + q * p.a_col];
     }
     auto put = [&](int64_t q, int64_t j) {
       pb[(j / 16) * (kp / 2) * 32 + (q / 2) * 32 + (j % 16) * 2 + (q % 2)] =
           bz[q * p.b_row + j * p.b_col];
     };
-    if (p.b_col == 1) {  // two rows at a time, each pair of elements one 32-bit store
-      const int64_t pairs = (p.k + 1) / 2;
+    const int64_t pairs = (p.k + 1) / 2;
+    if (p.b_col == 1) {  // two rows at a time, 16 pairs of elements a store
       for (int64_t h = pairs * t / parts; h < pairs * (t + 1) / parts; ++h) {
         const uint16_t* r0 = bz + 2 * h * p.b_row;
-        const uint16_t* r1 = 2 * h + 1 < p.k ? r0 + p.b_row : nullptr;
-        for (int64_t j = 0; j < p.n; ++j) {
-          const uint32_t pair = r0[j] | (r1 ? uint32_t{r1[j]} << 16 : 0u);
-          std::memcpy(pb + (j / 16) * (kp / 2) * 32 + h * 32 + (j % 16) * 2, &pair, 4);
-        }
+        PairRows(r0, 2 * h + 1 < p.k ? r0 + p.b_row : nullptr, p.n, pb + h * 32, (kp / 2) * 32);
+      }
+    } else if (p.b_row == 1) {  // b's columns lie along k: each pair is one 32-bit load
+      for (int64_t j = p.n * t / parts; j < p.n * (t + 1) / parts; ++j) {
+        const uint16_t* col = bz + j * p.b_col;
+        uint16_t* dst = pb + (j / 16) * (kp / 2) * 32 + (j % 16) * 2;
+        for (int64_t h = 0; h < p.k / 2; ++h) std::memcpy(dst + h * 32, col + 2 * h, 4);
+        if (p.k % 2) dst[(p.k / 2) * 32] = col[p.k - 1];
       }
     } else if (p.n == 1) {
       for (int64_t q = p.k * t / parts; q < p.k * (t + 1) / parts; ++q) put(q, 0);
@@ -238,34 +299,50 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
         for (int64_t q = 0; q < p.k; ++q) put(q, j);
     }
   };
+  // k in steps whose slice of a column panel of b (64 bytes per k) takes at most a third of
+  // the L1, so that it stays there while the rows' blocks stream past (each block's sums go
+  // out and come back once a step); where two steps would cover k, one
+  const int64_t kc_l1 = std::max<int64_t>(64, g_l1d_bytes / 3 / 64 / 32 * 32),
+                kc = kp <= 2 * kc_l1 ? kp : kc_l1;
   // blocks [begin, end) of matmul z's row chunk from block row ib0 (rows_in block rows),
-  // columns outermost; the thread's tiles are configured
+  // columns outermost; the thread's tiles are configured. A run of blocks in one column
+  // takes each step of k over all of its rows before the next.
   auto compute = [&](int64_t z, const uint16_t* pa, const uint16_t* pb, int64_t ib0,
                      int64_t rows_in, int64_t begin, int64_t end) {
+    thread_local Scratch<float> sums;
+    float* c = sums.Get(rows_in * 32 * 32);
     const int64_t oz = p.OutOffset(z);
-    alignas(64) float c[32 * 32];
-    for (int64_t blk = begin; blk < end; ++blk) {
-      const int64_t jb = blk / rows_in, ib = ib0 + blk % rows_in;
-      AmxBlock(pa + ib * 32 * lda, lda, pb + jb * 2 * (kp / 2) * 32, kp, c);
-      const int64_t rows = std::min<int64_t>(32, p.m - ib * 32);
-      const int64_t cols = std::min<int64_t>(32, p.n - jb * 32);
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t o = oz + (ib * 32 + r) * p.out_row + jb * 32;
-        if (out_bf16)
-          RowToBf16(c + r * 32, static_cast<uint16_t*>(out) + o, cols);
-        else
-          std::memcpy(static_cast<float*>(out) + o, c + r * 32, cols * sizeof(float));
+    for (int64_t run = begin; run < end;) {
+      const int64_t jb = run / rows_in, run_end = std::min(end, (jb + 1) * rows_in);
+      const uint16_t* panel = pb + jb * 32 * kp;
+      for (int64_t k0 = 0; k0 < kp; k0 += kc)
+        for (int64_t blk = run; blk < run_end; ++blk)
+          AmxBlock(pa + (ib0 + blk % rows_in) * 32 * kp, panel, kp, k0, std::min(kp, k0 + kc),
+                   c + (blk - run) * 32 * 32, k0 == 0);
+      for (int64_t blk = run; blk < run_end; ++blk) {
+        const int64_t ib = ib0 + blk % rows_in;
+        const int64_t rows = std::min<int64_t>(32, p.m - ib * 32);
+        const int64_t cols = std::min<int64_t>(32, p.n - jb * 32);
+        const float* cb = c + (blk - run) * 32 * 32;
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t o = oz + (ib * 32 + r) * p.out_row + jb * 32;
+          if (out_bf16)
+            RowToBf16(cb + r * 32, static_cast<uint16_t*>(out) + o, cols);
+          else
+            std::memcpy(static_cast<float*>(out) + o, cb + r * 32, cols * sizeof(float));
+        }
       }
+      run = run_end;
     }
   };
-  // rows in chunks whose packed a fits in half the L2: a's chunk stays in cache while every
-  // column panel of b streams past it
-  const int64_t chunk = std::clamp<int64_t>((512 << 10) / (32 * lda * 2), 1, mb);
-  auto scratch = [&](std::vector<uint16_t>& sa, std::vector<uint16_t>& sb) {
-    uint16_t* pa = Scratch(sa, mp * lda);
-    uint16_t* pb = Scratch(sb, np * kp);
+  // rows in chunks whose packed a fits in a quarter of the L2: a's chunk stays in cache
+  // while every column panel of b streams past it
+  const int64_t chunk = std::clamp<int64_t>(g_l2_bytes / 4 / (32 * kp * 2), 1, mb);
+  auto scratch = [&](Scratch<uint16_t>& sa, Scratch<uint16_t>& sb) {
+    uint16_t* pa = sa.Get(mp * kp);
+    uint16_t* pb = sb.Get(np * kp);
     if (padded) {
-      std::memset(pa, 0, mp * lda * sizeof(uint16_t));
+      std::memset(pa, 0, mp * kp * sizeof(uint16_t));
       std::memset(pb, 0, np * kp * sizeof(uint16_t));
     }
     return std::pair<uint16_t*, uint16_t*>(pa, pb);
@@ -273,7 +350,7 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
   const int64_t count = p.batch2 * p.batch;  // matmuls
   if (count >= threads && count > 1) {       // a batch of small matmuls: one thread each
     pool.ParallelFor(threads, [&](int t) {
-      thread_local std::vector<uint16_t> sa, sb;
+      thread_local Scratch<uint16_t> sa, sb;
       AmxConfigure();
       for (int64_t z = count * t / threads; z < count * (t + 1) / threads; ++z) {
         const auto [pa, pb] = scratch(sa, sb);
@@ -287,7 +364,7 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
     });
     return absl::OkStatus();
   }
-  thread_local std::vector<uint16_t> sa, sb;  // (the queue's thread's)
+  thread_local Scratch<uint16_t> sa, sb;  // (the queue's thread's)
   for (int64_t z = 0; z < count; ++z) {
     const auto [pa, pb] = scratch(sa, sb);
     pool.ParallelFor(threads, [&](int t) { pack(z, pa, pb, t, threads); });
@@ -322,6 +399,7 @@ absl::Status Configure(absl::Span<const std::pair<std::string, std::string>> opt
   }
 #if defined(__x86_64__)
   const Target t = HostCpuTarget();
+  g_l1d_bytes = t.l1d_bytes, g_l2_bytes = t.l2_bytes;
   // a 64 x 64 x 64 matmul and up: below it packing costs more than the tiles save
   if (amx && t.Has("amx_bf16") && t.Has("amx_tile") && AmxUsable()) {
     g_kernels.push_back(

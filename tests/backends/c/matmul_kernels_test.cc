@@ -82,15 +82,17 @@ void ExpectClose(const std::vector<float>& got, const std::vector<double>& want,
 struct Case {
   int64_t batch, m, k, n;
   bool transpose_b;
+  bool transpose_a = false;
 };
 
 class AmxMatmul : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AmxMatmul, RunsAsASuppliedKernelWithTheReferenceResult) {
   if (!Supplies("amx_bf16_to_f32")) GTEST_SKIP() << "this CPU (or UOPC_C_AMX=0) has no AMX-BF16";
-  const auto [batch, m, k, n, transpose_b] = GetParam();
+  const auto [batch, m, k, n, transpose_b, transpose_a] = GetParam();
   const std::vector<float> xv = Data(batch * m * k, 1), yv = Data(batch * k * n, 2);
-  Tensor x = Tensor::FromVector(xv, {batch, m, k}).Cast(DType::kBF16).Realize();
+  Tensor x = Tensor::FromVector(xv, {batch, m, k}).Cast(DType::kBF16);
+  x = transpose_a ? x.Transpose().Realize().Transpose() : x.Realize();
   Tensor y = Tensor::FromVector(yv, {batch, k, n}).Cast(DType::kBF16);
   if (transpose_b)  // stored as (n, k): read across its rows
     y = y.Transpose().Realize().Transpose();
@@ -111,7 +113,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AmxMatmul,
                          ::testing::Values(Case{1, 64, 64, 64, false}, Case{1, 70, 130, 50, false},
                                            Case{1, 96, 40, 160, true}, Case{3, 33, 64, 65, false},
                                            Case{2, 128, 256, 64, true}, Case{1, 96, 97, 96, false},
-                                           Case{1, 96, 97, 96, true}));
+                                           Case{1, 96, 97, 96, true},
+                                           // k in several L1-sized steps, the last one short
+                                           Case{1, 70, 1100, 50, false}, Case{2, 33, 777, 40, true},
+                                           Case{1, 40, 600, 48, false, true}));
 
 TEST(AmxMatmulTest, SmallMatmulsStayGenerated) {
   if (!Supplies("amx_bf16_to_f32")) GTEST_SKIP() << "this CPU (or UOPC_C_AMX=0) has no AMX-BF16";
