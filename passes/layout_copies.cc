@@ -404,16 +404,25 @@ bool SuppliedMatmulTakes(const UOp& sum, const Shape& in, const Target& t) {
   return false;
 }
 
-// `sum` reading each f32 view that it rounds to a half from a copy of the half instead.
-UOp ReadHalvesStaged(const UOp& sum, const ShapeMap& shapes) {
+// `sum` reading each f32 view that it rounds to a half from a copy of the half instead. The
+// copy is made in the buffer's own order, and a transposed read (x @ W^T) transposes it.
+UOp ReadHalvesStaged(const UOp& sum) {
   return ReadCopies(sum, [&](const UOp& x) {
-    if (!shapes.contains(x.get())) return x;
-    const ViewRead read = ViewUnder(x, shapes);
-    if (!read.view || !RoundsToHalf(read.value, read.view)) return x;
-    UOp half = read.value;
-    while (!(IsHalf(half.dtype()) && !IsHalf(half.src(0).dtype()))) half = half.src(0);
-    const UOp copy =
-        UOp::Derived(Ops::STAGE, {half}, DeviceArg{read.view.src(0).arg().Get<ParamArg>().device});
+    UOp half;  // the innermost rounding of f32 to a half under the read's view
+    for (UOp u = x; u.is(Ops::EXPAND) || u.is(Ops::RESHAPE) || u.is(Ops::PERMUTE) || IsFloatCast(u);
+         u = u.src(0))
+      if (IsFloatCast(u) && IsHalf(u.dtype()) && !IsHalf(u.src(0).dtype())) half = u;
+    if (!half) return x;
+    std::vector<UOp> moves;  // between the rounding and the buffer's view
+    UOp view = half.src(0);
+    for (; view.is(Ops::PERMUTE) || (view.is(Ops::RESHAPE) && !view.src(0).is(Ops::BUFFER));
+         view = view.src(0))
+      moves.push_back(view);
+    if (!view.is(Ops::RESHAPE) || !view.src(0).is(Ops::BUFFER)) return x;
+    UOp copy = UOp::Derived(Ops::STAGE, {half.WithSrc({view})},
+                            DeviceArg{view.src(0).arg().Get<ParamArg>().device});
+    for (auto m = moves.rbegin(); m != moves.rend(); ++m)
+      copy = UOp::Derived(m->op(), {copy}, m->arg());
     return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == half ? copy : r; });
   });
 }
@@ -430,9 +439,12 @@ absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
     if (!t.IsCpu()) return rebuilt;  // (a GPU's threads read across rows; no copies)
     const int n = static_cast<int>(shapes.at(orig.src(0).get()).size());
     const std::vector<int>& axes = orig.arg().Get<ReduceArg>().axes;
-    if (n >= 3 && (axes == std::vector<int>{n - 2} || axes == std::vector<int>{n - 1}) &&
+    std::vector<int> leading(std::max(n - 2, 0));
+    for (int d = 0; d < n - 2; ++d) leading[d] = d;
+    if (n >= 3 &&
+        (axes == std::vector<int>{n - 2} || axes == std::vector<int>{n - 1} || axes == leading) &&
         SuppliedMatmulTakes(orig, shapes.at(orig.src(0).get()), t))
-      return ReadHalvesStaged(rebuilt, shapes);
+      return ReadHalvesStaged(rebuilt);
     if (n >= 2 && axes == std::vector<int>{n - 1})
       return ReadRowsTransposed(rebuilt, n, shapes, TileOf(shapes.at(orig.get()), t).second,
                                 t.l2_bytes);
@@ -444,10 +456,6 @@ absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
       const UOp widened = ReadRightWidened(read, shapes);
       return widened != read ? widened : ReadRowsPadded(read, shapes, t.L1SetStride());
     }
-    std::vector<int> leading(std::max(n - 2, 0));
-    for (int d = 0; d < n - 2; ++d) leading[d] = d;
-    if (n >= 3 && axes == leading && SuppliedMatmulTakes(orig, shapes.at(orig.src(0).get()), t))
-      return ReadHalvesStaged(rebuilt, shapes);
     if (n >= 3 && axes == leading)
       if (const auto tile = TileOf(shapes.at(orig.get()), t); tile.first > 1) {
         // (its operands may hold copies made below: their shapes are the rebuilt graph's)
