@@ -189,23 +189,38 @@ inline uint16_t Bf16Of(float f) {
 // (gcc 12 warns about the undefined vectors inside its own AVX-512 intrinsics)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// A row of a block's f32 sums to bf16, 16 at a time (Bf16Of's arithmetic in AVX-512
-// integers: every CPU with AMX has AVX-512).
-__attribute__((target("avx512f,avx512bw"))) void RowToBf16(const float* in, uint16_t* out,
-                                                           int64_t n) {
-  int64_t x = 0;
-  for (; x + 16 <= n; x += 16) {
-    const __m512i u = _mm512_castps_si512(_mm512_loadu_ps(in + x));
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    const __m512i rounded = _mm512_srli_epi32(
-        _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
-    const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(
-        _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + x),
-                        _mm512_cvtepi32_epi16(_mm512_mask_mov_epi32(rounded, nan, quiet)));
+// 16 f32 sums to bf16 (Bf16Of's arithmetic in AVX-512 integers: every CPU with AMX has
+// AVX-512).
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void Bf16x16(const float* in,
+                                                                               uint16_t* out) {
+  const __m512i u = _mm512_castps_si512(_mm512_loadu_ps(in));
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  const __m512i rounded =
+      _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+  const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                      _mm512_cvtepi32_epi16(_mm512_mask_mov_epi32(rounded, nan, quiet)));
+}
+
+// A block's f32 sums (`rows` x `cols` of 32 x 32, 32 floats a row) to out, `out_row`
+// elements a row, as f32 or rounded to bf16: one call a block (a call a row cost more than
+// the tiles' products where k is short).
+__attribute__((target("avx512f,avx512bw"))) void BlockOut(const float* c, void* out, bool bf16,
+                                                          int64_t out_row, int64_t rows,
+                                                          int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = c + r * 32;
+    if (!bf16) {
+      std::memcpy(static_cast<float*>(out) + r * out_row, in, cols * sizeof(float));
+      continue;
+    }
+    uint16_t* o = static_cast<uint16_t*>(out) + r * out_row;
+    int64_t x = 0;
+    for (; x + 16 <= cols; x += 16) Bf16x16(in + x, o + x);
+    for (; x < cols; ++x) o[x] = Bf16Of(in[x]);
   }
-  for (; x < n; ++x) out[x] = Bf16Of(in[x]);
 }
 
 // Two rows of b (r1 null: zeros) as VNNI pairs, 16 columns at a time: the pairs of columns
@@ -268,9 +283,14 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
     const uint16_t* bz = b + p.BOffset(z);
     if (p.a_col == 1) {  // a row's 32 elements of each k step at once
       for (int64_t i = p.m * t / parts; i < p.m * (t + 1) / parts; ++i)
-        for (int64_t q = 0; q < p.k; q += 32)
-          std::memcpy(pa + PackedA(i, q, kp), az + i * p.a_row + q,
-                      std::min<int64_t>(32, p.k - q) * sizeof(uint16_t));
+        for (int64_t q = 0; q < p.k; q += 32) {
+          uint16_t* dst = pa + PackedA(i, q, kp);
+          const uint16_t* src = az + i * p.a_row + q;
+          if (q + 32 <= p.k)
+            std::memcpy(dst, src, 64);  // (a size the compiler knows: two vector moves)
+          else
+            std::memcpy(dst, src, (p.k - q) * sizeof(uint16_t));
+        }
     } else {
       for (int64_t q = p.k * t / parts; q < p.k * (t + 1) / parts; ++q)
         for (int64_t i = 0; i < p.m; ++i) pa[PackedA(i, q, kp)] = az[i * p.a_row + q * p.a_col];
@@ -315,23 +335,25 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
     for (int64_t run = begin; run < end;) {
       const int64_t jb = run / rows_in, run_end = std::min(end, (jb + 1) * rows_in);
       const uint16_t* panel = pb + jb * 32 * kp;
-      for (int64_t k0 = 0; k0 < kp; k0 += kc)
-        for (int64_t blk = run; blk < run_end; ++blk)
+      auto block_out = [&](int64_t blk) {
+        const int64_t ib = ib0 + blk % rows_in;
+        const int64_t o = oz + ib * 32 * p.out_row + jb * 32;
+        BlockOut(c + (blk - run) * 32 * 32,
+                 out_bf16 ? static_cast<void*>(static_cast<uint16_t*>(out) + o)
+                          : static_cast<void*>(static_cast<float*>(out) + o),
+                 out_bf16, p.out_row, std::min<int64_t>(32, p.m - ib * 32),
+                 std::min<int64_t>(32, p.n - jb * 32));
+      };
+      for (int64_t k0 = 0; k0 < kp; k0 += kc) {
+        const bool last = k0 + kc >= kp;
+        for (int64_t blk = run; blk < run_end; ++blk) {
           AmxBlock(pa + (ib0 + blk % rows_in) * 32 * kp, panel, kp, k0, std::min(kp, k0 + kc),
                    c + (blk - run) * 32 * 32, k0 == 0);
-      for (int64_t blk = run; blk < run_end; ++blk) {
-        const int64_t ib = ib0 + blk % rows_in;
-        const int64_t rows = std::min<int64_t>(32, p.m - ib * 32);
-        const int64_t cols = std::min<int64_t>(32, p.n - jb * 32);
-        const float* cb = c + (blk - run) * 32 * 32;
-        for (int64_t r = 0; r < rows; ++r) {
-          const int64_t o = oz + (ib * 32 + r) * p.out_row + jb * 32;
-          if (out_bf16)
-            RowToBf16(cb + r * 32, static_cast<uint16_t*>(out) + o, cols);
-          else
-            std::memcpy(static_cast<float*>(out) + o, cb + r * 32, cols * sizeof(float));
+          // the block before goes out while the tiles compute this one
+          if (last && blk > run) block_out(blk - 1);
         }
       }
+      block_out(run_end - 1);
       run = run_end;
     }
   };
