@@ -241,6 +241,30 @@ __attribute__((target("avx512f,avx512bw"))) void PairRows(const uint16_t* r0, co
     std::memcpy(dst + j / 16 * panel + (j % 16) * 2, &pair, 4);
   }
 }
+
+// Two adjacent k's (q even) of a's m rows, given as two rows of a^T (r1 null: zeros), into
+// packed a: the pair of each row is one 32-bit word of its tile row, 16 rows a scatter.
+__attribute__((target("avx512f,avx512bw"))) void PairColumns(const uint16_t* r0, const uint16_t* r1,
+                                                             int64_t m, uint16_t* pa, int64_t q,
+                                                             int64_t kp) {
+  const __m512i rows =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(16));  // a tile row is 16 words
+  int64_t i = 0;
+  for (; i + 16 <= m; i += 16) {
+    const __m512i lo =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0 + i)));
+    const __m512i hi =
+        r1 ? _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r1 + i)))
+           : _mm512_setzero_si512();
+    _mm512_i32scatter_epi32(pa + PackedA(i, q, kp), rows,
+                            _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)), 4);
+  }
+  for (; i < m; ++i) {
+    const uint32_t pair = r0[i] | (r1 ? uint32_t{r1[i]} << 16 : 0u);
+    std::memcpy(pa + PackedA(i, q, kp), &pair, 4);
+  }
+}
 #pragma GCC diagnostic pop
 
 // A buffer of packed operands or sums, kept for the next call (one per thread). Its start
@@ -291,6 +315,12 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
           else
             std::memcpy(dst, src, (p.k - q) * sizeof(uint16_t));
         }
+    } else if (p.a_row == 1) {  // a's columns lie along its rows (x^T of a weight gradient)
+      const int64_t pairs = (p.k + 1) / 2;
+      for (int64_t h = pairs * t / parts; h < pairs * (t + 1) / parts; ++h) {
+        const uint16_t* r0 = az + 2 * h * p.a_col;
+        PairColumns(r0, 2 * h + 1 < p.k ? r0 + p.a_col : nullptr, p.m, pa, 2 * h, kp);
+      }
     } else {
       for (int64_t q = p.k * t / parts; q < p.k * (t + 1) / parts; ++q)
         for (int64_t i = 0; i < p.m; ++i) pa[PackedA(i, q, kp)] = az[i * p.a_row + q * p.a_col];
