@@ -185,10 +185,19 @@ bool Fits(const UOp& u) {
          VMax(b) < DTypeMax(t);
 }
 
-// Whether a RANGE is a loop the kernel runs, rather than a launch dimension.
+// Whether a RANGE is written out: an unroll range of a constant length, its body once per
+// value (a register tile's rows: gcc keeps their sums in registers then, and vectorizes
+// under -fwrapv, where a loop or `#pragma GCC unroll` of it did not).
+bool IsWrittenOut(const UOp& range) {
+  return range.arg().Get<RangeArg>().kind == RangeKind::kUnroll &&
+         range.src(0).ConstIntValue().has_value();
+}
+
+// Whether a RANGE is a loop the kernel runs, rather than a launch dimension or written out.
 bool IsLoop(const UOp& range, const CStyle& lang) {
   RangeKind k = range.arg().Get<RangeArg>().kind;
-  return !lang.grid_ranges || (k != RangeKind::kGlobal && k != RangeKind::kLocal);
+  return !IsWrittenOut(range) &&
+         (!lang.grid_ranges || (k != RangeKind::kGlobal && k != RangeKind::kLocal));
 }
 
 class Renderer {
@@ -211,6 +220,8 @@ class Renderer {
   }
   std::string Round(DType t, const std::string& e) const;
   absl::Status Emit(const UOp& u, size_t pos);
+  /// Emits p_[k] (a range written out: its body once per value); the index after it.
+  absl::StatusOr<size_t> EmitAt(size_t k);
 
   absl::Span<const UOp> p_;
   absl::flat_hash_map<const UOp::Node*, std::string> expr_;  // a node's C expression or name
@@ -347,6 +358,31 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
       absl::StrCat("render C: ", OpName(u.op()), " is not an ALU op, and has no C expression"));
 }
 
+absl::StatusOr<size_t> Renderer::EmitAt(size_t k) {
+  const UOp& r = p_[k];
+  if (!r.is(Ops::RANGE) || !IsWrittenOut(r)) {
+    RETURN_IF_ERROR(Emit(r, k));
+    return k + 1;
+  }
+  size_t end = k + 1;  // the END that closes it
+  while (end < p_.size() &&
+         !(p_[end].is(Ops::END) &&
+           std::find(p_[end].src().begin() + 1, p_[end].src().end(), r) != p_[end].src().end()))
+    ++end;
+  if (end == p_.size())
+    return absl::InvalidArgumentError(absl::StrCat("render ", lang_.name, ": a range never ends"));
+  // (no block per value: the values' names are new each time, and a value computed inside
+  // that is used after it keeps its last name)
+  for (int64_t i = 0; i < *r.src(0).ConstIntValue(); ++i) {
+    expr_[r.get()] = absl::StrCat(i);
+    for (size_t j = k + 1; j < end;) {
+      ASSIGN_OR_RETURN(j, EmitAt(j));
+    }
+  }
+  RETURN_IF_ERROR(Emit(p_[end], end));  // (the loops it also closes)
+  return end + 1;
+}
+
 absl::Status Renderer::Emit(const UOp& u, size_t pos) {
   switch (u.op()) {
     case Ops::SINK: return absl::OkStatus();
@@ -469,7 +505,9 @@ absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
     }
     if (u.is(Ops::RANGE) && IsLoop(u, lang_)) ++depth;
   }
-  for (size_t k = 0; k < p_.size(); ++k) RETURN_IF_ERROR(Emit(p_[k], k));
+  for (size_t k = 0; k < p_.size();) {
+    ASSIGN_OR_RETURN(k, EmitAt(k));
+  }
   if (p_.empty() || !p_.back().is(Ops::SINK))
     return absl::InvalidArgumentError("render C: a program ends with its SINK");
   ASSIGN_OR_RETURN(KernelSignature sig, SignatureOf(p_.back()));

@@ -524,6 +524,30 @@ TEST(LayoutCopies, AMatmulByALargeTransposedWeightReadsPackedPanels) {
   ExpectPlainLoopSums(p, m, k, n, true);
 }
 
+// An AVX2 CPU's target (16 registers of 8 floats, a 32 KiB 8-way L1), as an AMD EPYC has.
+constexpr char kAvx2[] =
+    "class=cpu features=avx,avx2,fma vector_bits=256 registers=16 l1d=32K/8 l2=512K";
+
+// With AVX2's 16 registers a register tile's rows are an unroll range, which the C renderer
+// writes out (left a loop, gcc 12 kept one sum of a 4 x 16 tile in memory); with AVX-512's
+// 32 they stay a loop. The same sums, in the same order, either way.
+TEST(Rangeify, ARegisterTilesRowsAreWrittenOutWithSixteenRegisters) {
+  auto unrolls = [](const std::vector<UOp>& prog) {
+    return std::count_if(prog.begin(), prog.end(), [](const UOp& u) {
+      return u.is(Ops::RANGE) && u.arg().Get<RangeArg>().kind == RangeKind::kUnroll;
+    });
+  };
+  PassContext avx2;
+  avx2.default_target = *ParseTarget(kAvx2);
+  const int m = 16, k = 8, n = 64;
+  const Plan p = LowerPlan({Matmul(m, k, n, false)}, avx2);
+  ASSERT_EQ(p.kernels().size(), 1u);
+  const std::vector<UOp> prog = *Linearize(p.kernels()[0]->ast);
+  EXPECT_EQ(unrolls(prog), 1);
+  ExpectExactMatmul(prog, m, k, n, false);
+  EXPECT_EQ(unrolls(MatmulKernel(m, k, n, false)), 0);
+}
+
 // An exp2 that three kernels would compute (a softmax's exp: its sum, its output, the
 // backward) is computed once, and they read it; one that two would compute (a softmax
 // alone) is computed by both.

@@ -1,5 +1,7 @@
 #include "backends/c/render_c.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "core/verify.h"
@@ -47,6 +49,26 @@ TEST(RenderC, VarsAreIntParameters) {
   std::string src = Render(UOp::Sink({out.Index(j).Store(j + m).End({j})}), "k");
   EXPECT_NE(src.find("void k(int* restrict data0, int m, int n) {"), std::string::npos) << src;
   EXPECT_NE(src.find("k((int*)bufs[0], (int)vars[0], (int)vars[1]);"), std::string::npos) << src;
+}
+
+// An unroll range of a constant length (a register tile's rows on a 16-register target) is
+// written out: its body once per value, with the value in place of the range; a loop
+// inside it stays a loop, and its END closes only the loops around it.
+TEST(RenderC, AnUnrollRangeIsWrittenOut) {
+  UOp out = UOp::Buffer(DType::kF32, 0, 6), in = UOp::Buffer(DType::kF32, 1, 6);
+  UOp r = UOp::Range(3, 0, RangeKind::kUnroll), j = UOp::Range(2, 1);
+  UOp at = r * 2 + j;
+  std::string src =
+      Render(UOp::Sink({out.Index(at).Store(in.Index(at).Load() * 2.0f).End({j}).End({r})}));
+  EXPECT_EQ(src.find("ridx0"), std::string::npos) << src;
+  for (const char* copy : {"= (0*2);", "= (1*2);", "= (2*2);"})
+    EXPECT_NE(src.find(copy), std::string::npos) << copy << "\n" << src;
+  EXPECT_EQ(std::count(src.begin(), src.end(), '{'), std::count(src.begin(), src.end(), '}'));
+  size_t loops = 0;
+  for (size_t i = src.find("for (int ridx1"); i != std::string::npos;
+       i = src.find("for (int ridx1", i + 1))
+    ++loops;
+  EXPECT_EQ(loops, 3u) << src;
 }
 
 TEST(RenderC, FloorDivisionOnlyWhereBoundsAllow) {
