@@ -1,6 +1,7 @@
 #include "passes/layout_copies.h"
 
 #include <functional>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -126,11 +127,38 @@ ViewRead ViewUnder(const UOp& x, const ShapeMap& shapes) {
 constexpr int64_t kPackedSteps = 64;       // a shorter sum: not worth a packed copy
 constexpr int64_t kPackedRowBytes = 2048;  // rows closer: the prefetchers follow them
 
+// Whether the k rows of a panel, `row_bytes` apart, fall in so few of the target's L1 sets
+// that they do not stay in its ways from one row tile to the next: rows 2 KiB apart fill
+// two sets of a 4 KiB set stride, 16 rows with 8 ways (a dim-128 GPT's x @ W, (128, 512),
+// read its panel from L2 at every row tile: 16 GFLOP/s on an AMD EPYC where the packed 1024
+// matmul ran at 30).
+bool PanelMissesL1(int64_t k, int64_t row_bytes, const Target& t) {
+  constexpr int64_t kLine = 64;
+  const int64_t sets = t.L1SetStride() / kLine;
+  if (sets <= 0 || row_bytes % kLine != 0) return false;
+  return k > sets / std::gcd(row_bytes / kLine, sets) * t.l1d_ways;
+}
+
 // Whether a (k, n) matrix of `bytes`-wide elements is read from a copy packed in panels of a
-// register tile's `columns`: its rows are long and it is larger than half the L2.
-bool WorthPacking(int64_t k, int64_t n, int64_t bytes, int64_t columns, int64_t l2_bytes) {
-  return columns >= 2 && n % columns == 0 && n * bytes >= kPackedRowBytes &&
-         2 * k * n * bytes > l2_bytes;
+// register tile's `columns`: its rows are long and it is larger than half the L2, or its
+// panel does not stay in L1 and `row_tiles` read it (enough to pay for the copy).
+constexpr int64_t kPanelReads = 8;
+bool WorthPacking(int64_t k, int64_t n, int64_t bytes, int64_t columns, int64_t row_tiles,
+                  const Target& t) {
+  return columns >= 2 && n % columns == 0 &&
+         ((n * bytes >= kPackedRowBytes && 2 * k * n * bytes > t.l2_bytes) ||
+          (row_tiles >= kPanelReads && PanelMissesL1(k, n * bytes, t)));
+}
+
+// The row tiles of a matmul's output `out` (all but its last axis are rows): how often a
+// panel of b is read.
+int64_t RowTiles(const Shape& out, int64_t tile_rows) {
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < out.size(); ++d) {
+    if (!out[d].IsStatic()) return 0;
+    rows *= out[d].value();
+  }
+  return tile_rows > 0 ? rows / tile_rows : 0;
 }
 
 // A copy of `matrix`, (k, n), packed in panels of `columns`: (n / columns, k, columns), a
@@ -150,7 +178,7 @@ UOp PackedPanels(const UOp& matrix, int64_t k, int64_t n, int64_t columns,
 // the register tile's `columns` instead, (n / columns, k, columns): the dim-512 GPT's
 // backward through a (2048, 512) weight read rows 8 KiB apart, in one L1 set, otherwise.
 UOp ReadRowsTransposed(const UOp& sum, int n, const ShapeMap& shapes, int64_t columns,
-                       int64_t l2_bytes) {
+                       const Target& target) {
   return ReadCopies(sum, [&](const UOp& x) {
     if (!shapes.contains(x.get())) return x;
     UOp view = MatrixView(x, shapes);
@@ -172,7 +200,8 @@ UOp ReadRowsTransposed(const UOp& sum, int n, const ShapeMap& shapes, int64_t co
     const DeviceArg device{buffer.arg().Get<ParamArg>().device};
     const int64_t rows = rc[0], k = rc[1], bytes = DTypeSize(transposed.dtype());
     UOp t;
-    if (WorthPacking(k, rows, bytes, columns, l2_bytes)) {
+    // (the copy is made anyway: packed, it costs no more)
+    if (WorthPacking(k, rows, bytes, columns, kPanelReads, target)) {
       const UOp packed = PackedPanels(transposed, k, rows, columns, device);
       t = UOp::Derived(Ops::RESHAPE, {UOp::Derived(Ops::PERMUTE, {packed}, Axes{{0, 2, 1}}),
                                       UOp::Int(rows), UOp::Int(k)});
@@ -324,12 +353,14 @@ UOp ReadRowsPadded(const UOp& sum, const ShapeMap& shapes, int64_t stride) {
 // read again for every row tile, lie on as many pages as it has rows (a 2048 matmul's on
 // 2,048 pages of 8 KiB rows: more than the TLB holds, 0.5x OpenBLAS on this Xeon). It
 // reads a copy packed in panels of the tile's columns instead, (n / columns, k, columns):
-// a step's columns adjacent, a panel front to back, as a BLAS packs b.
-UOp ReadColumnsPacked(const UOp& sum, const ShapeMap& shapes, int64_t columns, int64_t l2_bytes) {
+// a step's columns adjacent, a panel front to back, as a BLAS packs b. So does a smaller b
+// whose panel does not stay in L1 from one of its `row_tiles` to the next (WorthPacking).
+UOp ReadColumnsPacked(const UOp& sum, const ShapeMap& shapes, int64_t columns, int64_t row_tiles,
+                      const Target& t) {
   return ReadCopies(sum, [&](const UOp& x) {
     const MatrixOperand b = RightOperand(x, shapes);
     const int64_t k = b.rows, n = b.columns;
-    if (!b.view || !WorthPacking(k, n, DTypeSize(b.view.dtype()), columns, l2_bytes)) return x;
+    if (!b.view || !WorthPacking(k, n, DTypeSize(b.view.dtype()), columns, row_tiles, t)) return x;
     const UOp packed =
         PackedPanels(b.value, k, n, columns, DeviceArg{b.view.src(0).arg().Get<ParamArg>().device});
     return ReadFrom(x, b.value, UOp::Derived(Ops::PERMUTE, {packed}, Axes{{1, 0, 2}}), shapes);
@@ -446,12 +477,12 @@ absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
         SuppliedMatmulTakes(orig, shapes.at(orig.src(0).get()), t))
       return ReadHalvesStaged(rebuilt);
     if (n >= 2 && axes == std::vector<int>{n - 1})
-      return ReadRowsTransposed(rebuilt, n, shapes, TileOf(shapes.at(orig.get()), t).second,
-                                t.l2_bytes);
+      return ReadRowsTransposed(rebuilt, n, shapes, TileOf(shapes.at(orig.get()), t).second, t);
     if (n >= 3 && axes == std::vector<int>{n - 2}) {
       const UOp read = ReadLeftWidened(ReadTransposesCopied(rebuilt, shapes), shapes);
       const std::pair<int64_t, int64_t> tile = TileOf(shapes.at(orig.get()), t);
-      const UOp packed = ReadColumnsPacked(read, shapes, tile.second, t.l2_bytes);
+      const UOp packed = ReadColumnsPacked(read, shapes, tile.second,
+                                           RowTiles(shapes.at(orig.get()), tile.first), t);
       if (packed != read) return packed;  // (converted as it is packed)
       const UOp widened = ReadRightWidened(read, shapes);
       return widened != read ? widened : ReadRowsPadded(read, shapes, t.L1SetStride());

@@ -292,9 +292,10 @@ TEST(LayoutCopies, OnlyForCpuTargets) {
   gpu.default_target = Target::ReferenceGpu();
   EXPECT_EQ(LowerPlan({Matmul(64, 64, 1024, false)}).kernels().size(), 2u);
   EXPECT_EQ(LowerPlan({Matmul(64, 32, 64, true)}).kernels().size(), 3u);  // (a and b both)
-  PassContext other_l1;  // a 64 KiB 8-way L1: rows 8 KiB apart alias, 4 KiB do not
+  PassContext other_l1;  // a 64 KiB 8-way L1: 16 rows 4 KiB apart fit its ways, 64 do not
   ASSERT_TRUE((other_l1.default_target = *ParseTarget("class=cpu l1d=64K/8")).IsCpu());
-  EXPECT_EQ(LowerPlan({Matmul(64, 64, 1024, false)}, other_l1).kernels().size(), 1u);
+  EXPECT_EQ(LowerPlan({Matmul(64, 16, 1024, false)}, other_l1).kernels().size(), 1u);
+  EXPECT_GT(LowerPlan({Matmul(64, 64, 1024, false)}, other_l1).kernels().size(), 1u);
   EXPECT_GT(LowerPlan({Matmul(64, 64, 2048, false)}, other_l1).kernels().size(), 1u);
   for (bool transposed : {false, true}) {
     Plan p = LowerPlan({Matmul(64, 32, transposed ? 64 : 1024, transposed)}, gpu);
@@ -527,6 +528,22 @@ TEST(LayoutCopies, AMatmulByALargeTransposedWeightReadsPackedPanels) {
 // An AVX2 CPU's target (16 registers of 8 floats, a 32 KiB 8-way L1), as an AMD EPYC has.
 constexpr char kAvx2[] =
     "class=cpu features=avx,avx2,fma vector_bits=256 registers=16 l1d=32K/8 l2=512K";
+
+// x @ w with w (128, 512), rows 2 KiB apart: a panel of its 128 rows falls in 2 sets of a
+// 32 KiB 8-way L1 (16 lines), so w is read from packed panels where 8 or more row tiles
+// read it (64 rows: 16 tiles of 4), and as it lies where fewer do (16 rows: 4). The sums
+// keep their order: the bits of the plain loop.
+TEST(LayoutCopies, AMatmulWhosePanelMissesL1ReadsPackedPanels) {
+  PassContext avx2;
+  avx2.default_target = *ParseTarget(kAvx2);
+  EXPECT_EQ(LowerPlan({Matmul(16, 128, 512, false)}, avx2).kernels().size(), 1u);
+  const Plan p = LowerPlan({Matmul(64, 128, 512, false)}, avx2);
+  ASSERT_EQ(p.kernels().size(), 2u);
+  ExpectPlainLoopSums(p, 64, 128, 512, false);
+  // on the reference CPU (48 KiB, 12 ways: 24 lines) too; 16 rows 2 KiB apart fit there
+  EXPECT_EQ(LowerPlan({Matmul(64, 128, 512, false)}).kernels().size(), 2u);
+  EXPECT_EQ(LowerPlan({Matmul(64, 16, 512, false)}).kernels().size(), 1u);
+}
 
 // With AVX2's 16 registers a register tile's rows are an unroll range, which the C renderer
 // writes out (left a loop, gcc 12 kept one sum of a 4 x 16 tile in memory); with AVX-512's
