@@ -3,6 +3,7 @@
 #include "core/symbolic/simplify.h"
 #include "passes/copy_rules.h"
 #include "passes/half_in_f32.h"
+#include "passes/index_sums.h"
 #include "passes/kernel_order.h"
 #include "passes/kernelize.h"
 #include "passes/launch_dims.h"
@@ -43,6 +44,7 @@ const struct {
     // blocks and threads (then the backend linearizes and renders)
     {"thread_outer_loop", ThreadOuterLoops},
     {"launch_dims", MapLaunchDims},
+    {"index_sums", IndexSums},
 };
 
 bool RegisterOnce() {

@@ -15,14 +15,15 @@
 namespace uopc {
 namespace {
 
-// (192 x 256) @ (256 x 176) on CPU:0 (about 0.2 ms a run: worth searching; one kernel on
-// every CPU: b's rows, 704 bytes apart, fall in every L1 set, so it is read as it lies)
+// (192 x 256) @ (256 x 96) on CPU:0 (about 0.1 ms a run: worth searching; one kernel on
+// every CPU: b's rows, 384 bytes apart, fall in half the L1's sets, which hold 256 lines,
+// so it is read as it lies)
 constexpr const char* kMatmul =
     "%0 = buffer 49152 : dtype=f32 slot=0 device=CPU:0\n"
-    "%1 = buffer 45056 : dtype=f32 slot=1 device=CPU:0\n"
-    "%2 = reshape %0, 192, 256, 1\n%3 = expand %2, 192, 256, 176\n%4 = reshape %1, 1, 256, 176\n"
-    "%5 = expand %4, 192, 256, 176\n%6 = mul %3, %5\n%7 = reduce %6 : op=add axes=1\n"
-    "%8 = reshape %7, 192, 176\n%9 = sink %8\n";
+    "%1 = buffer 24576 : dtype=f32 slot=1 device=CPU:0\n"
+    "%2 = reshape %0, 192, 256, 1\n%3 = expand %2, 192, 256, 96\n%4 = reshape %1, 1, 256, 96\n"
+    "%5 = expand %4, 192, 256, 96\n%6 = mul %3, %5\n%7 = reduce %6 : op=add axes=1\n"
+    "%8 = reshape %7, 192, 96\n%9 = sink %8\n";
 
 // A fresh cache root for one test.
 std::string FreshRoot() {
