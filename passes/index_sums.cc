@@ -43,14 +43,14 @@ UOp OrderIndexSums(const UOp& kernel) {
   };
   return RewriteNodes(kernel, [&](const UOp& orig, const UOp& rebuilt) {
     if (!orig.is(Ops::INDEX) || orig.src().size() < 2 || !orig.src(1).is(Ops::ADD)) return rebuilt;
-    std::vector<UOp> terms;
+    // (placed by the original's terms, which the scopes know; rebuilt from the rebuilt's)
+    std::vector<UOp> terms, orig_terms;
     Terms(rebuilt.src(1), terms);
-    std::vector<int> at;  // (the original's terms: the scopes know them)
-    std::vector<UOp> orig_terms;
     Terms(orig.src(1), orig_terms);
     if (orig_terms.size() != terms.size()) return rebuilt;
     std::vector<size_t> order(terms.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i, at.push_back(place(orig_terms[i]));
+    std::vector<int> at(terms.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i, at[i] = place(orig_terms[i]);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return at[a] < at[b]; });
     // the deepest loop that steps the index by one is added last (a base plus it), after
     // the terms of loops inside it that step it farther (a tile's rows of a group)

@@ -34,13 +34,21 @@ std::vector<int64_t> Sizes(const Shape& s) {
   return out;
 }
 
-// The register tile (rows, columns) of a matmul with an (..., m, n) output on `t` ({0, 0}:
-// none). Leading axes are more rows (a batch of sequences times one weight).
-std::pair<int64_t, int64_t> TileOf(const Shape& out, const Target& t) {
-  const std::vector<int64_t> sizes = Sizes(out);
-  if (sizes.size() < 2 || sizes[0] < 0) return {0, 0};
+// The rows of a matmul's output of these sizes (Sizes'): all but its last axis, leading
+// axes being more rows (a batch of sequences times one weight); 0 where there are none.
+int64_t OutputRows(const std::vector<int64_t>& sizes) {
+  if (sizes.size() < 2 || sizes[0] < 0) return 0;
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < sizes.size(); ++d) rows *= sizes[d];
+  return rows;
+}
+
+// The register tile (rows, columns) of a matmul with an (..., m, n) output on `t` ({0, 0}:
+// none).
+std::pair<int64_t, int64_t> TileOf(const Shape& out, const Target& t) {
+  const std::vector<int64_t> sizes = Sizes(out);
+  const int64_t rows = OutputRows(sizes);
+  if (rows == 0) return {0, 0};
   KernelLoops k{{rows, sizes.back()}, {std::nullopt}, true, true, ""};
   std::pair<int64_t, int64_t> tile{0, 0};
   for (const Opt& o : CpuDefaultOpts(k, t))
@@ -150,15 +158,9 @@ bool WorthPacking(int64_t k, int64_t n, int64_t bytes, int64_t columns, int64_t 
           (row_tiles >= kPanelReads && PanelMissesL1(k, n * bytes, t)));
 }
 
-// The row tiles of a matmul's output `out` (all but its last axis are rows): how often a
-// panel of b is read.
+// The row tiles of a matmul's output `out`: how often a panel of b is read.
 int64_t RowTiles(const Shape& out, int64_t tile_rows) {
-  int64_t rows = 1;
-  for (size_t d = 0; d + 1 < out.size(); ++d) {
-    if (!out[d].IsStatic()) return 0;
-    rows *= out[d].value();
-  }
-  return tile_rows > 0 ? rows / tile_rows : 0;
+  return tile_rows > 0 ? OutputRows(Sizes(out)) / tile_rows : 0;
 }
 
 // A copy of `matrix`, (k, n), packed in panels of `columns`: (n / columns, k, columns), a

@@ -16,7 +16,7 @@ namespace {
 // Accumulators per block when the row's values are read with a stride (see Across).
 constexpr int64_t kAcrossBlock = 16;
 // On a target with this many vector registers or fewer (AVX2's 16), a register tile's rows
-// are written out (an unroll range: the C renderer's `#pragma GCC unroll`): left a loop,
+// are written out (an unroll range, which the C renderer emits once per row): left a loop,
 // gcc 12 keeps one of a 4 x 16 tile's sums in memory, stored and loaded again every step
 // of k (a 1024 matmul at 20 GFLOP/s on an AMD EPYC with AVX2, 32 with the rows written
 // out, OpenBLAS 34). With AVX-512's 32 the loop form measured well (8 x 48 tiles).
