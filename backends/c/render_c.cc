@@ -522,10 +522,19 @@ absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
     params.push_back(absl::StrCat(type, "* ", lang_.restrict_kw, " data", s));
     args.push_back(absl::StrCat("(", type, "*)bufs[", s, "]"));
   }
+  std::string checks;
   for (size_t v = 0; v < sig.vars.size(); ++v) {
-    params.push_back(absl::StrCat("int ", sig.vars[v].name));
+    const VarArg& var = sig.vars[v];
+    params.push_back(absl::StrCat("int ", var.name));
     args.push_back(absl::StrCat("(int)vars[", v, "]"));
+    // where ints wrap (C under -fwrapv), an index built from a VAR of unknown range might
+    // wrap as far as gcc can tell, and a loop over it reads an element at a time; its
+    // bounds, said, make such indices affine (and a VAR outside them runs nothing)
+    if (lang_.wrapping_ints)
+      absl::StrAppend(&checks, "  if (", var.name, " < ", var.lo, " || ", var.name, " > ", var.hi,
+                      ") return;\n");
   }
+  body_ = checks + body_;
   if (lang_.every_slot_a_parameter)  // (the device calls the kernel itself)
     return absl::StrCat(lang_.kernel_prefix, name, "(", absl::StrJoin(params, ", "), ") {\n", body_,
                         "}\n");

@@ -51,6 +51,25 @@ TEST(RenderC, VarsAreIntParameters) {
   EXPECT_NE(src.find("k((int*)bufs[0], (int)vars[0], (int)vars[1]);"), std::string::npos) << src;
 }
 
+// C runs under -fwrapv: gcc cannot tell that an index built from a VAR does not wrap, and
+// reads a loop over it an element at a time, unless the kernel says the VAR's bounds; a
+// VAR outside them runs nothing. CUDA's ints do not wrap (nothing to say there).
+TEST(RenderC, AVarsBoundsAreSaidWhereIntsWrap) {
+  UOp n = UOp::Var("n", 1, 8), m = UOp::Var("m", 0, 3);
+  UOp out = UOp::Buffer(DType::kI32, 0, 8);
+  UOp j = UOp::Range(n, 0);
+  UOp sink = UOp::Sink({out.Index(j).Store(j + m).End({j})});
+  std::string src = Render(sink, "k");
+  EXPECT_NE(src.find("void k(int* restrict data0, int m, int n) {\n"
+                     "  if (m < 0 || m > 3) return;\n"
+                     "  if (n < 1 || n > 8) return;\n"),
+            std::string::npos)
+      << src;
+  absl::StatusOr<std::string> cuda = RenderC(*Linearize(sink), "k", CLang::kCuda);
+  ASSERT_TRUE(cuda.ok()) << cuda.status();
+  EXPECT_EQ(cuda->find("return;"), std::string::npos) << *cuda;
+}
+
 // An unroll range of a constant length (a register tile's rows on a 16-register target) is
 // written out: its body once per value, with the value in place of the range; a loop
 // inside it stays a loop, and its END closes only the loops around it.
