@@ -29,7 +29,10 @@ class CCompiler {
     std::string cc = "gcc";
     // -march=native: the kernels use this CPU's vector units (AVX-512 where it has them);
     // -ffp-contract=off keeps a * b + c two roundings, as the IR and its interpreter define
-    // (one rounding is the IR's MULACC, rendered as __builtin_fmaf)
+    // (one rounding is the IR's MULACC, rendered as __builtin_fmaf); -fno-trapping-math
+    // lets a float op run where a select does not pick it (no trap is ever enabled, and
+    // values are unchanged): without it gcc does not if-convert a loop with a select of
+    // floats (a mask's -inf), and reads and computes it an element at a time
     std::vector<std::string> flags = {"-O3",
                                       "-march=native",
                                       "-std=gnu11",
@@ -38,7 +41,8 @@ class CCompiler {
                                       "-fwrapv",
                                       "-ffp-contract=off",
                                       "-fvisibility=hidden",
-                                      "-fno-math-errno"};
+                                      "-fno-math-errno",
+                                      "-fno-trapping-math"};
     /// Empty: $UOPC_CACHE_DIR, else $XDG_CACHE_HOME/uopc, else ~/.cache/uopc.
     std::string cache_dir;
     /// Receives warnings (a read-only cache folder); stderr when empty.
