@@ -255,12 +255,13 @@ void BM_Latency_TCP(benchmark::State& state) {
 /// Fixed iterations: every rank must run each benchmark the same number of times.
 void RegisterAll() {
   for (int64_t bytes : {int64_t{1} << 10, int64_t{16} << 10, int64_t{256} << 10, int64_t{4} << 20,
-                        int64_t{64} << 20})
+                        int64_t{16} << 20, int64_t{64} << 20})
     benchmark::RegisterBenchmark("AllReduce", BM_AllReduce)
         ->Arg(bytes)
-        ->Iterations(bytes >= (64 << 20)  ? 30
-                     : bytes >= (4 << 20) ? 100
-                                          : 1000)
+        ->Iterations(bytes >= (64 << 20)   ? 30
+                     : bytes >= (16 << 20) ? 60
+                     : bytes >= (4 << 20)  ? 100
+                                           : 1000)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   for (auto f : {BM_Latency, BM_Latency_TCP})

@@ -12,7 +12,7 @@ rounds="${1:-2}"
 bash third_party/install_deps.sh
 python="$(bench/install_peers.sh)"
 bazel build -c opt //bench:tensor_bench //bench:gpt_bench >/dev/null 2>&1
-units=$(grep -o -w -E 'avx512_bf16|amx_bf16|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')
+units=$( (grep -o -w -E 'avx512_bf16|amx_bf16|amx_tile' /proc/cpuinfo || true) | sort -u | tr '\n' ' ')  # (none: AVX2 alone)
 echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'); bf16 units: ${units:-none}"
 peer() { OMP_NUM_THREADS=$1 MKL_NUM_THREADS=$1 "$python" "${@:2}"; }
 for round in $(seq "$rounds"); do
