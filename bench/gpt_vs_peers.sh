@@ -20,8 +20,9 @@ bash third_party/install_deps.sh
 python="$(bench/install_peers.sh)"
 bazel build -c opt //bench:gpt_bench >/dev/null 2>&1
 echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
-peer() { OMP_NUM_THREADS=$1 MKL_NUM_THREADS=$1 NUM_CPU_THREADS=$1 "$python" "${@:2}" 2>/dev/null |
-         grep -v '^BLAS'; }
+# (PIN, if set, runs the peer under it: taskset for a peer that one-thread flags do not hold)
+peer() { OMP_NUM_THREADS=$1 MKL_NUM_THREADS=$1 NUM_CPU_THREADS=$1 ${PIN:-} "$python" "${@:2}" \
+         2>/dev/null | grep -v '^BLAS'; }
 uopc() { UOPC_THREADS=$1 bazel-bin/bench/gpt_bench --benchmark_filter='^BM_GptTrainStep/' 2>/dev/null |
          awk '/^BM_/ {print "uopc:", $2, "ms/step"}'; }
 for round in $(seq "$rounds"); do
@@ -32,7 +33,13 @@ for round in $(seq "$rounds"); do
     uopc "$t"
     peer "$t" bench/pytorch_gpt_step.py --compile
     uopc "$t"
-    peer "$t" bench/jax_gpt_step.py --threads "$([ "$t" = 1 ] && echo 1 || echo 0)"
+    if [ "$t" = 1 ]; then
+      # XLA's one-thread switches leave it running on about 1.5 cores (user time 24.9 s in
+      # 17.0 s of wall on a 2-core AMD EPYC): one core is one core only when pinned
+      PIN="taskset -c 0" peer 1 bench/jax_gpt_step.py --threads 1 | sed 's/1 thread:/1 thread, pinned to one core:/'
+    else
+      peer "$t" bench/jax_gpt_step.py --threads 0
+    fi
     if [ "$tinygrad" = 1 ] && [ "$round" = 1 ]; then
       uopc "$t"
       peer "$t" bench/tinygrad_gpt_step.py
