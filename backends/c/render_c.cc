@@ -534,10 +534,9 @@ absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
       absl::StrAppend(&checks, "  if (", var.name, " < ", var.lo, " || ", var.name, " > ", var.hi,
                       ") return;\n");
   }
-  body_ = checks + body_;
   if (lang_.every_slot_a_parameter)  // (the device calls the kernel itself)
-    return absl::StrCat(lang_.kernel_prefix, name, "(", absl::StrJoin(params, ", "), ") {\n", body_,
-                        "}\n");
+    return absl::StrCat(lang_.kernel_prefix, name, "(", absl::StrJoin(params, ", "), ") {\n",
+                        checks, body_, "}\n");
   // a global range runs chunk gchunk of gchunks (of a CPU's threads); all of it in one
   const bool chunked = std::any_of(p_.begin(), p_.end(), [](const UOp& u) {
     return u.is(Ops::RANGE) && u.arg().Get<RangeArg>().kind == RangeKind::kGlobal;
@@ -549,7 +548,7 @@ absl::StatusOr<std::string> Renderer::Run(absl::string_view name) {
     args.push_back("gchunks");
   }
   return absl::StrCat(
-      lang_.kernel_prefix, name, "(", absl::StrJoin(params, ", "), ") {\n", body_, "}\n",
+      lang_.kernel_prefix, name, "(", absl::StrJoin(params, ", "), ") {\n", checks, body_, "}\n",
       "UOPC_ENTRY void ", name,
       "_entry(void* const* bufs, const long long* vars, long long gchunk, long long gchunks) {\n",
       "  (void)bufs; (void)vars; (void)gchunk; (void)gchunks;\n  ", name, "(",

@@ -7,7 +7,8 @@
 // stored as its 16 bits and computed in float, rounded to nearest even when narrowed;
 // integer division and modulo use a floor helper unless bounds prove both operands
 // non-negative; integer + and * wrap (gcc runs with -fwrapv; CUDA computes them unsigned);
-// VARs are `int` parameters.
+// VARs are `int` parameters (in C, a kernel first returns if one is outside its bounds:
+// said, they let gcc see that indices built from them do not wrap).
 //
 // C: every kernel also gets an entry `NAME_entry(void* const* bufs, const long long* vars,
 // long long gchunk, long long gchunks)` with the launch convention of
