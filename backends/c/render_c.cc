@@ -27,6 +27,9 @@ struct CStyle {
   const char* fma_f32;  // a * b + c rounded once
   const char* fma_f64;
   const char* exp2_f32;  // the float exp2 the interpreter computes
+  // the same, for an operand that an infinite constant of its expression reaches (a masked
+  // score's -inf): where exp2_f32 is slow on such values
+  const char* exp2_f32_of_infinite;
   // integer + and * wrap as written (gcc's -fwrapv); else they are computed unsigned where
   // the operands' bounds do not prove the result fits (NVRTC assumes no overflow)
   bool wrapping_ints;
@@ -52,6 +55,7 @@ constexpr CStyle kC = {
     .fma_f32 = "__builtin_fmaf",
     .fma_f64 = "__builtin_fma",
     .exp2_f32 = "uopc_exp2f",
+    .exp2_f32_of_infinite = "uopc_exp2f_clamped",
     .wrapping_ints = true,
     .compound_literals = true,
     .grid_ranges = false,
@@ -68,6 +72,7 @@ constexpr CStyle kCuda = {
     .fma_f32 = "fmaf",
     .fma_f64 = "fma",
     .exp2_f32 = "exp2f",
+    .exp2_f32_of_infinite = "exp2f",
     .wrapping_ints = false,
     .compound_literals = false,
     .grid_ranges = true,
@@ -137,6 +142,14 @@ const char* WrapType(DType t) { return DTypeSize(t) == 8 ? "unsigned long long" 
 
 // Suffix of the int helpers in the prelude ("i32").
 std::string Sfx(DType t) { return std::string(DTypeName(t)); }
+
+// Whether an infinite constant is part of x's expression (loads end it): a masked score's
+// -inf, whose exp2 is 0.
+bool ReachesInfinity(const UOp& x) {
+  for (const UOp& u : x.Toposort())
+    if (u.is(Ops::CONST) && IsFloat(u.dtype()) && std::isinf(u.arg().Get<double>())) return true;
+  return false;
+}
 
 std::string Literal(const UOp& c, const CStyle& lang) {
   DType t = c.dtype();
@@ -305,7 +318,9 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
       const char* f = t == DType::kF64 ? lang_.fma_f64 : lang_.fma_f32;
       return Round(t, absl::StrCat(f, "(", x(0), ", ", x(1), ", ", x(2), ")"));
     }
-    case Ops::EXP2: return Round(t, fn(lang_.exp2_f32, "exp2"));
+    case Ops::EXP2:
+      return Round(
+          t, fn(ReachesInfinity(u.src(0)) ? lang_.exp2_f32_of_infinite : lang_.exp2_f32, "exp2"));
     case Ops::LOG2: return Round(t, fn("log2f", "log2"));
     case Ops::SIN: return Round(t, fn("sinf", "sin"));
     case Ops::SQRT: return Round(t, fn("sqrtf", "sqrt"));
@@ -622,6 +637,17 @@ std::string CPrelude() {
 __attribute__((simd("notinbranch"))) double exp2(double);
 #endif
 UOPC_FN float uopc_exp2f(float x) { return (float)exp2((double)x); }
+/* The same for an x that may be infinite (a masked score): the vector exp2 runs a scalar path
+   for every vector with a lane past its range, 4x the time of a causal softmax's exp. x below
+   -160 or above 130 becomes -160 or 130 (one more where its last bit is set), whose exp2
+   rounds to the same float, 0 or inf; NaN stays. (A constant would not do: gcc folds exp2 of
+   it and selects after calling exp2 on x.) */
+UOPC_FN float uopc_exp2f_clamped(float x) {
+  union { float f; uint32_t u; } v;
+  v.f = x;
+  const float odd = (float)(int)(v.u & 1u);
+  return uopc_exp2f(x < -160.0f ? -160.0f - odd : x > 130.0f ? 130.0f + odd : x);
+}
 )C" + CStyleHelpers();
 }
 
