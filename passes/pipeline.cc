@@ -13,6 +13,7 @@
 #include "passes/reduce_collapse.h"
 #include "passes/reduce_to_accumulators.h"
 #include "passes/schedule_opts.h"
+#include "passes/split_gated_loops.h"
 #include "passes/split_reduces.h"
 #include "passes/supplied_kernels.h"
 #include "passes/thread_outer_loop.h"
@@ -39,6 +40,7 @@ const struct {
     {"reduce_to_accumulators", ReduceToAccumulators},
     {"half_in_f32", HalfInF32},
     {"simplify", SimplifyPass},
+    {"split_gated_loops", SplitGatedLoops},  // (a CPU kernel's)
     {"number_loops", NumberLoops},
     // the target's own: a CPU kernel's outer loop to the cores, a GPU kernel's outputs to
     // blocks and threads (then the backend linearizes and renders)

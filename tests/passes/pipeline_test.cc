@@ -72,11 +72,11 @@ bool Has(const std::vector<RangeKind>& kinds, RangeKind k) {
 
 TEST(Pipeline, IsOneFlatListInOrder) {
   EXPECT_EQ(LoweringPipeline().names(),
-            (std::vector<std::string>{"copy_rules", "layout_copies", "split_reduces", "kernelize",
-                                      "kernel_order", "rangeify", "reduce_collapse",
-                                      "supplied_kernels", "schedule_opts", "reduce_to_accumulators",
-                                      "half_in_f32", "simplify", "number_loops",
-                                      "thread_outer_loop", "launch_dims", "index_sums"}));
+            (std::vector<std::string>{
+                "copy_rules", "layout_copies", "split_reduces", "kernelize", "kernel_order",
+                "rangeify", "reduce_collapse", "supplied_kernels", "schedule_opts",
+                "reduce_to_accumulators", "half_in_f32", "simplify", "split_gated_loops",
+                "number_loops", "thread_outer_loop", "launch_dims", "index_sums"}));
 }
 
 // A matmul's sum is a loop-level REDUCE from rangeify to reduce_to_accumulators; its loops
