@@ -219,7 +219,9 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
       ThrowInvalid(
           "backward: the value depends on a data-dependent index (a gather); autodiff cannot "
           "differentiate through it (use Gather, IndexSelect or ScatterAdd)");
-    case Ops::BITCAST:
+    case Ops::BITCAST:  // of an integer: no gradient, as an integer cast (Tensor::Detach's)
+      if (!IsFloat(u.src(0).dtype())) return;
+      break;
     case Ops::ASSIGN:
     case Ops::SINK:
     case Ops::ALLOC:

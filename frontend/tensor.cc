@@ -217,7 +217,18 @@ Tensor Tensor::grad() const {
 }
 
 Tensor Tensor::Detach() const {
-  Tensor t(uop(), shape(), dtype(), device(), {data_});
+  UOp u = uop();
+  // Autograd differentiates the graph of nodes, where this tensor's node is the one every
+  // other use of it has: a float that requires grad is read through a bitcast to an integer
+  // of its size and back, the same bits (simplify folds the pair), at which the gradient
+  // stops as at any integer
+  if (requires_grad() && IsFloat(dtype())) {
+    const DType bits = DTypeSize(dtype()) == 8   ? DType::kI64
+                       : DTypeSize(dtype()) == 4 ? DType::kI32
+                                                 : DType::kI16;
+    u = UOp::Make(Ops::BITCAST, dtype(), {UOp::Make(Ops::BITCAST, bits, {u})});
+  }
+  Tensor t(u, shape(), dtype(), device(), {data_});
   t.data_->requires_grad = false;
   return t;
 }

@@ -173,16 +173,17 @@ TEST(Autograd, ErrorsAreClear) {
     EXPECT_STREQ(e.what(),
                  "requires_grad: a tensor of dtype i32; only float tensors have gradients");
   }
-  // an op without a gradient rule is an error naming it, never a silent zero gradient
-  Tensor x = Tensor::FromVector<float>({1, 2}, {2}).RequiresGrad();
-  Tensor bits(x.uop().Bitcast(DType::kI32).Bitcast(DType::kF32), {2}, DType::kF32, x.device(),
-              {x.data()});
+  // an op without a gradient rule is an error naming it, never a silent zero gradient: a
+  // float's bits read as another float (a bitcast from an integer has none, as an integer's
+  // cast: what Detach reads through)
+  Tensor x = Tensor::FromVector<float>({1, 2}, {2}, DType::kF16).RequiresGrad();
+  Tensor bits(x.uop().Bitcast(DType::kBF16), {2}, DType::kBF16, x.device(), {x.data()});
   try {
-    Gradients((bits * x).Sum(), {x});
+    Gradients((bits.Float() * x.Float()).Sum(), {x});
     FAIL() << "a gradient through a bitcast";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
-                 "backward: no gradient rule for bitcast (dtype f32); expected a differentiable "
+                 "backward: no gradient rule for bitcast (dtype bf16); expected a differentiable "
                  "tensor op");
   }
 }
@@ -201,5 +202,20 @@ TEST(Autograd, AParameterAndItsGradientAreFreedTogether) {
   EXPECT_TRUE(grad.expired());
 }
 
+}  // namespace
+}  // namespace uopc
+
+namespace uopc {
+namespace {
+TEST(Autograd, DetachStopsTheGradient) {
+  Tensor x = Tensor::FromVector<double>({1, 2, 3}, {3}, DType::kF64).RequiresGrad();
+  // d/dx of sum(detach(x * x) * x) is x * x, not 3 x^2
+  std::vector<Tensor> g = Gradients(((x * x).Detach() * x).Sum(), {x});
+  EXPECT_EQ(g[0].ToVector<double>(), (std::vector<double>{1, 4, 9}));
+  Tensor y = x * x;
+  y.Realize();
+  std::vector<Tensor> h = Gradients((y.Detach() * x).Sum(), {x});
+  EXPECT_EQ(h[0].ToVector<double>(), (std::vector<double>{1, 4, 9}));
+}
 }  // namespace
 }  // namespace uopc
