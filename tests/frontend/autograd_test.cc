@@ -202,11 +202,7 @@ TEST(Autograd, AParameterAndItsGradientAreFreedTogether) {
   EXPECT_TRUE(grad.expired());
 }
 
-}  // namespace
-}  // namespace uopc
-
-namespace uopc {
-namespace {
+// Detach stops the gradient, whether the tensor is lazy or realized.
 TEST(Autograd, DetachStopsTheGradient) {
   Tensor x = Tensor::FromVector<double>({1, 2, 3}, {3}, DType::kF64).RequiresGrad();
   // d/dx of sum(detach(x * x) * x) is x * x, not 3 x^2
@@ -217,5 +213,6 @@ TEST(Autograd, DetachStopsTheGradient) {
   std::vector<Tensor> h = Gradients((y.Detach() * x).Sum(), {x});
   EXPECT_EQ(h[0].ToVector<double>(), (std::vector<double>{1, 4, 9}));
 }
+
 }  // namespace
 }  // namespace uopc
