@@ -64,9 +64,10 @@ TEST(KernelSearch, SearchesAKernelOnceAndRemembersTheChoice) {
   std::string chosen;
   const Plan a = Lowered(first, &chosen);
   EXPECT_EQ(first.stats().searched, 1);
-  // the defaults and none, then each single change of the fastest (13 actions, some giving
-  // a kernel timed already or not applying), for one round or more
-  EXPECT_GE(first.stats().timed, 10);
+  // the defaults and none, then each single change of the fastest, for one round or more
+  // (how many of the 13 changes give a kernel not timed already depends on which was
+  // fastest: timing, so only the round itself is certain)
+  EXPECT_GT(first.stats().timed, 2);
   EXPECT_EQ(first.stats().remembered, 0);
   EXPECT_GT(first.stats().seconds, 0);
   // a later search (another run) reads the choice: no timing, the same kernel
