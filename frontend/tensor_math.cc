@@ -275,14 +275,14 @@ Tensor Tensor::Matmul(const Tensor& o) const {
 // (halves compute in f32 and give their dtype back)
 Tensor Tensor::Softmax(int axis) const {
   Tensor x = IsFloat(dtype()) && !IsHalf(dtype()) ? *this : Float();
-  Tensor e = (x - x.Max({axis}, true)).Exp();
+  Tensor e = (x - x.Max({axis}, true).Detach()).Exp();
   Tensor p = e / e.Sum({axis}, true);
   return IsHalf(dtype()) ? p.Cast(dtype()) : p;
 }
 
 Tensor Tensor::LogSoftmax(int axis) const {
   Tensor x = IsFloat(dtype()) && !IsHalf(dtype()) ? *this : Float();
-  Tensor shifted = x - x.Max({axis}, true);
+  Tensor shifted = x - x.Max({axis}, true).Detach();
   Tensor l = shifted - shifted.Exp().Sum({axis}, true).Log();
   return IsHalf(dtype()) ? l.Cast(dtype()) : l;
 }

@@ -199,7 +199,11 @@ TEST(GptTrain, DataParallelOverTwoRanksFollowsTheSingleProcessRun) {
   EXPECT_EQ(PlansCompiled(buckets.out), PlansCompiled(one.out)) << buckets.out;
 }
 
-// The largest difference between two checkpoints' tensors (f32, the same names and shapes).
+// The largest difference between two checkpoints' tensors (f32, the same names and shapes),
+// but for the key biases (the middle third of each c_attn.bias), which are expected within
+// 1e-4 here: their gradient is zero up to rounding (a constant added to every key of a row
+// leaves its softmax as it is), and Adam turns rounding that differs with the layout into
+// steps, so they drift furthest of all the weights.
 double MaxDifference(const std::string& a_path, const std::string& b_path) {
   absl::StatusOr<uopc::Checkpoint> a = uopc::LoadSafetensors(a_path),
                                    b = uopc::LoadSafetensors(b_path);
@@ -213,8 +217,15 @@ double MaxDifference(const std::string& a_path, const std::string& b_path) {
     if (!u || u->bytes.size() != t.bytes.size()) return 1e9;
     const float* x = reinterpret_cast<const float*>(t.bytes.data());
     const float* y = reinterpret_cast<const float*>(u->bytes.data());
-    for (size_t i = 0; i < t.bytes.size() / 4; ++i)
-      worst = std::max(worst, static_cast<double>(std::abs(x[i] - y[i])));
+    const size_t n = t.bytes.size() / 4;
+    const bool key_bias = name.ends_with("attn.c_attn.bias");
+    for (size_t i = 0; i < n; ++i) {
+      const double d = std::abs(x[i] - y[i]);
+      if (key_bias && i >= n / 3 && i < 2 * n / 3)
+        EXPECT_LE(d, 1e-4) << name << "[" << i << "]";
+      else
+        worst = std::max(worst, d);
+    }
   }
   return worst;
 }
