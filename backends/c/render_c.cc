@@ -614,10 +614,14 @@ UOPC_FN uint16_t uopc_f32_to_bf16(float f) {  /* (no branch: loops of it vectori
   return (v.u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)((v.u >> 16) | 0x40u)
                                            : (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
 }
-UOPC_FN float uopc_rbf16(float f) {  /* f rounded to bf16: uopc_bf16_to_f32(uopc_f32_to_bf16(f)) */
+/* f rounded to bf16: uopc_bf16_to_f32(uopc_f32_to_bf16(f)). A NaN's quiet bit is set with its
+   exponent's bits, which it has: gcc computes both branches where it vectorizes a select, and
+   0x400000 alone made of a zero a subnormal that the select's product then read (an 18x
+   slower multiply on Intel, for every vector of a causal mask's zeros). */
+UOPC_FN float uopc_rbf16(float f) {
   union { float f; uint32_t u; } v;
   v.f = f;
-  v.u = (v.u & 0x7fffffffu) > 0x7f800000u ? (v.u | 0x400000u) & 0xffff0000u
+  v.u = (v.u & 0x7fffffffu) > 0x7f800000u ? (v.u | 0x7fc00000u) & 0xffff0000u
                                           : (v.u + 0x7fffu + ((v.u >> 16) & 1u)) & 0xffff0000u;
   return v.f;
 }
