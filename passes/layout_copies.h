@@ -13,6 +13,9 @@
 //     whose rows lie 2 KiB or more apart, read across them: a copy packed in panels of the
 //     register tile's rows (or columns) that the CPU's heuristics give the sum, as a BLAS
 //     packs its operands.
+//   - a matmul that a supplied kernel takes, reading an operand that a reshape flattens from
+//     a transposed view (an attention's heads as (B, T, H * D)): a copy in the view's
+//     order, which has strides (BLAS layouts are strided; the values are the same).
 // A sum on a GPU target is left as it is (its threads read across rows). Input and output:
 // a SINK of tensor-level roots (before kernelize).
 #pragma once
