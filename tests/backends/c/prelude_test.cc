@@ -26,6 +26,10 @@ constexpr const char* kLoops = R"C(
 UOPC_ENTRY void round_all(const float* x, float* out, int n) {
   for (int i = 0; i < n; i++) out[i] = uopc_rbf16(x[i]);
 }
+UOPC_ENTRY void store_all(const float* x, uint16_t* once, uint16_t* twice, int n) {
+  for (int i = 0; i < n; i++) once[i] = uopc_f32_to_bf16(x[i]);
+  for (int i = 0; i < n; i++) twice[i] = uopc_f32_to_bf16(uopc_rbf16(x[i]));
+}
 /* the bench GPT's bf16 softmax backward (x 0.17675781: 1/sqrt(32)), one head's 64 x 64 scores:
    row r keeps columns up to r; p, the probabilities, is 0 where masked */
 UOPC_ENTRY void masked_rows(const float* restrict p, const float* restrict sums,
@@ -93,6 +97,22 @@ TEST_F(Prelude, Bf16RoundingIsTheReferencesBitForBit) {
   for (size_t i = 0; i < x.size(); ++i)
     ASSERT_EQ(Bits(out[i]), static_cast<uint32_t>(F32ToBF16(x[i])) << 16)
         << "uopc_rbf16 of 0x" << std::hex << Bits(x[i]);
+}
+
+// The C renderer stores a bf16 value without its last rounding (ToBits rounds): the same
+// bits for every float.
+TEST_F(Prelude, StoringABf16RoundsAsRoundingItFirst) {
+  auto* store_all = Get<void(const float*, uint16_t*, uint16_t*, int)>("store_all");
+  ASSERT_NE(store_all, nullptr);
+  std::vector<float> x;
+  for (uint64_t u = 0; u < (1ull << 32); u += 4099) x.push_back(FromBits(static_cast<uint32_t>(u)));
+  for (uint32_t u : {0x7f800001u, 0xff800001u, 0x7fc00000u, 0x7fffffffu, 0x7f7fffffu, 0x3f808000u,
+                     0x3f818000u, 0x00008000u, 0x80000000u})
+    x.push_back(FromBits(u));
+  std::vector<uint16_t> once(x.size()), twice(x.size());
+  store_all(x.data(), once.data(), twice.data(), static_cast<int>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_EQ(twice[i], once[i]) << "0x" << std::hex << Bits(x[i]);
 }
 
 TEST_F(Prelude, AMaskedRoundingReadsNoSubnormalWhereNoValueIsOne) {
