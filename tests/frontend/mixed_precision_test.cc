@@ -48,12 +48,12 @@ std::string SourceOf(const Tensor& t) {
   return src.ok() ? *src : "";
 }
 
-// How many roundings to bf16 a kernel's C source makes (calls of the prelude's uopc_rbf16).
+// How many roundings to bf16 a kernel's C source makes (calls of the prelude's uopc_rbf16,
+// and of uopc_f32_to_bf16, which rounds what a store converts).
 int Roundings(const std::string& src) {
   int n = 0;
-  for (size_t at = src.find("uopc_rbf16("); at != std::string::npos;
-       at = src.find("uopc_rbf16(", at + 1))
-    ++n;
+  for (const char* call : {"uopc_rbf16(", "uopc_f32_to_bf16("})
+    for (size_t at = src.find(call); at != std::string::npos; at = src.find(call, at + 1)) ++n;
   return n;
 }
 
