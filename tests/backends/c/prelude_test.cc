@@ -4,16 +4,14 @@
 // branch, computed for every lane when gcc vectorizes the select, made one of a zero
 // (0x00400000), and every vector of a masked row paid the CPU's microcode assist for it
 // (an 18x slower multiply on an Intel Xeon).
+#include <bit>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <xmmintrin.h>
-
-#include "absl/strings/str_cat.h"
 
 #include "backends/c/compiler.h"
 #include "backends/c/render_c.h"
@@ -70,17 +68,6 @@ class Prelude : public ::testing::Test {
   void* lib_ = nullptr;
 };
 
-float FromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
 TEST_F(Prelude, Bf16RoundingIsTheReferencesBitForBit) {
   auto* round_all = Get<void(const float*, float*, int)>("round_all");
   ASSERT_NE(round_all, nullptr);
@@ -88,15 +75,15 @@ TEST_F(Prelude, Bf16RoundingIsTheReferencesBitForBit) {
   // reach) and the NaNs and ties by name
   std::vector<float> x;
   for (uint64_t u = 0; u < (1ull << 32); u += 65537)
-    x.push_back(FromBits(static_cast<uint32_t>(u)));
+    x.push_back(std::bit_cast<float>(static_cast<uint32_t>(u)));
   for (uint32_t u : {0x7f800001u, 0xff800001u, 0x7fc00000u, 0x7fffffffu, 0x3f808000u, 0x3f818000u,
                      0x00008000u, 0x80000000u})
-    x.push_back(FromBits(u));
+    x.push_back(std::bit_cast<float>(u));
   std::vector<float> out(x.size());
   round_all(x.data(), out.data(), static_cast<int>(x.size()));
   for (size_t i = 0; i < x.size(); ++i)
-    ASSERT_EQ(Bits(out[i]), static_cast<uint32_t>(F32ToBF16(x[i])) << 16)
-        << "uopc_rbf16 of 0x" << std::hex << Bits(x[i]);
+    ASSERT_EQ(std::bit_cast<uint32_t>(out[i]), static_cast<uint32_t>(F32ToBF16(x[i])) << 16)
+        << "uopc_rbf16 of 0x" << std::hex << std::bit_cast<uint32_t>(x[i]);
 }
 
 // The C renderer stores a bf16 value without its last rounding (ToBits rounds): the same
@@ -105,14 +92,15 @@ TEST_F(Prelude, StoringABf16RoundsAsRoundingItFirst) {
   auto* store_all = Get<void(const float*, uint16_t*, uint16_t*, int)>("store_all");
   ASSERT_NE(store_all, nullptr);
   std::vector<float> x;
-  for (uint64_t u = 0; u < (1ull << 32); u += 4099) x.push_back(FromBits(static_cast<uint32_t>(u)));
+  for (uint64_t u = 0; u < (1ull << 32); u += 4099)
+    x.push_back(std::bit_cast<float>(static_cast<uint32_t>(u)));
   for (uint32_t u : {0x7f800001u, 0xff800001u, 0x7fc00000u, 0x7fffffffu, 0x7f7fffffu, 0x3f808000u,
                      0x3f818000u, 0x00008000u, 0x80000000u})
-    x.push_back(FromBits(u));
+    x.push_back(std::bit_cast<float>(u));
   std::vector<uint16_t> once(x.size()), twice(x.size());
   store_all(x.data(), once.data(), twice.data(), static_cast<int>(x.size()));
   for (size_t i = 0; i < x.size(); ++i)
-    ASSERT_EQ(twice[i], once[i]) << "0x" << std::hex << Bits(x[i]);
+    ASSERT_EQ(twice[i], once[i]) << "0x" << std::hex << std::bit_cast<uint32_t>(x[i]);
 }
 
 TEST_F(Prelude, AMaskedRoundingReadsNoSubnormalWhereNoValueIsOne) {
