@@ -577,12 +577,15 @@ absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
     if (n >= 3 &&
         (axes == std::vector<int>{n - 2} || axes == std::vector<int>{n - 1} || axes == leading) &&
         SuppliedMatmulTakes(orig, shapes.at(orig.src(0).get()), t)) {
-      // (what it reads may hold copies made below: their shapes are the rebuilt graph's)
-      const std::string on = device.ok() ? *device : "";
-      if (rebuilt == orig || !ReshapesAPermute(rebuilt))
-        return ReadHalvesStaged(ReadFlattenedCopied(rebuilt, shapes, on));
-      absl::StatusOr<ShapeMap> below = InferShapes(rebuilt);
-      return ReadHalvesStaged(below.ok() ? ReadFlattenedCopied(rebuilt, *below, on) : rebuilt);
+      UOp read = rebuilt;
+      if (ReshapesAPermute(rebuilt)) {
+        const std::string on = device.ok() ? *device : "";
+        if (rebuilt == orig)
+          read = ReadFlattenedCopied(rebuilt, shapes, on);
+        else if (absl::StatusOr<ShapeMap> below = InferShapes(rebuilt); below.ok())
+          read = ReadFlattenedCopied(rebuilt, *below, on);  // (copies made below: new shapes)
+      }
+      return ReadHalvesStaged(read);
     }
     if (n >= 2 && axes == std::vector<int>{n - 1})
       return ReadRowsTransposed(rebuilt, n, shapes, TileOf(shapes.at(orig.get()), t).second, t);
