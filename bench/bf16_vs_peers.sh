@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # uopc's bf16 against a current PyTorch (PyPI, oneDNN) and against its own f32, alternating
 # in one run (issue 29's figures): n x n matmuls (512, 1024, 2048) in f32 and bf16, and the
-# bench GPT's training step in f32 and under bf16 autocast, at 1 and 2 threads.
+# bench GPT's training step in f32 and under bf16 autocast, at 1 and 2 threads (uopc's each
+# building its graph, and each run from its captured plan, as gpt_train runs its steps).
 #   bench/bf16_vs_peers.sh [ROUNDS]          # default 2; nothing else should be running
 # The peer is PyTorch from PyPI in the benchmarks' own venv (bench/install_peers.sh), with
 # its threads set to the count (torch.set_num_threads via OMP_NUM_THREADS). The CPU (lscpu)
@@ -23,7 +24,7 @@ for round in $(seq "$rounds"); do
       awk '/^BM_/ {print "uopc", $1, $NF}'
     peer "$t" bench/pytorch_gpt_step.py | grep -v BLAS
     peer "$t" bench/pytorch_gpt_step.py --autocast bf16 | grep -v BLAS
-    UOPC_THREADS=$t bazel-bin/bench/gpt_bench --benchmark_filter='^BM_GptTrainStep(Bf16)?/' 2>/dev/null |
+    UOPC_THREADS=$t bazel-bin/bench/gpt_bench --benchmark_filter='^BM_GptTrainStep(Bf16)?(Captured)?/' 2>/dev/null |
       awk '/^BM_/ {print "uopc", $1 ":", $2, "ms"}'
   done
 done

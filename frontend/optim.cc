@@ -5,12 +5,33 @@
 
 namespace uopc {
 
-const Tensor& Optimizer::Data::On(Device* device) {
-  for (const auto& [d, t] : on_)
-    if (d == device) return t;
-  on_.push_back({device, Tensor::FromVector<float>({static_cast<float>(v_)}, {}, DType::kF32,
-                                                   device)});
-  return on_.back().second;
+std::vector<Tensor> Optimizer::OnEveryDevice(const std::vector<double>& host) {
+  host_ = host;
+  elsewhere_.clear();
+  std::vector<Device*> devices;
+  for (Tensor* p : params_)
+    if (p->device()->peer_rank() < 0 &&
+        std::find(devices.begin(), devices.end(), p->device()) == devices.end())
+      devices.push_back(p->device());
+  std::vector<Tensor> values;
+  for (Device* d : devices)
+    for (double v : host)
+      values.push_back(Tensor::FromVector<float>({static_cast<float>(v)}, {}, DType::kF32, d));
+  return values;
+}
+
+const Tensor& Optimizer::ValueOn(const std::vector<Tensor>& values, int k, Device* device) {
+  const size_t per_device = host_.size();
+  for (size_t i = k; i < values.size(); i += per_device)
+    if (values[i].device() == device) return values[i];
+  // another rank's device (a pipeline's other stage): made there when a step asks for it
+  for (const auto& [d, t] : elsewhere_)
+    if (d == device) return t[k];
+  std::vector<Tensor> on;
+  for (double v : host_)
+    on.push_back(Tensor::FromVector<float>({static_cast<float>(v)}, {}, DType::kF32, device));
+  elsewhere_.emplace_back(device, std::move(on));
+  return elsewhere_.back().second[k];
 }
 
 void Optimizer::ZeroGrad() {
@@ -34,8 +55,10 @@ SGD::SGD(std::vector<Tensor*> params, double lr, double momentum, double weight_
     velocity_.push_back(Tensor::Zeros(p->shape(), p->dtype(), p->device()).Realize());
 }
 
-void SGD::Step(const std::vector<Tensor*>& also, const Tensor& only_if) {
-  Data lr(lr_);
+std::vector<Tensor> SGD::NextValues() { return OnEveryDevice({lr_}); }
+
+void SGD::Step(const std::vector<Tensor>& values, const std::vector<Tensor*>& also,
+               const Tensor& only_if) {
   std::vector<std::pair<Tensor*, Tensor>> updates;
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor* p = params_[i];
@@ -47,7 +70,8 @@ void SGD::Step(const std::vector<Tensor*>& also, const Tensor& only_if) {
       updates.push_back({&velocity_[i], v});
       g = v;
     }
-    updates.push_back({p, (w - g * lr.On(p->device()).Cast(w.dtype())).Cast(w.dtype())});
+    const Tensor& lr = ValueOn(values, 0, p->device());
+    updates.push_back({p, (w - g * lr.Cast(w.dtype())).Cast(w.dtype())});
   }
   Commit(std::move(updates), also, only_if);
 }
@@ -72,10 +96,14 @@ std::vector<Tensor*> AdamW::State() {
   return s;
 }
 
-void AdamW::Step(const std::vector<Tensor*>& also, const Tensor& only_if) {
+std::vector<Tensor> AdamW::NextValues() {
   ++t_;
-  Data lr(lr_), bc1(1.0 - std::pow(beta1_, static_cast<double>(t_))),
-      bc2(1.0 - std::pow(beta2_, static_cast<double>(t_)));
+  return OnEveryDevice({lr_, 1.0 - std::pow(beta1_, static_cast<double>(t_)),
+                        1.0 - std::pow(beta2_, static_cast<double>(t_))});
+}
+
+void AdamW::Step(const std::vector<Tensor>& values, const std::vector<Tensor*>& also,
+                 const Tensor& only_if) {
   std::vector<std::pair<Tensor*, Tensor>> updates;
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor* p = params_[i];
@@ -84,10 +112,11 @@ void AdamW::Step(const std::vector<Tensor*>& also, const Tensor& only_if) {
     Tensor m = m_[i] * beta1_ + g * (1.0 - beta1_);
     Tensor v = v_[i] * beta2_ + g * g * (1.0 - beta2_);
     Device* d = p->device();
-    Tensor step = (m / bc1.On(d)) / ((v / bc2.On(d)).Sqrt() + eps_) + w * weight_decay_;
+    Tensor step = (m / ValueOn(values, 1, d)) / ((v / ValueOn(values, 2, d)).Sqrt() + eps_) +
+                  w * weight_decay_;
     updates.push_back({&m_[i], m});
     updates.push_back({&v_[i], v});
-    updates.push_back({p, (w - step * lr.On(d)).Cast(p->dtype())});
+    updates.push_back({p, (w - step * ValueOn(values, 0, d)).Cast(p->dtype())});
   }
   Commit(std::move(updates), also, only_if);
 }

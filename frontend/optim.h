@@ -22,22 +22,28 @@ class Optimizer {
   /// `only_if` (a bool scalar), parameters and state change only where it is true: a step
   /// whose loss or gradients are not finite can be skipped inside the plan, without a
   /// second one.
-  virtual void Step(const std::vector<Tensor*>& also = {}, const Tensor& only_if = {}) = 0;
+  void Step(const std::vector<Tensor*>& also = {}, const Tensor& only_if = {}) {
+    Step(NextValues(), also, only_if);
+  }
+  /// The values of the next step that change from step to step (the learning rate, Adam's
+  /// bias corrections): 0-d f32 tensors, the same number on each device of this rank's
+  /// parameters, made on the host; counts the step. What a captured step (frontend/captured_step.h)
+  /// takes as inputs.
+  virtual std::vector<Tensor> NextValues() = 0;
+  /// Step with `values`, this step's NextValues().
+  virtual void Step(const std::vector<Tensor>& values, const std::vector<Tensor*>& also,
+                    const Tensor& only_if = {}) = 0;
   void ZeroGrad();
   void set_lr(double lr) { lr_ = lr; }
   double lr() const { return lr_; }
 
  protected:
-  /// A value that enters a step as data: a 0-d f32 tensor on each device that asks for it.
-  class Data {
-   public:
-    explicit Data(double v) : v_(v) {}
-    const Tensor& On(Device* device);
-
-   private:
-    double v_;
-    std::vector<std::pair<Device*, Tensor>> on_;
-  };
+  /// `host` (values that enter a step as data, never as constants) as 0-d f32 tensors on
+  /// each device of this rank's parameters, device by device (NextValues' layout).
+  std::vector<Tensor> OnEveryDevice(const std::vector<double>& host);
+  /// Value `k` of this step's `values` (NextValues' layout) on `device` (another rank's: made
+  /// there, once a step).
+  const Tensor& ValueOn(const std::vector<Tensor>& values, int k, Device* device);
   /// Realizes the new values and assigns them (all in one plan); with `only_if`, each keeps
   /// its old value where it is false.
   static void Commit(std::vector<std::pair<Tensor*, Tensor>> updates,
@@ -45,13 +51,20 @@ class Optimizer {
 
   std::vector<Tensor*> params_;
   double lr_;
+
+ private:
+  std::vector<double> host_;  // this step's values (OnEveryDevice)
+  std::vector<std::pair<Device*, std::vector<Tensor>>> elsewhere_;
 };
 
 /// p -= lr * v, v = momentum * v + g + weight_decay * p.
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor*> params, double lr, double momentum = 0, double weight_decay = 0);
-  void Step(const std::vector<Tensor*>& also = {}, const Tensor& only_if = {}) override;
+  using Optimizer::Step;
+  std::vector<Tensor> NextValues() override;
+  void Step(const std::vector<Tensor>& values, const std::vector<Tensor*>& also,
+            const Tensor& only_if = {}) override;
 
  private:
   double momentum_, weight_decay_;
@@ -63,7 +76,10 @@ class AdamW : public Optimizer {
  public:
   AdamW(std::vector<Tensor*> params, double lr, double beta1 = 0.9, double beta2 = 0.999,
         double eps = 1e-8, double weight_decay = 0.01);
-  void Step(const std::vector<Tensor*>& also = {}, const Tensor& only_if = {}) override;
+  using Optimizer::Step;
+  std::vector<Tensor> NextValues() override;
+  void Step(const std::vector<Tensor>& values, const std::vector<Tensor*>& also,
+            const Tensor& only_if = {}) override;
   int64_t steps() const { return t_; }
   /// Sets the step count (resuming a run: the bias corrections continue from it).
   void set_steps(int64_t t) { t_ = t; }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace uopc {
@@ -16,6 +17,8 @@ class RandomStream {
     seed_ = seed;
     counter_ = 0;
   }
+  /// Where the stream is: (seed, numbers drawn since), which a draw changes.
+  std::pair<uint64_t, uint64_t> position() const { return {seed_, counter_}; }
   /// `n` uniform floats in [0, 1).
   std::vector<float> Uniform(int64_t n);
   /// `n` standard normal floats (Box-Muller).

@@ -243,12 +243,13 @@ absl::StatusOr<std::vector<Buffer>> Runtime::Run(const Graph& g) {
       return absl::InternalError("realize: a BUFFER of the graph has no realized tensor");
     inputs.push_back(it->second);
   }
-  if (record_) {
+  absl::StatusOr<std::vector<Buffer>> outputs = executor_.Run(*plan, inputs, g.vars);
+  if (record_ && outputs.ok()) {
     std::vector<CheckAt> checks = g.checks;
     for (CheckAt& c : checks) c.check.largest = nullptr;
-    record_->push_back({plan, inputs, g.vars, std::move(checks)});
+    record_->push_back({plan, std::move(inputs), g.vars, std::move(checks), *outputs});
   }
-  return executor_.Run(*plan, inputs, g.vars);
+  return outputs;
 }
 
 absl::Status Runtime::CheckIndices(const std::vector<CheckAt>& checks,

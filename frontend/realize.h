@@ -52,12 +52,14 @@ class Runtime {
     int output;
   };
   /// A run of a plan as Realize made it: the plan, the buffers bound to its inputs, the
-  /// VAR values, its index checks (what frontend/captured_step.h runs and checks again).
+  /// VAR values, its index checks (what frontend/captured_step.h runs and checks again),
+  /// and the buffers it made.
   struct PlanRun {
     std::shared_ptr<const Plan> plan;
     std::vector<Buffer> inputs;
     VarValues vars;
     std::vector<CheckAt> checks;
+    std::vector<Buffer> outputs;
   };
   /// OK when every check of a run passes: the first failure otherwise.
   static absl::Status CheckIndices(const std::vector<CheckAt>& checks,

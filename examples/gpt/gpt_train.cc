@@ -39,6 +39,7 @@
 #include "examples/gpt/device_flag.h"
 #include "examples/gpt/model_config.h"
 #include "frontend/autocast.h"
+#include "frontend/captured_step.h"
 #include "frontend/loss_scaler.h"
 #include "frontend/nn.h"
 #include "frontend/optim.h"
@@ -77,7 +78,8 @@ int main(int argc, char** argv) {
           save_every = 100, seed = 0, log_every = 10, stop_at = 0, tp = 1, dp = 0, pp = 1,
           micro_batches = 0;
   double lr = 3e-3, min_lr = 3e-4, weight_decay = 0.01, clip = 1.0, dropout = 0.0, bucket_mb = 25.0;
-  bool resume = false, resume_if_present = false, skip_nonfinite = false, tie = false;
+  bool resume = false, resume_if_present = false, skip_nonfinite = false, tie = false,
+       capture = true;
   Flags flags(
       "usage: gpt_train [flags]\n\nTrains a character-level GPT on a text file and saves it as a "
       "safetensors checkpoint.\nUnder `uopc_launch --nproc N -- gpt_train ...` it trains over N = "
@@ -119,6 +121,10 @@ int main(int argc, char** argv) {
             "first start and every restart (uopc_launch --max-restarts)");
   flags.Add("skip-nonfinite", &skip_nonfinite,
             "skip a step whose loss or gradients are nan or inf (default: stop the run there)");
+  flags.Add("capture", &capture,
+            "run each step after the second from the second's plan, without building its "
+            "graph (as CUDA graphs do; not with --pp, --micro-batches, --dropout or f16; "
+            "false: every step builds it, as eager frameworks do)");
   flags.Add("device", &device, kDeviceHelp);
   flags.Add("tp", &tp,
             "tensor-parallel ranks: each block's heads and MLP units are split over them "
@@ -365,19 +371,10 @@ int main(int argc, char** argv) {
       if (rank != 0) return;
       if (absl::Status s = SaveTensors(checkpoint, whole, meta); !s.ok()) throw Error(s);
     };
-    std::vector<int32_t> xs, ys;
-    auto t0 = std::chrono::steady_clock::now();
-    double tokens = 0;
-    const uint64_t sent_before = group ? group->bytes_sent() : 0;
-    for (int64_t step = start; step < end; ++step) {
-      Batch(corpus->tokens, batch, context, static_cast<uint64_t>(seed), step, &xs, &ys);
-      const int64_t first = dp_rank * local * context;  // its group's rows of the step's batch
-      Tensor x = Tensor::FromVector(
-                 std::vector<int32_t>(xs.begin() + first, xs.begin() + first + local * context),
-                 {local, context}, DType::kI32, devices.front()),
-             y = Tensor::FromVector(
-                 std::vector<int32_t>(ys.begin() + first, ys.begin() + first + local * context),
-                 {local * context}, DType::kI32, model.head().device());  // (where the logits are)
+    // One step on (the batch's inputs, its targets, the optimizer's values): its loss and
+    // whether it took (the loss and every gradient finite), realized.
+    const CapturedStep::Step train_step = [&](const std::vector<Tensor>& in) {
+      const Tensor &x = in[0], &y = in[1];
       Tensor loss;
       std::vector<Tensor*> held = model.Parameters();  // (those of this rank's stage)
       if (pp == 1 && micro_batches == 1) {  // one plan a step
@@ -416,10 +413,49 @@ int main(int argc, char** argv) {
         for (int s = 0; s < pp; ++s) also.insert(also.end(), {&losses[s], &finites[s]});
       if (scaler)
         for (Tensor* t : scaler->Update(finite)) also.push_back(t);
-      opt.set_lr(CosineLr(step, warmup, steps, lr, min_lr));
-      opt.Step(also, finite);
-      if (scaler) scaler->Advance();
+      opt.Step(std::vector<Tensor>(in.begin() + 2, in.end()), also, finite);
       if (pp > 1) loss = losses[stage], finite = finites[stage];
+      return std::vector<Tensor>{loss, finite};
+    };
+    // After the first step, each step runs the second's plan again without building its
+    // graph: one plan a step, no dropout (its masks are drawn on the host), the loss
+    // scaler's state not among what it updates
+    capture = capture && pp == 1 && micro_batches == 1 && !scaler && dropout == 0;
+    std::vector<Tensor*> state_held = model.Parameters();
+    for (auto& [name, t] : state) state_held.push_back(t);
+    std::optional<CapturedStep> captured;
+    std::vector<int32_t> xs, ys;
+    auto t0 = std::chrono::steady_clock::now();
+    double tokens = 0;
+    const uint64_t sent_before = group ? group->bytes_sent() : 0;
+    for (int64_t step = start; step < end; ++step) {
+      Batch(corpus->tokens, batch, context, static_cast<uint64_t>(seed), step, &xs, &ys);
+      const int64_t first = dp_rank * local * context;  // its group's rows of the step's batch
+      Tensor x = Tensor::FromVector(
+                 std::vector<int32_t>(xs.begin() + first, xs.begin() + first + local * context),
+                 {local, context}, DType::kI32, devices.front()),
+             y = Tensor::FromVector(
+                 std::vector<int32_t>(ys.begin() + first, ys.begin() + first + local * context),
+                 {local * context}, DType::kI32, model.head().device());  // (where the logits are)
+      opt.set_lr(CosineLr(step, warmup, steps, lr, min_lr));
+      std::vector<Tensor> in{x, y}, values = opt.NextValues();
+      in.insert(in.end(), values.begin(), values.end());
+      std::vector<Tensor> out;  // the step's loss and whether it took
+      if (captured) {
+        out = captured->Run(in);
+      } else if (capture && step > start) {  // (the first step of a run compiles as it goes)
+        absl::StatusOr<CapturedStep> c =
+            CapturedStep::CaptureUpdate(train_step, in, state_held, &out);
+        if (c.ok())
+          captured = *std::move(c);
+        else if (rank == 0)
+          std::cerr << "gpt_train: each step builds its graph: " << c.status().message() << "\n";
+        capture = false;
+      } else {
+        out = train_step(in);
+      }
+      Tensor loss = out[0], finite = out[1];
+      if (scaler) scaler->Advance();
       const bool took = finite.Item<bool>();
       if (!took && scaler) {  // (the scaler's way to find its scale)
         opt.set_steps(opt.steps() - 1);

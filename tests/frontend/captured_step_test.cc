@@ -1,14 +1,16 @@
 // CapturedStep: a step captured once runs again on other inputs and VAR values, with the
 // results (and the in-place writes) of running the step itself, and builds no graph.
-#include <gtest/gtest.h>
-
-#include "tests/testing/error_of.h"
+#include "frontend/captured_step.h"
 
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "frontend/captured_step.h"
+#include <gtest/gtest.h>
+
+#include "frontend/nn.h"
+#include "frontend/optim.h"
+#include "tests/testing/error_of.h"
 
 namespace uopc {
 namespace {
@@ -95,6 +97,109 @@ TEST(CapturedStep, BadStepsAndRunsAreRefused) {
             "captured step: a value for VAR T, which the step does not read");
   EXPECT_EQ(ok.Run({Tensor::FromVector<float>({5, 6}, {2})})[0].ToVector<float>(),
             (std::vector<float>{10, 12}));
+}
+
+// A training step (forward, backward, AdamW) captured with its state: each run updates the
+// parameters and the moments as the step itself does, bit for bit, and builds no graph.
+struct TinyModel {
+  Linear a{3, 4}, b{4, 2};
+  AdamW opt;
+  TinyModel() : opt(Parameters(), 1e-2) {}
+  std::vector<Tensor*> Parameters() { return {&a.weight, &a.bias, &b.weight, &b.bias}; }
+  std::vector<Tensor*> State() {
+    std::vector<Tensor*> s = Parameters(), m = opt.State();
+    s.insert(s.end(), m.begin(), m.end());
+    return s;
+  }
+  // the step on inputs (x, y, then the optimizer's values)
+  std::vector<Tensor> Step(const std::vector<Tensor>& in) {
+    Tensor loss = (b.Forward(a.Forward(in[0]).Gelu()) - in[1]).Square().Mean();
+    loss.Backward();
+    opt.Step(std::vector<Tensor>(in.begin() + 2, in.end()), {&loss});
+    return {loss};
+  }
+  static std::vector<Tensor> Batch(int i) {
+    std::vector<float> x(6), y(4);
+    for (int k = 0; k < 6; ++k) x[k] = static_cast<float>((k + 1) * (i + 2) % 7) / 7;
+    for (int k = 0; k < 4; ++k) y[k] = static_cast<float>((k * 3 + i) % 5) / 5;
+    return {Tensor::FromVector(x, {2, 3}), Tensor::FromVector(y, {2, 2})};
+  }
+  std::vector<Tensor> Inputs(int i) {
+    std::vector<Tensor> in = Batch(i), values = opt.NextValues();
+    in.insert(in.end(), values.begin(), values.end());
+    return in;
+  }
+};
+
+TEST(CapturedStep, ATrainingStepRunsAgainWithItsStateAsTheStepDoes) {
+  Tensor::ManualSeed(1);
+  TinyModel eager;
+  Tensor::ManualSeed(1);
+  TinyModel captured;
+  std::vector<float> eager_losses, losses;
+  for (int i = 0; i < 6; ++i) eager_losses.push_back(eager.Step(eager.Inputs(i))[0].Item<float>());
+  std::vector<Tensor> out;
+  absl::StatusOr<CapturedStep> step =
+      CapturedStep::CaptureUpdate([&](const std::vector<Tensor>& in) { return captured.Step(in); },
+                                  captured.Inputs(0), captured.State(), &out);
+  ASSERT_TRUE(step.ok()) << step.status();
+  losses.push_back(out[0].Item<float>());
+  const size_t built = Runtime::Get().plans().size();
+  for (int i = 1; i < 6; ++i) losses.push_back(step->Run(captured.Inputs(i))[0].Item<float>());
+  EXPECT_EQ(Runtime::Get().plans().size(), built);  // no graph, no plan built
+  EXPECT_EQ(losses, eager_losses);
+  EXPECT_GT(losses[0], losses[5]);  // (it trains)
+  std::vector<Tensor*> want = eager.State(), got = captured.State();
+  for (size_t s = 0; s < want.size(); ++s)
+    EXPECT_EQ(got[s]->ToVector<float>(), want[s]->ToVector<float>()) << "state tensor " << s;
+  EXPECT_EQ(captured.opt.steps(), 6);
+}
+
+TEST(CapturedStep, ATrainingStepThatCannotRunAgainIsSaidWithTheStepDone) {
+  Tensor::ManualSeed(1);
+  TinyModel m;
+  std::vector<Tensor> out;
+  auto capture = [&](const CapturedStep::Step& step, std::vector<Tensor*> state) {
+    absl::StatusOr<CapturedStep> c = CapturedStep::CaptureUpdate(step, m.Inputs(0), state, &out);
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kFailedPrecondition);
+    return std::string(c.status().message());
+  };
+  EXPECT_EQ(capture(
+                [&](const std::vector<Tensor>& in) {
+                  return std::vector<Tensor>{m.Step(in)[0] * 2};  // (not realized by the step)
+                },
+                m.State()),
+            "captured step: output 0 of shape () is not one the step's plan made; expected "
+            "each output realized by the step");
+  Tensor frozen = Tensor::Ones({2}).Realize();  // read by the step, never assigned
+  std::vector<Tensor*> state = m.State();
+  state.push_back(&frozen);
+  EXPECT_EQ(capture(
+                [&](const std::vector<Tensor>& in) {
+                  std::vector<Tensor> moved{in[0] * frozen.Sum(), in[1]};
+                  moved.insert(moved.end(), in.begin() + 2, in.end());
+                  return m.Step(moved);
+                },
+                state),
+            "captured step: state tensor 12 of shape (2) is not assigned a value the step's "
+            "plan made; expected each state tensor read and assigned anew");
+  EXPECT_EQ(capture(
+                [&](const std::vector<Tensor>& in) {
+                  (in[0] + 1).Realize();
+                  return m.Step(in);
+                },
+                m.State()),
+            "captured step: the step ran 2 plans; expected one");
+  EXPECT_EQ(capture(
+                [&](const std::vector<Tensor>& in) {
+                  std::vector<Tensor> dropped{in[0] * Tensor::Rand({2, 3}), in[1]};
+                  dropped.insert(dropped.end(), in.begin() + 2, in.end());
+                  return m.Step(dropped);
+                },
+                m.State()),
+            "captured step: the step draws random numbers on the host (dropout?), which every "
+            "run would repeat; expected none");
+  EXPECT_EQ(m.opt.steps(), 4);  // each step was done
 }
 
 }  // namespace
