@@ -37,6 +37,8 @@ class LossScaler {
   /// Takes the values of the last Update (realized by now) as the scale and count.
   void Advance();
 
+  /// The scale and the count as tensors (what a step updates: a captured step's state).
+  std::vector<Tensor*> State() { return {&scale_, &clean_}; }
   /// The scale and the clean steps since it last changed (read from the device).
   double scale() const;
   int64_t clean_steps() const;

@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
             "skip a step whose loss or gradients are nan or inf (default: stop the run there)");
   flags.Add("capture", &capture,
             "run each step after the second from the second's plan, without building its "
-            "graph (as CUDA graphs do; not with --pp, --micro-batches, --dropout or f16; "
+            "graph (as CUDA graphs do; not with --pp, --micro-batches or --dropout; "
             "false: every step builds it, as eager frameworks do)");
   flags.Add("device", &device, kDeviceHelp);
   flags.Add("tp", &tp,
@@ -414,15 +414,17 @@ int main(int argc, char** argv) {
       if (scaler)
         for (Tensor* t : scaler->Update(finite)) also.push_back(t);
       opt.Step(std::vector<Tensor>(in.begin() + 2, in.end()), also, finite);
+      if (scaler) scaler->Advance();
       if (pp > 1) loss = losses[stage], finite = finites[stage];
       return std::vector<Tensor>{loss, finite};
     };
-    // After the first step, each step runs the second's plan again without building its
-    // graph: one plan a step, no dropout (its masks are drawn on the host), the loss
-    // scaler's state not among what it updates
-    capture = capture && pp == 1 && micro_batches == 1 && !scaler && dropout == 0;
+    // After the second step, each step runs the second's plan again without building its
+    // graph: one plan a step, no dropout (its masks are drawn on the host)
+    capture = capture && pp == 1 && micro_batches == 1 && dropout == 0;
     std::vector<Tensor*> state_held = model.Parameters();
     for (auto& [name, t] : state) state_held.push_back(t);
+    if (scaler)
+      for (Tensor* t : scaler->State()) state_held.push_back(t);
     std::optional<CapturedStep> captured;
     std::vector<int32_t> xs, ys;
     auto t0 = std::chrono::steady_clock::now();
@@ -455,7 +457,6 @@ int main(int argc, char** argv) {
         out = train_step(in);
       }
       Tensor loss = out[0], finite = out[1];
-      if (scaler) scaler->Advance();
       const bool took = finite.Item<bool>();
       if (!took && scaler) {  // (the scaler's way to find its scale)
         opt.set_steps(opt.steps() - 1);

@@ -119,11 +119,13 @@ TEST(GptTrain, LearnsBelowTheUnigramEntropyAndResumesExactly) {
 }
 
 // Steps run from the captured plan (the default) end with the checkpoint of steps that build
-// their graphs, byte for byte: in f32, and in bf16 with clipping off; with dropout (masks
-// drawn on the host) nothing is captured, without a word.
+// their graphs, byte for byte: in f32, in bf16 with clipping off, and in f16 (the loss
+// scaler's state among what the step updates); with dropout (masks drawn on the host) nothing
+// is captured, without a word.
 TEST(GptTrain, CapturedStepsEndAsStepsThatBuildTheirGraphs) {
   for (const std::string flags :
-       {std::string(" --precision f32"), std::string(" --precision bf16 --clip 0")}) {
+       {std::string(" --precision f32"), std::string(" --precision bf16 --clip 0"),
+        std::string(" --precision f16")}) {
     CommandResult eager = RunCommand(Bin("gpt_train") + kSmall + flags +
                                      " --steps 12 --capture=false --checkpoint " + Tmp("eager.st"));
     CommandResult captured = RunCommand(Bin("gpt_train") + kSmall + flags +

@@ -2,12 +2,14 @@
 // results (and the in-place writes) of running the step itself, and builds no graph.
 #include "frontend/captured_step.h"
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "frontend/loss_scaler.h"
 #include "frontend/nn.h"
 #include "frontend/optim.h"
 #include "tests/testing/error_of.h"
@@ -153,6 +155,55 @@ TEST(CapturedStep, ATrainingStepRunsAgainWithItsStateAsTheStepDoes) {
   for (size_t s = 0; s < want.size(); ++s)
     EXPECT_EQ(got[s]->ToVector<float>(), want[s]->ToVector<float>()) << "state tensor " << s;
   EXPECT_EQ(captured.opt.steps(), 6);
+}
+
+// With a loss scaler among the state: a scale so large that the first steps' gradients
+// overflow is halved step by step, those steps skipped, in the captured runs as in the steps.
+TEST(CapturedStep, ALossScalersStateRunsAgainAsTheStepsDo) {
+  struct Scaled : TinyModel {
+    LossScaler scaler{LossScaler::Options{std::ldexp(1.0, 121)}};
+    std::vector<Tensor> Step(const std::vector<Tensor>& in) {
+      Tensor loss = (b.Forward(a.Forward(in[0]).Gelu()) - in[1]).Square().Mean() * 1e3;
+      scaler.Scale(loss).Backward();
+      scaler.Unscale(Parameters());
+      Tensor finite = AllFinite(GradNorm(Parameters()));
+      std::vector<Tensor*> also = scaler.Update(finite);
+      also.push_back(&loss);
+      also.push_back(&finite);
+      opt.Step(std::vector<Tensor>(in.begin() + 2, in.end()), also, finite);
+      scaler.Advance();
+      return {loss, finite};
+    }
+  };
+  Tensor::ManualSeed(1);
+  Scaled eager;
+  Tensor::ManualSeed(1);
+  Scaled captured;
+  std::vector<double> eager_scales, scales;
+  for (int i = 0; i < 8; ++i) {
+    if (!eager.Step(eager.Inputs(i))[1].Item<bool>()) eager.opt.set_steps(eager.opt.steps() - 1);
+    eager_scales.push_back(eager.scaler.scale());
+  }
+  std::vector<Tensor*> state = captured.State(), scaler = captured.scaler.State();
+  state.insert(state.end(), scaler.begin(), scaler.end());
+  std::vector<Tensor> out;
+  absl::StatusOr<CapturedStep> step =
+      CapturedStep::CaptureUpdate([&](const std::vector<Tensor>& in) { return captured.Step(in); },
+                                  captured.Inputs(0), state, &out);
+  ASSERT_TRUE(step.ok()) << step.status();
+  for (int i = 0; i < 8; ++i) {
+    if (i > 0) out = step->Run(captured.Inputs(i));
+    if (!out[1].Item<bool>()) captured.opt.set_steps(captured.opt.steps() - 1);
+    scales.push_back(captured.scaler.scale());
+  }
+  EXPECT_EQ(scales, eager_scales);
+  EXPECT_LT(scales.back(), scales.front());  // (steps were skipped, the scale halved)
+  EXPECT_EQ(captured.opt.steps(), eager.opt.steps());
+  EXPECT_LT(eager.opt.steps(), 8);
+  EXPECT_GT(eager.opt.steps(), 0) << ::testing::PrintToString(scales);
+  std::vector<Tensor*> want = eager.State(), got = captured.State();
+  for (size_t s = 0; s < want.size(); ++s)
+    EXPECT_EQ(got[s]->ToVector<float>(), want[s]->ToVector<float>()) << "state tensor " << s;
 }
 
 TEST(CapturedStep, ATrainingStepThatCannotRunAgainIsSaidWithTheStepDone) {
