@@ -45,6 +45,10 @@ options:
   --node-rank K      this node's index, 0..M-1 (default 0); node 0 hosts rank 0
   --master-addr A    the address of rank 0's node (default 127.0.0.1)
   --master-port P    the port of rank 0's rendezvous store (default: a free port)
+  --bind cores|none  cores (the default): each rank runs on its own share of this node's
+                     cores (those uopc_launch may use, in order), where there is a core a
+                     rank at least, so that its threads and caches stay there; none: the
+                     ranks run on any of them
   --grace S          seconds a failed job's other ranks get before they are stopped (default 5)
   --max-restarts N   when a rank fails, stop the others and start the job again, up to N
                      times (default 0), each restart printed with its cause; the ranks see
@@ -54,8 +58,8 @@ options:
                      nodes, give each the same N: each restarts its own ranks
   --help             this text
 
-Each rank's CPU kernels run on UOPC_THREADS threads: the node's cores divided among its
-ranks (at least 1), unless UOPC_THREADS is set. The job's timeout is UOPC_TIMEOUT
+Each rank's CPU kernels run on UOPC_THREADS threads: its share of the node's cores (at
+least 1), unless UOPC_THREADS is set. The job's timeout is UOPC_TIMEOUT
 (seconds, default 600), read by the ranks. With
 UOPC_TRACE=FILE, each rank writes its trace to FILE.rank<R>, and uopc_launch merges those
 of this node into FILE when the job ends (one process per rank in the trace viewer).
@@ -153,6 +157,7 @@ struct Outcome {
 
 struct Job {
   int nproc, nnodes, node_rank, master_port, threads_per_rank;
+  std::vector<cpu_set_t> cores;  // each local rank's (--bind cores), or none
   double grace;
   std::string master_addr, job_token;
   pid_t launcher;
@@ -198,7 +203,12 @@ Outcome Attempt(const Job& job, int restart) {
       set("UOPC_JOB_TOKEN", job_token);
       set("UOPC_RESTART_COUNT", std::to_string(restart));
       set("TORCHELASTIC_RESTART_COUNT", std::to_string(restart));
-      if (!std::getenv("UOPC_THREADS")) set("UOPC_THREADS", std::to_string(threads_per_rank));
+      int threads = threads_per_rank;
+      if (!job.cores.empty()) {  // (a rank that cannot be bound runs where it may)
+        sched_setaffinity(0, sizeof(cpu_set_t), &job.cores[l]);
+        threads = CPU_COUNT(&job.cores[l]);
+      }
+      if (!std::getenv("UOPC_THREADS")) set("UOPC_THREADS", std::to_string(threads));
       execvp(argv[0], argv);
       std::fprintf(stderr, "uopc_launch: cannot run %s: %s\n", argv[0], std::strerror(errno));
       _exit(127);
@@ -297,6 +307,7 @@ Outcome Attempt(const Job& job, int restart) {
 int main(int argc, char** argv) {
   int nproc = 0, nnodes = 1, node_rank = 0, master_port = 0, max_restarts = 0;
   double grace = 5;
+  bool bind_cores = true;
   std::string master_addr = "127.0.0.1";
   int i = 1;
   for (; i < argc; ++i) {
@@ -329,6 +340,10 @@ int main(int argc, char** argv) {
       s = number(&master_port, 1, 65535);
     } else if (a == "--max-restarts") {
       s = number(&max_restarts, 0, 1000000);
+    } else if (a == "--bind") {
+      if (std::string(v) != "cores" && std::string(v) != "none")
+        return Usage(absl::StrCat("--bind ", v, ": expected cores or none"));
+      bind_cores = std::string(v) == "cores";
     } else if (a == "--grace") {
       absl::StatusOr<double> g = uopc::ParseReal(a, v, 0, 3600);
       if (g.ok()) grace = *g;
@@ -368,11 +383,24 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  // the node's cores, shared among its ranks (as torchrun's OMP_NUM_THREADS)
+  // the node's cores, shared among its ranks (as torchrun's OMP_NUM_THREADS), and with
+  // --bind cores each rank's own (where there are enough: a rank per core at least)
   cpu_set_t cpus;
+  CPU_ZERO(&cpus);
   const int cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-  Job job{nproc,       nnodes, node_rank, master_port, std::max(1, cores / nproc), grace,
-          master_addr, job_token, getpid(), argv + i};
+  Job job{nproc,       nnodes,    node_rank, master_port, std::max(1, cores / nproc), {}, grace,
+          master_addr, job_token, getpid(),  argv + i};
+  if (bind_cores && cores >= nproc && nproc > 1) {
+    std::vector<int> ids;
+    for (int c = 0; c < CPU_SETSIZE && static_cast<int>(ids.size()) < cores; ++c)
+      if (CPU_ISSET(c, &cpus)) ids.push_back(c);
+    job.cores.resize(nproc);
+    for (int l = 0; l < nproc; ++l) {
+      CPU_ZERO(&job.cores[l]);
+      for (int k = cores * l / nproc; k < cores * (l + 1) / nproc; ++k)
+        CPU_SET(ids[k], &job.cores[l]);
+    }
+  }
   Outcome o;
   for (int restart = 0;; ++restart) {
     o = Attempt(job, restart);

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -174,17 +175,34 @@ TEST(Launcher, SetsEachRanksEnvironmentAndPrefixesItsLines) {
 }
 
 // The node's cores are divided among its ranks (their kernels' threads), unless the user
-// says how many.
+// says how many; each rank runs on its share of them (nproc counts the cores a process may
+// run on), unless --bind none.
 TEST(Launcher, GivesEachRankItsShareOfTheCores) {
   cpu_set_t cpus;
   ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
-  const int share = std::max(1, CPU_COUNT(&cpus) / 2);
+  const int cores = CPU_COUNT(&cpus), share = std::max(1, cores / 2);
   const std::string launch = Runfile("distributed/uopc_launch") + " --nproc 2 -- ";
-  CommandResult j = RunCommand(launch + "sh -c 'echo threads $UOPC_THREADS'", 60);
+  const std::string say = "sh -c 'echo threads $UOPC_THREADS on $(nproc) of " +
+                          std::to_string(cores) + "; grep Cpus_allowed_list /proc/self/status'";
+  CommandResult j = RunCommand(launch + say, 60);
   EXPECT_EQ(j.status, 0) << j.out;
+  const int on = cores >= 2 ? share : cores;
   for (int r = 0; r < 2; ++r)
-    EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(r) + "] threads " + std::to_string(share)))
+    EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(r) + "] threads " + std::to_string(share) +
+                               " on " + std::to_string(on) + " of " + std::to_string(cores)))
         << j.out;
+  std::smatch m0, m1;  // (each its own cores)
+  ASSERT_TRUE(std::regex_search(j.out, m0, std::regex("rank 0\\] Cpus_allowed_list:\\s*(\\S+)")));
+  ASSERT_TRUE(std::regex_search(j.out, m1, std::regex("rank 1\\] Cpus_allowed_list:\\s*(\\S+)")));
+  if (cores >= 2) EXPECT_NE(m0[1].str(), m1[1].str()) << j.out;
+  CommandResult unbound =
+      RunCommand(Runfile("distributed/uopc_launch") + " --nproc 2 --bind none -- " + say, 60);
+  EXPECT_TRUE(Has(unbound.out, "[rank 1] threads " + std::to_string(share) + " on " +
+                                   std::to_string(cores) + " of " + std::to_string(cores)))
+      << unbound.out;
+  EXPECT_EQ(RunCommand(Runfile("distributed/uopc_launch") + " --nproc 2 --bind some -- true").out,
+            "uopc_launch: --bind some: expected cores or none\n\n" +
+                RunCommand(Runfile("distributed/uopc_launch") + " --help").out);
   CommandResult set =
       RunCommand("UOPC_THREADS=5 " + launch + "sh -c 'echo threads $UOPC_THREADS'", 60);
   EXPECT_TRUE(Has(set.out, "[rank 1] threads 5")) << set.out;
