@@ -51,7 +51,8 @@ class CapturedStep {
   /// `outputs`, and the plan is kept. What the step throws is thrown; a step done that cannot
   /// run again from its plan (another number of plans, an input it does not read, an output
   /// or a new state value the plan did not make, random numbers drawn on the host, which a
-  /// run would repeat) is FAILED_PRECONDITION, saying why.
+  /// run would repeat) is FAILED_PRECONDITION, saying why. The state tensors must outlive
+  /// the captured step (it keeps their addresses); a run that fails leaves them as they were.
   static absl::StatusOr<CapturedStep> CaptureUpdate(const Step& step, std::vector<Tensor> inputs,
                                                     std::vector<Tensor*> state,
                                                     std::vector<Tensor>* outputs);
