@@ -112,13 +112,19 @@ void AdamW::Step(const std::vector<Tensor>& values, const std::vector<Tensor*>& 
     Tensor m = m_[i] * beta1_ + g * (1.0 - beta1_);
     Tensor v = v_[i] * beta2_ + g * g * (1.0 - beta2_);
     Device* d = p->device();
+    // with only_if, the step reads the moments as kept (the new ones where it holds, else
+    // the old, and then the weight is kept too): each moment is then one kernel that the
+    // weight's reads, not a value and a second kernel that keeps or drops it
+    Tensor keep = only_if ? only_if.To(d) : Tensor();
+    if (keep) m = keep.Where(m, m_[i].Detach()), v = keep.Where(v, v_[i].Detach());
     Tensor step = (m / ValueOn(values, 1, d)) / ((v / ValueOn(values, 2, d)).Sqrt() + eps_) +
                   w * weight_decay_;
+    Tensor updated = (w - step * ValueOn(values, 0, d)).Cast(p->dtype());
     updates.push_back({&m_[i], m});
     updates.push_back({&v_[i], v});
-    updates.push_back({p, (w - step * ValueOn(values, 0, d)).Cast(p->dtype())});
+    updates.push_back({p, keep ? keep.Where(updated, p->Detach()) : updated});
   }
-  Commit(std::move(updates), also, only_if);
+  Commit(std::move(updates), also, {});
 }
 
 Tensor GradNorm(const std::vector<Tensor*>& params, const ShardedParams& sharded) {

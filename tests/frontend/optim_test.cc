@@ -2,10 +2,12 @@
 #include "frontend/optim.h"
 
 #include <cmath>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "frontend/nn.h"
+#include "frontend/realize.h"
 
 namespace uopc {
 namespace {
@@ -40,6 +42,36 @@ TEST(AdamW, MatchesTheFormula) {
   }
   EXPECT_EQ(opt.steps(), 5);
   EXPECT_FALSE(w.grad());  // the step consumed it
+}
+
+// A step with only_if: where it is false nothing changes (weights, moments, the count the
+// caller keeps); where true, the formula's step. Each of the weight, m and v is one kernel
+// (the weight's reads the moments as kept), not a value and a second kernel that keeps it,
+// also where the gradient reads many buffers (a weight used four times: the sum of four).
+TEST(AdamW, OnlyIfKeepsEverythingOrStepsInThreeKernels) {
+  Tensor w = Tensor::FromVector<float>({0.5f, -1.0f}, {2}).RequiresGrad();
+  std::vector<Tensor> c;
+  for (float k = 1; k <= 4; ++k) c.push_back(Tensor::FromVector<float>({k, 2 * k}, {2}).Realize());
+  AdamW opt({&w}, 0.01, 0.9, 0.999, 1e-8, 0.1);
+  auto step = [&](bool take) {
+    ((w * c[0]).Sum() + (w * c[1]).Sum() + (w * c[2]).Sum() + (w * c[3]).Sum()).Backward();
+    Tensor loss = w.Sum();  // (realized with the step, as a training loop's is)
+    const int64_t kernels = Runtime::Get().executor().stats().kernels;
+    opt.Step({&loss}, Tensor::Scalar(take ? 1 : 0, DType::kBool));
+    return Runtime::Get().executor().stats().kernels - kernels;
+  };
+  step(false);
+  opt.set_steps(opt.steps() - 1);  // (the step did not happen: as gpt_train says so)
+  EXPECT_EQ(w.ToVector<float>(), (std::vector<float>{0.5f, -1.0f}));
+  for (Tensor* t : opt.State()) EXPECT_EQ(t->ToVector<float>(), (std::vector<float>{0, 0}));
+  const int64_t kernels = step(true);
+  const double g = 1 + 2 + 3 + 4, m = 0.1 * g, v = 0.001 * g * g;
+  const double mh = m / (1 - 0.9), vh = v / (1 - 0.999);
+  EXPECT_NEAR(w.ToVector<float>()[0], 0.5 - 0.01 * (mh / (std::sqrt(vh) + 1e-8) + 0.1 * 0.5), 1e-6);
+  EXPECT_NEAR(opt.State()[0]->ToVector<float>()[0], m, 1e-6);
+  // the gradient (which reads four buffers; read by the three), the weight, m, v and the
+  // loss (keeping m and v after computing them took two kernels more)
+  EXPECT_EQ(kernels, 5);
 }
 
 TEST(ClipGradNorm, ScalesToTheMaximumNorm) {
