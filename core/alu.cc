@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "core/exp2_f32.h"
 #include "core/float16.h"
 
 namespace uopc {
@@ -116,7 +117,8 @@ std::optional<Arg> EvalFloat(Ops op, DType t, absl::Span<const Arg> x) {
   double a = FloatValue(x[0], t), b = x.size() > 1 ? FloatValue(x[1], t) : 0;
   auto r = [t](double v) { return Arg(RoundFloat(v, t)); };
   switch (op) {
-    case Ops::EXP2: return r(std::exp2(a));
+    case Ops::EXP2:  // (a half's exp2 is the float one, rounded: as the kernels compute it)
+      return r(t == DType::kF64 ? std::exp2(a) : Exp2F32(static_cast<float>(a)));
     case Ops::LOG2: return r(std::log2(a));
     case Ops::SIN: return r(std::sin(a));
     case Ops::SQRT: return r(std::sqrt(a));

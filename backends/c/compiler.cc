@@ -163,9 +163,6 @@ absl::StatusOr<std::string> CCompiler::RunCompiler(absl::string_view prelude,
                                                    const std::string& stem) {
   const std::string base = UniqueTemporary(absl::StrCat(dir, "/", stem)), so = base + ".so";
   std::vector<std::string> libs{"-lm"};
-#if defined(__x86_64__)
-  libs.push_back("-lmvec");  // (glibc's vector math, which the prelude's exp2 uses)
-#endif
   // groups of about equal source, the largest parts first, one per core (a group compiles
   // its own copy of the prelude: worth it past a few kernels)
   size_t total = 0;

@@ -27,10 +27,6 @@ struct CStyle {
   bool native_f16;
   const char* fma_f32;  // a * b + c rounded once
   const char* fma_f64;
-  const char* exp2_f32;  // the float exp2 the interpreter computes
-  // the same, for an operand that an infinite constant of its expression reaches (a masked
-  // score's -inf): where exp2_f32 is slow on such values
-  const char* exp2_f32_of_infinite;
   // integer + and * wrap as written (gcc's -fwrapv); else they are computed unsigned where
   // the operands' bounds do not prove the result fits (NVRTC assumes no overflow)
   bool wrapping_ints;
@@ -55,8 +51,6 @@ constexpr CStyle kC = {
     .native_f16 = true,
     .fma_f32 = "__builtin_fmaf",
     .fma_f64 = "__builtin_fma",
-    .exp2_f32 = "uopc_exp2f",
-    .exp2_f32_of_infinite = "uopc_exp2f_clamped",
     .wrapping_ints = true,
     .compound_literals = true,
     .grid_ranges = false,
@@ -72,8 +66,6 @@ constexpr CStyle kCuda = {
     .native_f16 = false,
     .fma_f32 = "fmaf",
     .fma_f64 = "fma",
-    .exp2_f32 = "exp2f",
-    .exp2_f32_of_infinite = "exp2f",
     .wrapping_ints = false,
     .compound_literals = false,
     .grid_ranges = true,
@@ -158,14 +150,6 @@ const char* WrapType(DType t) { return DTypeSize(t) == 8 ? "unsigned long long" 
 
 // Suffix of the int helpers in the prelude ("i32").
 std::string Sfx(DType t) { return std::string(DTypeName(t)); }
-
-// Whether an infinite constant is part of x's expression (loads end it): a masked score's
-// -inf, whose exp2 is 0.
-bool ReachesInfinity(const UOp& x) {
-  for (const UOp& u : x.Toposort())
-    if (u.is(Ops::CONST) && IsFloat(u.dtype()) && std::isinf(u.arg().Get<double>())) return true;
-  return false;
-}
 
 std::string Literal(const UOp& c, const CStyle& lang) {
   DType t = c.dtype();
@@ -334,9 +318,7 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
       const char* f = t == DType::kF64 ? lang_.fma_f64 : lang_.fma_f32;
       return Round(t, absl::StrCat(f, "(", x(0), ", ", x(1), ", ", x(2), ")"));
     }
-    case Ops::EXP2:
-      return Round(
-          t, fn(ReachesInfinity(u.src(0)) ? lang_.exp2_f32_of_infinite : lang_.exp2_f32, "exp2"));
+    case Ops::EXP2: return Round(t, fn("uopc_exp2f", "exp2"));  // (core/exp2_f32.h)
     case Ops::LOG2: return Round(t, fn("log2f", "log2"));
     case Ops::SIN: return Round(t, fn("sinf", "sin"));
     case Ops::SQRT: return Round(t, fn("sqrtf", "sqrt"));
@@ -643,32 +625,31 @@ UOPC_FN float uopc_rbf16(float f) {
   return v.f;
 }
 UOPC_FN double uopc_fmax(double a, double b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }
+/* 2^x of a float, core/exp2_f32.h's Exp2F32 (the interpreter's) operation for operation:
+   within 1 ulp, the same bits on every backend, and loops of it vectorize (no call). */
+UOPC_FN float uopc_exp2f(float x) {
+  const float c = x < -151.0f ? -151.0f : x > 129.0f ? 129.0f : x;
+  const float n = rintf(c), f = c - n;
+  float p = fmaf(1.5356125e-4f, f, 1.3398818e-3f);
+  p = fmaf(p, f, 9.6184276e-3f);
+  p = fmaf(p, f, 5.5503327e-2f);
+  p = fmaf(p, f, 2.4022648e-1f);
+  p = fmaf(p, f, 6.9314718e-1f);
+  p = fmaf(p, f, 1.0f);
+  const int e = (int)(n == n ? n : 0.0f), e1 = e >> 1;
+  union { uint32_t u; float f; } s1, s2;
+  s1.u = (uint32_t)(e1 + 127) << 23;
+  s2.u = (uint32_t)(e - e1 + 127) << 23;
+  return (p * s1.f) * s2.f;
+}
 )C";
 }
 
 std::string CPrelude() {
-  // exp2 of a float is the double exp2 rounded, as the interpreter computes it; glibc's
-  // vector exp2 (libmvec, 2.35 on) lets gcc vectorize the loops that call it, and rounds to
-  // the same float but for 2 of the 2^31 floats in [-160, 130] (exp2f differs in 168,364)
   return R"C(#include <math.h>
 #include <stdint.h>
 #define UOPC_ENTRY __attribute__((visibility("default")))
 #define UOPC_FN static inline
-#if defined(__x86_64__) && defined(__GLIBC__) && __GLIBC_PREREQ(2, 35)
-__attribute__((simd("notinbranch"))) double exp2(double);
-#endif
-UOPC_FN float uopc_exp2f(float x) { return (float)exp2((double)x); }
-/* The same for an x that may be infinite (a masked score): the vector exp2 runs a scalar path
-   for every vector with a lane past its range, 4x the time of a causal softmax's exp. x below
-   -160 or above 130 becomes -160 or 130 (one more where its last bit is set), whose exp2
-   rounds to the same float, 0 or inf; NaN stays. (A constant would not do: gcc folds exp2 of
-   it and selects after calling exp2 on x.) */
-UOPC_FN float uopc_exp2f_clamped(float x) {
-  union { float f; uint32_t u; } v;
-  v.f = x;
-  const float odd = (float)(int)(v.u & 1u);
-  return uopc_exp2f(x < -160.0f ? -160.0f - odd : x > 130.0f ? 130.0f + odd : x);
-}
 )C" + CStyleHelpers();
 }
 
