@@ -48,7 +48,9 @@ options:
   --bind cores|none  cores (the default): each rank runs on its own share of this node's
                      cores (those uopc_launch may use, in order), where there is a core a
                      rank at least, so that its threads and caches stay there; none: the
-                     ranks run on any of them
+                     ranks run on any of them. Two jobs on one node: start each under
+                     taskset on cores of its own (taskset -c 0-7 uopc_launch ...), or
+                     give them --bind none
   --grace S          seconds a failed job's other ranks get before they are stopped (default 5)
   --max-restarts N   when a rank fails, stop the others and start the job again, up to N
                      times (default 0), each restart printed with its cause; the ranks see
