@@ -50,7 +50,7 @@ CapturedStep::CapturedStep(const Step& step, std::vector<Tensor> inputs,
   if (runs.size() != 1)
     ThrowInvalid(absl::StrCat("captured step: the step ran ", runs.size(),
                               " plans; expected one (realize what it needs before capturing)"));
-  ThrowIfError(Keep(std::move(runs[0]), inputs, *outputs, {}));
+  ThrowIfError(Keep(std::move(runs[0]), inputs, *outputs, /*step_realized=*/false, {}));
 }
 
 absl::StatusOr<CapturedStep> CapturedStep::CaptureUpdate(const Step& step,
@@ -78,13 +78,14 @@ absl::StatusOr<CapturedStep> CapturedStep::CaptureUpdate(const Step& step,
   CapturedStep c;
   c.state_.reserve(state.size());
   for (Tensor* t : state) c.state_.push_back({t, -1, -1});
-  if (absl::Status s = c.Keep(std::move(runs[0]), inputs, *outputs, was); !s.ok())
+  if (absl::Status s = c.Keep(std::move(runs[0]), inputs, *outputs, /*step_realized=*/true, was);
+      !s.ok())
     return absl::FailedPreconditionError(s.message());
   return c;
 }
 
 absl::Status CapturedStep::Keep(Runtime::PlanRun run, const std::vector<Tensor>& inputs,
-                                const std::vector<Tensor>& outputs,
+                                const std::vector<Tensor>& outputs, bool step_realized,
                                 const std::vector<Buffer>& state_was) {
   plan_ = std::move(run.plan);
   bound_ = std::move(run.inputs);
@@ -98,11 +99,10 @@ absl::Status CapturedStep::Keep(Runtime::PlanRun run, const std::vector<Tensor>&
                        " is not read by the step's plan; expected every input read"));
     slot_.push_back(slot);
   }
-  const bool updates = !state_was.empty();
   for (size_t r = 0; r < outputs.size(); ++r) {
     const Tensor& t = outputs[r];
     Output o{t.shape(), t.dtype(), static_cast<int>(r)};
-    if (updates && (!t.realized() || (o.slot = Find(run.outputs, t.data()->buffer)) < 0))
+    if (step_realized && (!t.realized() || (o.slot = Find(run.outputs, t.data()->buffer)) < 0))
       return absl::InvalidArgumentError(absl::StrCat(
           "captured step: output ", r, " of shape ", ShapeString(t.shape()),
           " is not one the step's plan made; expected each output realized by the step"));

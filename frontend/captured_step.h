@@ -65,14 +65,16 @@ class CapturedStep {
  private:
   CapturedStep() = default;
   /// Keeps `run` as the step's plan: its inputs and outputs found among `inputs`,
-  /// `outputs` and the state's values (`state_was`: the buffers before the step).
+  /// `outputs` (the plan's outputs in order, or, where the step realized them itself, found
+  /// among the plan's) and the state's values (`state_was`: the buffers before the step).
   absl::Status Keep(Runtime::PlanRun run, const std::vector<Tensor>& inputs,
-                    const std::vector<Tensor>& outputs, const std::vector<Buffer>& state_was);
+                    const std::vector<Tensor>& outputs, bool step_realized,
+                    const std::vector<Buffer>& state_was);
 
   struct Output {
     TensorShape shape;
     DType dtype;
-    int slot = -1;  // the plan output it is (a step with state)
+    int slot = -1;  // the plan output it is
   };
   struct State {
     Tensor* tensor;

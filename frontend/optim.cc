@@ -5,6 +5,13 @@
 
 namespace uopc {
 
+std::vector<Tensor> Optimizer::ValuesOn(Device* device) const {
+  std::vector<Tensor> on;
+  for (double v : host_)
+    on.push_back(Tensor::FromVector<float>({static_cast<float>(v)}, {}, DType::kF32, device));
+  return on;
+}
+
 std::vector<Tensor> Optimizer::OnEveryDevice(const std::vector<double>& host) {
   host_ = host;
   elsewhere_.clear();
@@ -15,22 +22,17 @@ std::vector<Tensor> Optimizer::OnEveryDevice(const std::vector<double>& host) {
       devices.push_back(p->device());
   std::vector<Tensor> values;
   for (Device* d : devices)
-    for (double v : host)
-      values.push_back(Tensor::FromVector<float>({static_cast<float>(v)}, {}, DType::kF32, d));
+    for (Tensor& t : ValuesOn(d)) values.push_back(std::move(t));
   return values;
 }
 
 const Tensor& Optimizer::ValueOn(const std::vector<Tensor>& values, int k, Device* device) {
-  const size_t per_device = host_.size();
-  for (size_t i = k; i < values.size(); i += per_device)
+  for (size_t i = k; i < values.size(); i += host_.size())
     if (values[i].device() == device) return values[i];
   // another rank's device (a pipeline's other stage): made there when a step asks for it
   for (const auto& [d, t] : elsewhere_)
     if (d == device) return t[k];
-  std::vector<Tensor> on;
-  for (double v : host_)
-    on.push_back(Tensor::FromVector<float>({static_cast<float>(v)}, {}, DType::kF32, device));
-  elsewhere_.emplace_back(device, std::move(on));
+  elsewhere_.emplace_back(device, ValuesOn(device));
   return elsewhere_.back().second[k];
 }
 

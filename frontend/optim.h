@@ -27,8 +27,8 @@ class Optimizer {
   }
   /// The values of the next step that change from step to step (the learning rate, Adam's
   /// bias corrections): 0-d f32 tensors, the same number on each device of this rank's
-  /// parameters, made on the host; counts the step. What a captured step (frontend/captured_step.h)
-  /// takes as inputs.
+  /// parameters, made on the host; counts the step. What a captured step
+  /// (frontend/captured_step.h) takes as inputs.
   virtual std::vector<Tensor> NextValues() = 0;
   /// Step with `values`, this step's NextValues().
   virtual void Step(const std::vector<Tensor>& values, const std::vector<Tensor*>& also,
@@ -44,6 +44,8 @@ class Optimizer {
   /// Value `k` of this step's `values` (NextValues' layout) on `device` (another rank's: made
   /// there, once a step).
   const Tensor& ValueOn(const std::vector<Tensor>& values, int k, Device* device);
+  /// This step's values on `device`.
+  std::vector<Tensor> ValuesOn(Device* device) const;
   /// Realizes the new values and assigns them (all in one plan); with `only_if`, each keeps
   /// its old value where it is false.
   static void Commit(std::vector<std::pair<Tensor*, Tensor>> updates,
