@@ -84,7 +84,8 @@ class SocketRing {
         (len = sizeof a, getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len)) != 0)
       Die("listen");
     const JobEnv& e = g.env();
-    StoreClient store(absl::StrCat(e.master_addr, ":", e.master_port), e.token, e.timeout);
+    StoreClient store(absl::StrCat(e.master_addr, ":", e.master_port), e.token, e.timeout,
+                      e.restart);
     const std::string key = family == AF_INET ? "tcp/" : "unix/";
     if (!store.Set(absl::StrCat(key, r_), std::string(reinterpret_cast<char*>(&a), len)).ok())
       Die("store set");

@@ -66,6 +66,11 @@ absl::StatusOr<JobEnv> JobEnv::FromEnvironment() {
     if (!secs.ok()) return secs.status();
     e.timeout = std::chrono::milliseconds(static_cast<int64_t>(*secs * 1000));
   }
+  for (const char* name : {"UOPC_RESTART_COUNT", "TORCHELASTIC_RESTART_COUNT"})
+    if (Env(name)) {
+      if (absl::Status st = Int(name, &e.restart, 0, 1 << 30); !st.ok()) return st;
+      break;
+    }
   if (const char* u = Env("UOPC_UNIX_SOCKETS")) {
     absl::StatusOr<bool> on = ParseBool("UOPC_UNIX_SOCKETS", u);
     if (!on.ok()) return on.status();

@@ -85,7 +85,7 @@ absl::Status ProcessGroup::Start() {
   j.peer_service = std::make_unique<PeerService>(env.token, &j.mailbox);
   b.RegisterService(j.peer_service.get());
   if (env.rank == 0) {
-    j.store_service = std::make_unique<StoreService>(env.token);
+    j.store_service = std::make_unique<StoreService>(env.token, env.restart);
     b.RegisterService(j.store_service.get());
   }
   j.server = b.BuildAndStart();
@@ -97,7 +97,7 @@ absl::Status ProcessGroup::Start() {
                                                   " (MASTER_PORT) is in use, or not allowed")
                                    : ""));
   std::string master = absl::StrCat(env.master_addr, ":", env.master_port);
-  StoreClient store(master, env.token, env.timeout);
+  StoreClient store(master, env.token, env.timeout, env.restart);
   me.tcp = absl::StrCat(LocalAddressTowards(env.master_addr), ":", port);
   RETURN_IF_ERROR(store.Set(absl::StrCat("addr/", env.rank), me.Encode()));
   std::vector<std::shared_ptr<grpc::Channel>> channels(env.world_size);

@@ -1,5 +1,8 @@
 #include "distributed/store.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -7,9 +10,35 @@
 #include "rpc/grpc_call.h"
 
 namespace uopc {
+namespace {
+
+constexpr const char* kRestartKey = "uopc-restart";
+
+int RestartOf(const grpc::ServerContext* ctx) {
+  auto it = ctx->client_metadata().find(kRestartKey);
+  int restart = 0;
+  if (it != ctx->client_metadata().end() &&
+      !absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &restart))
+    return -1;
+  return restart;
+}
+
+}  // namespace
+
+grpc::Status StoreService::Admit(const grpc::ServerContext* ctx) const {
+  if (grpc::Status s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (int restart = RestartOf(ctx); restart != restart_)
+    return grpc::Status(  // ABORTED: the client tries again until its timeout
+        grpc::StatusCode::ABORTED,
+        absl::StrCat("this store is rank 0's of the job's start ", restart_,
+                     ", the caller is of start ", restart,
+                     " (an earlier start's rank 0 still exiting, or the nodes' launchers have "
+                     "restarted their ranks a different number of times)"));
+  return grpc::Status::OK;
+}
 
 grpc::Status StoreService::Set(grpc::ServerContext* ctx, const wire::KeyValue* req, wire::Empty*) {
-  if (grpc::Status s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (grpc::Status s = Admit(ctx); !s.ok()) return s;
   {
     std::lock_guard<std::mutex> lock(mu_);
     kv_[req->key()] = req->value();
@@ -20,7 +49,7 @@ grpc::Status StoreService::Set(grpc::ServerContext* ctx, const wire::KeyValue* r
 
 grpc::Status StoreService::Get(grpc::ServerContext* ctx, const wire::Key* req,
                                wire::KeyValue* reply) {
-  if (grpc::Status s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (grpc::Status s = Admit(ctx); !s.ok()) return s;
   std::unique_lock<std::mutex> lock(mu_);
   while (!kv_.count(req->key())) {
     if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
@@ -36,7 +65,7 @@ grpc::Status StoreService::Get(grpc::ServerContext* ctx, const wire::Key* req,
 
 grpc::Status StoreService::Add(grpc::ServerContext* ctx, const wire::AddRequest* req,
                                wire::AddReply* reply) {
-  if (grpc::Status s = CheckToken(ctx, token_); !s.ok()) return s;
+  if (grpc::Status s = Admit(ctx); !s.ok()) return s;
   int64_t v;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -54,20 +83,33 @@ grpc::Status StoreService::Add(grpc::ServerContext* ctx, const wire::AddRequest*
 }
 
 StoreClient::StoreClient(const std::string& address, std::string token,
-                         std::chrono::milliseconds timeout)
+                         std::chrono::milliseconds timeout, int restart)
     : stub_(wire::Store::NewStub(MakeChannel(address))),
       token_(std::move(token)),
       address_(address),
-      timeout_(timeout) {}
+      timeout_(timeout),
+      restart_(restart) {}
 
 template <typename Request, typename Reply>
 absl::Status StoreClient::Call(const char* what, const std::string& key,
                                grpc::Status (wire::Store::Stub::*method)(grpc::ClientContext*,
                                                                          const Request&, Reply*),
                                const Request& req, Reply* reply) {
-  auto ctx = CallContext(token_, timeout_);
-  ctx->set_wait_for_ready(true);  // rank 0's store may still be starting
-  absl::Status s = ToAbsl(((*stub_).*method)(ctx.get(), req, reply));
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  absl::Status s;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    auto ctx = CallContext(token_, std::max(left, std::chrono::milliseconds(1)));
+    ctx->AddMetadata(kRestartKey, std::to_string(restart_));
+    ctx->set_wait_for_ready(true);  // rank 0's store may still be starting
+    s = ToAbsl(((*stub_).*method)(ctx.get(), req, reply));
+    // a store of another start: this start's rank 0 may not be up yet
+    if (s.code() != absl::StatusCode::kAborted ||
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(50) >= deadline)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   if (s.ok()) return s;
   return absl::Status(s.code(),
                       absl::StrCat("store at ", address_, ": ", what, " ", key, ": ", s.message()));

@@ -12,8 +12,9 @@ class JobEnvTest : public testing::Test {
   void SetUp() override {
     for (const char* v :
          {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-          "UOPC_JOB_TOKEN", "UOPC_TIMEOUT", "UOPC_UNIX_SOCKETS", "SLURM_PROCID", "SLURM_NTASKS",
-          "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+          "UOPC_JOB_TOKEN", "UOPC_TIMEOUT", "UOPC_UNIX_SOCKETS", "UOPC_RESTART_COUNT",
+          "TORCHELASTIC_RESTART_COUNT", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
+          "SLURM_NTASKS_PER_NODE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
           "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"})
       unsetenv(v);
   }
@@ -35,8 +36,16 @@ TEST_F(JobEnvTest, TorchrunsContract) {
   EXPECT_EQ(e->master_port, 29500);
   EXPECT_EQ(e->token, "s3cret");
   EXPECT_EQ(e->timeout.count(), 2500);
+  EXPECT_EQ(e->restart, 0);  // the first start
   Set("UOPC_UNIX_SOCKETS", "0");
   EXPECT_FALSE(JobEnv::FromEnvironment()->unix_sockets);
+  Set("TORCHELASTIC_RESTART_COUNT", "2");
+  EXPECT_EQ(JobEnv::FromEnvironment()->restart, 2);
+  Set("UOPC_RESTART_COUNT", "1");  // uopc_launch's name first
+  EXPECT_EQ(JobEnv::FromEnvironment()->restart, 1);
+  Set("UOPC_RESTART_COUNT", "-1");
+  EXPECT_NE(JobEnv::FromEnvironment().status().message().find("UOPC_RESTART_COUNT=-1"),
+            std::string::npos);
 }
 
 TEST_F(JobEnvTest, SlurmAndOpenMpiWhenTorchrunsIsAbsent) {

@@ -149,28 +149,57 @@ TEST_F(MultiNode, ANodeWhoseLauncherIsKilledTakesItsRanksWithIt) {
 }
 
 // uopc_launch --max-restarts on each node, gpt_train --resume-if-present: rank 1 (on node 1)
-// killed once it has printed step 15 of 40, checkpoints every 10 steps. Node 1's launcher
-// restarts its rank, node 0's restarts its own (whose all-reduce lost its peer), they meet
-// again at the rendezvous, resume at step 10, and the final checkpoint is the uninterrupted
-// one-host run's, bit for bit.
+// killed once rank 0 has printed step 15 of 40, checkpoints every 10 steps. Rank 0 is held
+// (SIGSTOP) from the moment it prints step 15 until rank 1 is gone, so the kill falls between
+// the checkpoints of steps 10 and 20 however loaded the machine is. Node 1's launcher restarts
+// its rank, node 0's restarts its own (whose all-reduce lost its peer), they meet again at the
+// rendezvous, resume at step 10, and the final checkpoint is the uninterrupted one-host run's,
+// bit for bit.
 TEST_F(MultiNode, AJobRestartedOnBothNodesEndsAsTheUninterruptedRun) {
   const std::string kill_at = bed_->Path("kill_at.sh"), at15 = bed_->Path("at15"),
-                    killed = bed_->Path("killed");
+                    killed = bed_->Path("killed"), gone = bed_->Path("gone"),
+                    lines = bed_->Path("rank0_lines");
   {
     std::ofstream f(kill_at);
     f << "#!/usr/bin/env bash\n"  // kill_at.sh PROGRAM ARGS...
-         "if [ \"$RANK\" = 0 ]; then  # (the rank that prints) marks step 15\n"
-         "  \"$@\" | while IFS= read -r line; do\n"
+         "if [ \"$RANK\" = 0 ]; then  # the rank that prints: held at step 15 until rank 1 is "
+         "gone\n"
+         "  rm -f "
+      << lines << "; mkfifo " << lines
+      << "\n"
+         "  \"$@\" > "
+      << lines
+      << " & pid=$!\n"
+         "  while IFS= read -r line; do\n"
          "    printf '%s\\n' \"$line\"\n"
-         "    [[ $line =~ ^step\\ +15/ ]] && : > " << at15 << "\n"
-         "  done\n"
-         "  exit ${PIPESTATUS[0]}\n"
+         "    if [[ $line =~ ^step\\ +15/ ]] && [ ! -e "
+      << at15
+      << " ]; then\n"
+         "      kill -STOP $pid; : > "
+      << at15
+      << "\n"
+         "      while [ ! -e "
+      << gone
+      << " ]; do sleep 0.02; done\n"
+         "      kill -CONT $pid\n"
+         "    fi\n"
+         "  done < "
+      << lines
+      << "\n"
+         "  wait $pid; exit $?\n"
          "fi\n"
-         "[ -e " << killed << " ] && exec \"$@\"\n"
-         ": > " << killed << "\n"
+         "[ -e "
+      << killed
+      << " ] && exec \"$@\"\n"
+         ": > "
+      << killed
+      << "\n"
          "\"$@\" & pid=$!\n"
-         "while [ ! -e " << at15 << " ] && kill -0 $pid 2>/dev/null; do sleep 0.02; done\n"
-         "kill -9 $pid; wait $pid; exit 137\n";
+         "while [ ! -e "
+      << at15
+      << " ] && kill -0 $pid 2>/dev/null; do sleep 0.02; done\n"
+         "kill -9 $pid; wait $pid; : > "
+      << gone << "; exit 137\n";
   }
   ASSERT_EQ(RunCommand("chmod +x " + kill_at).status, 0);
   const std::string flags = " --steps 40 --save-every 10 --log-every 5";

@@ -15,12 +15,15 @@ namespace {
 
 using std::chrono::milliseconds;
 
-/// A server on a free loopback port with a store and rank 0's peer service of a 2-rank job.
+/// A server on a loopback port (0: a free one) with a store and rank 0's peer service of a
+/// 2-rank job's `restart`th start.
 struct Server {
-  explicit Server(const std::string& token) : store(token), mailbox(0, 2), peer(token, &mailbox) {
+  explicit Server(const std::string& token, int restart = 0, int at_port = 0)
+      : store(token, restart), mailbox(0, 2), peer(token, &mailbox) {
     grpc::ServerBuilder b;
     ConfigureServer(b);
-    b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    b.AddListeningPort("127.0.0.1:" + std::to_string(at_port), grpc::InsecureServerCredentials(),
+                       &port);
     b.RegisterService(&store);
     b.RegisterService(&peer);
     server = b.BuildAndStart();
@@ -126,6 +129,35 @@ TEST(Store, ABarrierOpensWhenAllHaveArrived) {
   EXPECT_EQ(passed.load(), 2);
   EXPECT_EQ(StoreClient(s.address(), "t", milliseconds(200)).Barrier("other", 2).code(),
             absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST(Store, ARankOfAnotherStartIsRefusedNamingBothStarts) {
+  Server s("t", /*restart=*/1);
+  absl::Status st = StoreClient(s.address(), "t", milliseconds(300), 0).Set("addr/1", "old");
+  EXPECT_EQ(st.code(), absl::StatusCode::kAborted) << st;
+  EXPECT_NE(st.message().find("start 1, the caller is of start 0"), std::string::npos) << st;
+  EXPECT_EQ(StoreClient(s.address(), "t", milliseconds(300), 1).Get("addr/1").status().code(),
+            absl::StatusCode::kDeadlineExceeded);  // the refused set changed nothing
+}
+
+// A restarted rank 1 that reaches rank 0's address while the earlier start's rank 0 still
+// serves there waits for the new rank 0 instead of joining the old one.
+TEST(Store, ARestartedRankWaitsThroughAnEarlierStartsStore) {
+  auto old = std::make_unique<Server>("t", /*restart=*/0);
+  const int port = old->port;
+  const std::string address = old->address();
+  absl::Status set;
+  std::thread rank1(
+      [&] { set = StoreClient(address, "t", milliseconds(10000), 1).Set("addr/1", "new"); });
+  std::this_thread::sleep_for(milliseconds(300));
+  old.reset();  // the earlier start's rank 0 exits; this start's comes up at the same port
+  Server now("t", /*restart=*/1, port);
+  ASSERT_EQ(now.port, port);
+  rank1.join();
+  EXPECT_TRUE(set.ok()) << set;
+  absl::StatusOr<std::string> v = StoreClient(address, "t", milliseconds(2000), 1).Get("addr/1");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v, "new");
 }
 
 TEST(Segments, AGoodSegmentArrivesWhole) {
