@@ -4,9 +4,11 @@
 // floats each, so that a result among the subnormals is rounded once. Within 1 ulp of the
 // exact value for every float (0.86% of the floats in [-160, 130] are 1 ulp off the
 // correctly rounded one); exp2 of -inf, of x <= -150 and of NaN are 0, 0 and NaN, of
-// x >= 128 and inf, inf. Each step is an IEEE operation, rounded once (no contraction, fmaf
-// fused), so the interpreter, constant folding, the C kernels (the prelude's uopc_exp2f,
-// which vectorizes) and CUDA's give the same bits.
+// x >= 128 and inf, inf. The 0 below -150 is chosen, not computed: arithmetic into the
+// subnormals costs x86 a microcode assist (a hundred cycles or more), and a softmax's masked
+// scores (-inf) are often most of its inputs. Each step is an IEEE operation, rounded once
+// (no contraction, fmaf fused), so the interpreter, constant folding, the C kernels (the
+// prelude's uopc_exp2f, which vectorizes) and CUDA's give the same bits.
 #pragma once
 
 namespace uopc {

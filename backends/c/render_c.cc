@@ -628,7 +628,8 @@ UOPC_FN double uopc_fmax(double a, double b) { return (a != a || b != b) ? NAN :
 /* 2^x of a float, core/exp2_f32.h's Exp2F32 (the interpreter's) operation for operation:
    within 1 ulp, the same bits on every backend, and loops of it vectorize (no call). */
 UOPC_FN float uopc_exp2f(float x) {
-  const float c = x < -151.0f ? -151.0f : x > 129.0f ? 129.0f : x;
+  const int zero = x < -150.0f;
+  const float c = zero ? 0.0f : x > 129.0f ? 129.0f : x;
   const float n = rintf(c), f = c - n;
   float p = fmaf(1.5356125e-4f, f, 1.3398818e-3f);
   p = fmaf(p, f, 9.6184276e-3f);
@@ -640,7 +641,7 @@ UOPC_FN float uopc_exp2f(float x) {
   union { uint32_t u; float f; } s1, s2;
   s1.u = (uint32_t)(e1 + 127) << 23;
   s2.u = (uint32_t)(e - e1 + 127) << 23;
-  return (p * s1.f) * s2.f;
+  return zero ? 0.0f : (p * s1.f) * s2.f;
 }
 )C";
 }
