@@ -12,10 +12,13 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 
+#include "backends/c/avx2_sgemm.h"
 #include "backends/c/cpu_target.h"
+#include "backends/c/scratch.h"
 #include "backends/c/thread_pool.h"
 #include "backends/cuda/matmul_kernels.h"
 #include "core/env.h"
@@ -85,8 +88,7 @@ bool BlasOperand(int64_t rows, int64_t cols, int64_t rs, int64_t cs, int* trans,
   return false;
 }
 
-absl::Status RunSgemm(MatmulParams p, float* out, const float* a, const float* b) {
-  p = Unbatched(p);
+absl::Status RunSgemm(const MatmulParams& p, float* out, const float* a, const float* b) {
   int ta = 0, tb = 0, lda = 0, ldb = 0;
   if (!BlasOperand(p.m, p.k, p.a_row, p.a_col, &ta, &lda) ||
       !BlasOperand(p.k, p.n, p.b_row, p.b_col, &tb, &ldb))
@@ -267,34 +269,11 @@ __attribute__((target("avx512f,avx512bw"))) void PairColumns(const uint16_t* r0,
 }
 #pragma GCC diagnostic pop
 
-// A buffer of packed operands or sums, kept for the next call (one per thread). Its start
-// is on a cache line, as a tile's rows then are: a tile load whose 64-byte rows straddle
-// two lines takes six times as long (measured here, 18 against 3 ns).
-template <typename T>
-class Scratch {
- public:
-  T* Get(int64_t count) {
-    if (count > size_) {
-      data_.reset(new (std::align_val_t{64}) T[count]);
-      size_ = count;
-    }
-    return data_.get();
-  }
-
- private:
-  struct Free {
-    void operator()(T* p) const { ::operator delete[](p, std::align_val_t{64}); }
-  };
-  std::unique_ptr<T[], Free> data_;
-  int64_t size_ = 0;
-};
-
 // The caches the blocking is sized for (the target's, at ConfigureMatmulKernels).
 int64_t g_l1d_bytes = 32 << 10, g_l2_bytes = 1 << 20;
 
-absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
+absl::Status RunAmx(const MatmulParams& p, void* out, bool out_bf16, const uint16_t* a,
                     const uint16_t* b) {
-  p = Unbatched(p);
   ThreadPool& pool = ThreadPool::Get();
   const int threads = pool.threads();
   const int64_t mp = RoundUp(p.m, 32), np = RoundUp(p.n, 32),
@@ -435,7 +414,7 @@ absl::Status RunAmx(MatmulParams p, void* out, bool out_bf16, const uint16_t* a,
 
 absl::Status Configure(absl::Span<const std::pair<std::string, std::string>> options) {
   bool amx = true;
-  std::string blas = "none";
+  std::string blas = "none", sgemm = "auto";
   for (const auto& [key, value] : options) {
     if (key == "amx") {
       if (value != "0" && value != "1")
@@ -447,6 +426,11 @@ absl::Status Configure(absl::Span<const std::pair<std::string, std::string>> opt
         return absl::InvalidArgumentError(
             absl::StrCat("c plugin: UOPC_C_BLAS=", value, ": expected openblas or none"));
       blas = value;
+    } else if (key == "sgemm") {
+      if (value != "auto" && value != "avx2" && value != "none")
+        return absl::InvalidArgumentError(
+            absl::StrCat("c plugin: UOPC_C_SGEMM=", value, ": expected auto, avx2 or none"));
+      sgemm = value;
     }
   }
 #if defined(__x86_64__)
@@ -460,11 +444,25 @@ absl::Status Configure(absl::Span<const std::pair<std::string, std::string>> opt
         {"amx_bf16_to_bf16", "matmul", DType::kBF16, DType::kBF16, DType::kBF16, 1 << 19});
   }
 #endif
+  if (blas == "openblas" && sgemm == "avx2")
+    return absl::InvalidArgumentError(
+        "c plugin: UOPC_C_BLAS=openblas and UOPC_C_SGEMM=avx2 each ask for the f32 matmul; "
+        "choose one");
   if (blas == "openblas") {
     if (absl::Status s = OpenBlas(); !s.ok()) return s;
     g_kernels.push_back(
         {"openblas_sgemm", "matmul", DType::kF32, DType::kF32, DType::kF32, 1 << 19});
   }
+#if defined(__x86_64__)
+  // AVX2 without AVX-512 (where the generated kernels' tiles of 24 accumulators do as well)
+  const bool avx2 = t.Has("avx2") && t.Has("fma");
+  if (sgemm == "avx2" && !avx2)
+    return absl::UnavailableError(
+        absl::StrCat("c plugin: UOPC_C_SGEMM=avx2, but this CPU has no AVX2 and FMA (it has: ",
+                     absl::StrJoin(t.features, " "), ")"));
+  if (sgemm == "avx2" || (sgemm == "auto" && blas == "none" && avx2 && !t.Has("avx512f")))
+    g_kernels.push_back({"avx2_sgemm", "matmul", DType::kF32, DType::kF32, DType::kF32, 1 << 19});
+#endif
   return absl::OkStatus();
 }
 
@@ -497,13 +495,17 @@ absl::Status RunMatmulKernel(const char* name, const MatmulParams& p, void* out,
   if (!FindMatmulKernel(name))
     return absl::NotFoundError(absl::StrCat("c plugin: no supplied kernel '", n, "'"));
   if (p.batch2 == 0 || p.batch == 0 || p.m == 0 || p.n == 0) return absl::OkStatus();
+  const MatmulParams q = Unbatched(p);
   if (n == "openblas_sgemm")
-    return RunSgemm(p, static_cast<float*>(out), static_cast<const float*>(a),
+    return RunSgemm(q, static_cast<float*>(out), static_cast<const float*>(a),
                     static_cast<const float*>(b));
 #if defined(__x86_64__)
   if (n == "amx_bf16_to_f32" || n == "amx_bf16_to_bf16")
-    return RunAmx(p, out, n == "amx_bf16_to_bf16", static_cast<const uint16_t*>(a),
+    return RunAmx(q, out, n == "amx_bf16_to_bf16", static_cast<const uint16_t*>(a),
                   static_cast<const uint16_t*>(b));
+  if (n == "avx2_sgemm")
+    return RunAvx2Sgemm(q, static_cast<float*>(out), static_cast<const float*>(a),
+                        static_cast<const float*>(b), g_l1d_bytes, g_l2_bytes);
 #endif
   return absl::InternalError(absl::StrCat("c plugin: kernel '", n, "' has no code"));
 }

@@ -4,6 +4,10 @@
 //  the CPU has
 //    AMX-BF16 and the OS lets the process use the tiles (arch_prctl). On by default there;
 //    UOPC_C_AMX=0 turns it off.
+//  - avx2_sgemm: f32 on AVX2 and FMA, blocked and packed (backends/c/avx2_sgemm.h), the same
+//    bits as the generated kernels; on by default where the CPU has no AVX-512 (and
+//    UOPC_C_BLAS is not openblas).
+//    UOPC_C_SGEMM=none turns it off, =avx2 on wherever the CPU has AVX2 and FMA.
 //  - openblas_sgemm: f32 through OpenBLAS's cblas_sgemm, the library opened with dlopen
 //    (libopenblas.so.0). Off by default; UOPC_C_BLAS=openblas turns it on (an error at
 //    initialize, naming the library, when it cannot be opened).
@@ -26,8 +30,8 @@
 namespace uopc::cpu {
 
 /// Decides the kernels from the plugin's options ("amx": 0 or 1, "blas": "openblas" or
-/// "none"); InvalidArgument for a value it does not know, Unavailable for a library it
-/// cannot open. Only the first call decides.
+/// "none", "sgemm": "auto", "avx2" or "none"); InvalidArgument for a value it does not know,
+/// Unavailable for a library it cannot open. Only the first call decides.
 absl::Status ConfigureMatmulKernels(absl::Span<const std::pair<std::string, std::string>> options);
 /// The kernels decided (empty before ConfigureMatmulKernels), as the target lists them.
 absl::Span<const SuppliedKernel> MatmulKernels();

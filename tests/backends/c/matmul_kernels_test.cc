@@ -5,7 +5,9 @@
 // length), and gives the reference result (f32 sums) within f32 rounding of the sum. On a
 // CPU without AMX-BF16 the AMX cases skip, saying so; the OpenBLAS case runs in
 // matmul_kernels_openblas_test (UOPC_C_BLAS=openblas).
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -150,14 +152,13 @@ TEST(AmxMatmulTest, ASymbolicLengthCallsOnePlanForEveryValue) {
 
 // A NaN or an infinity in a row of a gives that row of out NaN or infinity (in bf16 too),
 // and leaves the other rows as they were.
-TEST(AmxMatmulTest, NaNsAndInfinitiesReachOut) {
-  if (!Supplies("amx_bf16_to_f32")) GTEST_SKIP() << "this CPU (or UOPC_C_AMX=0) has no AMX-BF16";
+void ExpectNaNsAndInfinitiesReachOut(DType dtype) {
   std::vector<float> xv = Data(64 * 64, 7);
   const std::vector<float> yv(64 * 64, 1.0f);
   xv[5] = NAN;            // row 0
   xv[64 * 3] = INFINITY;  // row 3: every product +inf
-  Tensor x = Tensor::FromVector(xv, {64, 64}).Cast(DType::kBF16).Realize();
-  Tensor y = Tensor::FromVector(yv, {64, 64}).Cast(DType::kBF16).Realize();
+  Tensor x = Tensor::FromVector(xv, {64, 64}).Cast(dtype).Realize();
+  Tensor y = Tensor::FromVector(yv, {64, 64}).Cast(dtype).Realize();
   std::vector<float> out;
   EXPECT_EQ(Calls([&] { out = x.Matmul(y).Realize().Float().ToVector<float>(); }), 1);
   for (int j = 0; j < 64; ++j) {
@@ -165,6 +166,11 @@ TEST(AmxMatmulTest, NaNsAndInfinitiesReachOut) {
     EXPECT_EQ(out[3 * 64 + j], INFINITY) << j;
     EXPECT_TRUE(std::isfinite(out[64 + j])) << j;
   }
+}
+
+TEST(AmxMatmulTest, NaNsAndInfinitiesReachOut) {
+  if (!Supplies("amx_bf16_to_f32")) GTEST_SKIP() << "this CPU (or UOPC_C_AMX=0) has no AMX-BF16";
+  ExpectNaNsAndInfinitiesReachOut(DType::kBF16);
 }
 
 // Autocast's linear layer, forward and backward: x @ W (the f32 weight rounded to bf16 once),
@@ -239,6 +245,46 @@ TEST(AmxMatmulTest, AttentionHeadsFlattenedIntoAProjectionCallIt) {
               proj.weight.grad().Realize();
             }),
             2);
+}
+
+// On a CPU with AVX2 and FMA but no AVX-512 (or with UOPC_C_SGEMM=avx2, as
+// matmul_kernels_avx2_test sets), f32 matmuls call avx2_sgemm: in every layout, sizes that
+// are no multiple of its 6 x 16 tile, k in several L1-sized blocks, batches, and with the
+// bits of the generated kernel (the same sums of fmas in order of k).
+class Avx2Sgemm : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Avx2Sgemm, RunsAsASuppliedKernelWithTheGeneratedKernelsBits) {
+  if (!Supplies("avx2_sgemm")) GTEST_SKIP() << "this CPU has no AVX2 and FMA, or UOPC_C_SGEMM=none";
+  const auto [batch, m, k, n, transpose_b, transpose_a] = GetParam();
+  const std::vector<float> xv = Data(batch * m * k, 3), yv = Data(batch * k * n, 4);
+  Tensor x = Tensor::FromVector(xv, {batch, m, k});
+  x = transpose_a ? x.Transpose().Realize().Transpose() : x.Realize();
+  Tensor y = Tensor::FromVector(yv, {batch, k, n});
+  y = transpose_b ? y.Transpose().Realize().Transpose() : y.Realize();
+  std::vector<float> got, generated;
+  EXPECT_EQ(Calls([&] { got = x.Matmul(y).ToVector<float>(); }), 1);
+  // the same product with an epilogue no supplied kernel takes: generated code
+  EXPECT_EQ(Calls([&] { generated = (x.Matmul(y) * 1.0f).ToVector<float>(); }), 0);
+  ExpectClose(got, Reference(xv, yv, batch, m, k, n), k, false);
+  ASSERT_EQ(got.size(), generated.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(generated[i]))
+        << "element " << i << ": " << got[i] << " against " << generated[i];
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Avx2Sgemm,
+                         ::testing::Values(Case{1, 64, 64, 64, false}, Case{1, 70, 130, 50, false},
+                                           Case{1, 96, 40, 160, true}, Case{3, 33, 64, 65, false},
+                                           Case{2, 128, 256, 64, true}, Case{1, 97, 300, 17, false},
+                                           Case{1, 5, 2000, 30, false},
+                                           // k in several L1-sized blocks, the last one short
+                                           Case{1, 70, 1100, 50, false}, Case{2, 33, 777, 40, true},
+                                           Case{1, 40, 600, 48, false, true},
+                                           Case{1, 300, 200, 300, true, true}));
+
+TEST(Avx2SgemmTest, NaNsAndInfinitiesReachOut) {
+  if (!Supplies("avx2_sgemm")) GTEST_SKIP() << "this CPU has no AVX2 and FMA, or UOPC_C_SGEMM=none";
+  ExpectNaNsAndInfinitiesReachOut(DType::kF32);
 }
 
 // With UOPC_C_BLAS=openblas (matmul_kernels_openblas_test), f32 matmuls call OpenBLAS.

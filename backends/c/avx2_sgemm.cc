@@ -1,0 +1,180 @@
+#include "backends/c/avx2_sgemm.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backends/c/scratch.h"
+#include "backends/c/thread_pool.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace uopc::cpu {
+namespace {
+
+constexpr int64_t kMr = 6, kNr = 16;  // the register tile: rows, and columns (two vectors)
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+#if defined(__x86_64__)
+// The tile of sums at c (kMr rows `ldc` floats apart, kNr columns) plus, or from 0 where
+// `first`, the products of a's panel (kc steps of kMr floats) and b's (kc steps of kNr): each
+// sum in order of the steps, one fma a step.
+__attribute__((target("avx2,fma"))) void Tile(int64_t kc, const float* a, const float* b, float* c,
+                                              int64_t ldc, bool first) {
+  __m256 s[kMr][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < kMr; ++r) {
+    s[r][0] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc);
+    s[r][1] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc + 8);
+  }
+  for (int64_t p = 0; p < kc; ++p, a += kMr, b += kNr) {
+    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < kMr; ++r) {
+      const __m256 x = _mm256_broadcast_ss(a + r);
+      s[r][0] = _mm256_fmadd_ps(x, b0, s[r][0]);
+      s[r][1] = _mm256_fmadd_ps(x, b1, s[r][1]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < kMr; ++r) {
+    _mm256_storeu_ps(c + r * ldc, s[r][0]);
+    _mm256_storeu_ps(c + r * ldc + 8, s[r][1]);
+  }
+}
+#endif
+
+// b's steps [k0, k0 + kc) of the column panels [jp0, jp1) into pb: panel jp's step q is
+// the kNr floats at pb + (jp * kc + q) * kNr, zeros past column n.
+void PackB(const MatmulParams& p, const float* b, int64_t k0, int64_t kc, int64_t jp0, int64_t jp1,
+           float* pb) {
+  for (int64_t jp = jp0; jp < jp1; ++jp) {
+    const int64_t j0 = jp * kNr, cols = std::min(kNr, p.n - j0);
+    float* dst = pb + jp * kc * kNr;
+    for (int64_t q = 0; q < kc; ++q, dst += kNr) {
+      const float* src = b + (k0 + q) * p.b_row + j0 * p.b_col;
+      if (p.b_col == 1 && cols == kNr) {
+        std::memcpy(dst, src, sizeof(float) * kNr);
+        continue;
+      }
+      int64_t c = 0;
+      for (; c < cols; ++c) dst[c] = src[c * p.b_col];
+      for (; c < kNr; ++c) dst[c] = 0.0f;
+    }
+  }
+}
+
+// a's rows [i0, i1) (i0 a multiple of kMr) of steps [k0, k0 + kc) into pa: the panel of
+// rows i0 + kMr * r's step q is the kMr floats at pa + (r * kc + q) * kMr, zeros past i1.
+void PackA(const MatmulParams& p, const float* a, int64_t i0, int64_t i1, int64_t k0, int64_t kc,
+           float* pa) {
+  for (int64_t r0 = i0; r0 < i1; r0 += kMr, pa += kc * kMr) {
+    const int64_t rows = std::min(kMr, i1 - r0);
+    if (p.a_col == 1) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* src = a + (r0 + r) * p.a_row + k0;
+        for (int64_t q = 0; q < kc; ++q) pa[q * kMr + r] = src[q];
+      }
+    } else {
+      for (int64_t q = 0; q < kc; ++q) {
+        const float* src = a + r0 * p.a_row + (k0 + q) * p.a_col;
+        for (int64_t r = 0; r < rows; ++r) pa[q * kMr + r] = src[r * p.a_row];
+      }
+    }
+    for (int64_t q = 0; rows < kMr && q < kc; ++q)
+      std::fill(pa + q * kMr + rows, pa + (q + 1) * kMr, 0.0f);
+  }
+}
+
+}  // namespace
+
+absl::Status RunAvx2Sgemm(const MatmulParams& p, float* out, const float* a, const float* b,
+                          int64_t l1d_bytes, int64_t l2_bytes) {
+#if !defined(__x86_64__)
+  return absl::UnimplementedError("avx2_sgemm: not an x86-64 CPU");
+#else
+  const int64_t count = p.batch2 * p.batch;
+  if (p.k == 0) {  // sums of nothing
+    for (int64_t z = 0; z < count; ++z)
+      for (int64_t i = 0; i < p.m; ++i)
+        std::fill_n(out + p.OutOffset(z) + i * p.out_row, p.n, 0.0f);
+    return absl::OkStatus();
+  }
+  ThreadPool& pool = ThreadPool::Get();
+  const int threads = pool.threads();
+  // k in near-equal blocks, each at most what keeps a panel of b in half the L1
+  const int64_t kc_max = std::max<int64_t>(64, l1d_bytes / 2 / (kNr * 4)),
+                kblocks = CeilDiv(p.k, kc_max), kc_all = CeilDiv(p.k, kblocks);
+  // a's rows in blocks whose panels take half the L2
+  const int64_t mc = std::max<int64_t>(kMr, l2_bytes / 2 / (kc_all * 4) / kMr * kMr);
+  const int64_t mp = CeilDiv(p.m, kMr), np = CeilDiv(p.n, kNr);
+  // row panels [ip0, ip1) x column panels [jp0, jp1) of matmul z, steps [k0, k0 + kc), b's
+  // panels packed at pb
+  auto multiply = [&](int64_t z, const float* pb, int64_t k0, int64_t kc, int64_t ip0, int64_t ip1,
+                      int64_t jp0, int64_t jp1) {
+    thread_local Scratch<float> scratch;
+    float* pa = scratch.Get(mc * kc_all);
+    const float* az = a + p.AOffset(z);
+    float* oz = out + p.OutOffset(z);
+    const bool first = k0 == 0;
+    for (int64_t ib = ip0; ib < ip1; ib += mc / kMr) {
+      const int64_t ie = std::min(ip1, ib + mc / kMr);
+      PackA(p, az, ib * kMr, std::min(p.m, ie * kMr), k0, kc, pa);
+      for (int64_t jp = jp0; jp < jp1; ++jp) {
+        const float* bp = pb + jp * kc * kNr;
+        const int64_t j0 = jp * kNr, cols = std::min(kNr, p.n - j0);
+        for (int64_t ip = ib; ip < ie; ++ip) {
+          const int64_t r0 = ip * kMr, rows = std::min(kMr, p.m - r0);
+          const float* ap = pa + (ip - ib) * kc * kMr;
+          float* c = oz + r0 * p.out_row + j0;
+          if (rows == kMr && cols == kNr) {
+            Tile(kc, ap, bp, c, p.out_row, first);
+            continue;
+          }
+          alignas(32) float edge[kMr * kNr] = {};
+          for (int64_t r = 0; !first && r < rows; ++r)
+            std::memcpy(edge + r * kNr, c + r * p.out_row, cols * sizeof(float));
+          Tile(kc, ap, bp, edge, kNr, first);
+          for (int64_t r = 0; r < rows; ++r)
+            std::memcpy(c + r * p.out_row, edge + r * kNr, cols * sizeof(float));
+        }
+      }
+    }
+  };
+  if (count >= threads && count > 1) {  // a batch of matmuls: one thread each
+    pool.ParallelFor(threads, [&](int t) {
+      thread_local Scratch<float> scratch_b;
+      float* pb = scratch_b.Get(np * kNr * kc_all);
+      for (int64_t z = count * t / threads; z < count * (t + 1) / threads; ++z)
+        for (int64_t k0 = 0; k0 < p.k; k0 += kc_all) {
+          const int64_t kc = std::min(kc_all, p.k - k0);
+          PackB(p, b + p.BOffset(z), k0, kc, 0, np, pb);
+          multiply(z, pb, k0, kc, 0, mp, 0, np);
+        }
+    });
+    return absl::OkStatus();
+  }
+  thread_local Scratch<float> scratch_b;  // (the queue's thread's)
+  float* pb = scratch_b.Get(np * kNr * kc_all);
+  // the threads split the row panels, or the column panels where there are more of those
+  const bool by_rows = mp >= np || mp >= 4 * threads;
+  for (int64_t z = 0; z < count; ++z)
+    for (int64_t k0 = 0; k0 < p.k; k0 += kc_all) {
+      const int64_t kc = std::min(kc_all, p.k - k0);
+      pool.ParallelFor(threads, [&](int t) {
+        PackB(p, b + p.BOffset(z), k0, kc, np * t / threads, np * (t + 1) / threads, pb);
+      });
+      pool.ParallelFor(threads, [&](int t) {
+        if (by_rows)
+          multiply(z, pb, k0, kc, mp * t / threads, mp * (t + 1) / threads, 0, np);
+        else
+          multiply(z, pb, k0, kc, 0, mp, np * t / threads, np * (t + 1) / threads);
+      });
+    }
+  return absl::OkStatus();
+#endif
+}
+
+}  // namespace uopc::cpu

@@ -1,0 +1,25 @@
+// An f32 matmul for x86-64 CPUs with AVX2 and FMA (and no AVX-512, where the generated
+// kernels' wider register tiles do as well): the supplied kernel `avx2_sgemm`
+// (backends/c/matmul_kernels.h). The classic blocking: k in blocks whose panel of b (16
+// columns) stays in L1, a's rows in blocks that stay in L2, both packed, and a register tile
+// of 6 rows x 16 columns (12 of the 16 vector registers accumulate). A generated kernel has
+// no tile of 12 accumulators that divides a power of two (6 x 16, 4 x 24), nor k-blocking:
+// it reached half of OpenBLAS's speed on an AMD EPYC (Zen 3).
+// Each output sums its products in order of p, one rounding a step (fma), from 0: the bits
+// of the generated kernels on such a CPU (MULACC) and of the interpreter.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+
+#include "core/matmul_call.h"
+
+namespace uopc::cpu {
+
+/// out = a @ b for the call `p` (checked against its buffers by the caller), on the threads of
+/// backends/c/thread_pool.h; blocks sized for these caches (a core's L1 data and L2).
+absl::Status RunAvx2Sgemm(const MatmulParams& p, float* out, const float* a, const float* b,
+                          int64_t l1d_bytes, int64_t l2_bytes);
+
+}  // namespace uopc::cpu
