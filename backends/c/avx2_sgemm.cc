@@ -50,15 +50,17 @@ __attribute__((target("avx2,fma"))) void Tile(int64_t kc, const float* a, const 
 // the kNr floats at pb + (jp * kc + q) * kNr, zeros past column n.
 void PackB(const MatmulParams& p, const float* b, int64_t k0, int64_t kc, int64_t jp0, int64_t jp1,
            float* pb) {
-  for (int64_t jp = jp0; jp < jp1; ++jp) {
+  const int64_t full = std::min(jp1, p.n / kNr);  // panels of kNr columns of b
+  for (int64_t q = 0; q < kc; ++q) {              // along b's rows where its columns are
+    const float* row = b + (k0 + q) * p.b_row;    // one after the other
+    for (int64_t jp = jp0; p.b_col == 1 && jp < full; ++jp)
+      std::memcpy(pb + (jp * kc + q) * kNr, row + jp * kNr, sizeof(float) * kNr);
+  }
+  for (int64_t jp = p.b_col == 1 ? std::max(jp0, full) : jp0; jp < jp1; ++jp) {
     const int64_t j0 = jp * kNr, cols = std::min(kNr, p.n - j0);
     float* dst = pb + jp * kc * kNr;
     for (int64_t q = 0; q < kc; ++q, dst += kNr) {
       const float* src = b + (k0 + q) * p.b_row + j0 * p.b_col;
-      if (p.b_col == 1 && cols == kNr) {
-        std::memcpy(dst, src, sizeof(float) * kNr);
-        continue;
-      }
       int64_t c = 0;
       for (; c < cols; ++c) dst[c] = src[c * p.b_col];
       for (; c < kNr; ++c) dst[c] = 0.0f;
@@ -72,7 +74,12 @@ void PackA(const MatmulParams& p, const float* a, int64_t i0, int64_t i1, int64_
            float* pa) {
   for (int64_t r0 = i0; r0 < i1; r0 += kMr, pa += kc * kMr) {
     const int64_t rows = std::min(kMr, i1 - r0);
-    if (p.a_col == 1) {
+    if (p.a_col == 1 && rows == kMr) {  // kMr rows read side by side, written in order
+      const float* src = a + r0 * p.a_row + k0;
+      for (int64_t q = 0; q < kc; ++q)
+#pragma GCC unroll 6
+        for (int64_t r = 0; r < kMr; ++r) pa[q * kMr + r] = src[r * p.a_row + q];
+    } else if (p.a_col == 1) {
       for (int64_t r = 0; r < rows; ++r) {
         const float* src = a + (r0 + r) * p.a_row + k0;
         for (int64_t q = 0; q < kc; ++q) pa[q * kMr + r] = src[q];
