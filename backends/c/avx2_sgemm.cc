@@ -14,23 +14,26 @@ namespace uopc::cpu {
 namespace {
 
 constexpr int64_t kMr = 6, kNr = 16;  // the register tile: rows, and columns (two vectors)
+// Where one or two panels of a's rows share each panel of b, b is read where it lies (its rows
+// contiguous): packing it would cost about what they compute (a decode step's few rows).
+constexpr int64_t kDirectRowPanels = 2;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 #if defined(__x86_64__)
 // The tile of sums at c (kMr rows `ldc` floats apart, kNr columns) plus, or from 0 where
-// `first`, the products of a's panel (kc steps of kMr floats) and b's (kc steps of kNr): each
-// sum in order of the steps, one fma a step.
-__attribute__((target("avx2,fma"))) void Tile(int64_t kc, const float* a, const float* b, float* c,
-                                              int64_t ldc, bool first) {
+// `first`, the products of a's panel (kc steps of kMr floats) and b's (kc steps of kNr floats,
+// `ldb` apart): each sum in order of the steps, one fma a step.
+__attribute__((target("avx2,fma"))) void Tile(int64_t kc, const float* a, const float* b,
+                                              int64_t ldb, float* c, int64_t ldc, bool first) {
   __m256 s[kMr][2];
 #pragma GCC unroll 6
   for (int r = 0; r < kMr; ++r) {
     s[r][0] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc);
     s[r][1] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc + 8);
   }
-  for (int64_t p = 0; p < kc; ++p, a += kMr, b += kNr) {
-    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+  for (int64_t p = 0; p < kc; ++p, a += kMr, b += ldb) {
+    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < kMr; ++r) {
       const __m256 x = _mm256_broadcast_ss(a + r);
@@ -47,18 +50,18 @@ __attribute__((target("avx2,fma"))) void Tile(int64_t kc, const float* a, const 
 #endif
 
 // b's steps [k0, k0 + kc) of the column panels [jp0, jp1) into pb: panel jp's step q is
-// the kNr floats at pb + (jp * kc + q) * kNr, zeros past column n.
+// the kNr floats at pb + ((jp - jp0) * kc + q) * kNr, zeros past column n.
 void PackB(const MatmulParams& p, const float* b, int64_t k0, int64_t kc, int64_t jp0, int64_t jp1,
            float* pb) {
   const int64_t full = std::min(jp1, p.n / kNr);  // panels of kNr columns of b
   for (int64_t q = 0; q < kc; ++q) {              // along b's rows where its columns are
     const float* row = b + (k0 + q) * p.b_row;    // one after the other
     for (int64_t jp = jp0; p.b_col == 1 && jp < full; ++jp)
-      std::memcpy(pb + (jp * kc + q) * kNr, row + jp * kNr, sizeof(float) * kNr);
+      std::memcpy(pb + ((jp - jp0) * kc + q) * kNr, row + jp * kNr, sizeof(float) * kNr);
   }
   for (int64_t jp = p.b_col == 1 ? std::max(jp0, full) : jp0; jp < jp1; ++jp) {
     const int64_t j0 = jp * kNr, cols = std::min(kNr, p.n - j0);
-    float* dst = pb + jp * kc * kNr;
+    float* dst = pb + (jp - jp0) * kc * kNr;
     for (int64_t q = 0; q < kc; ++q, dst += kNr) {
       const float* src = b + (k0 + q) * p.b_row + j0 * p.b_col;
       int64_t c = 0;
@@ -117,33 +120,41 @@ absl::Status RunAvx2Sgemm(const MatmulParams& p, float* out, const float* a, con
   // a's rows in blocks whose panels take half the L2
   const int64_t mc = std::max<int64_t>(kMr, l2_bytes / 2 / (kc_all * 4) / kMr * kMr);
   const int64_t mp = CeilDiv(p.m, kMr), np = CeilDiv(p.n, kNr);
+  const bool direct_b = p.b_col == 1 && mp <= kDirectRowPanels;
   // row panels [ip0, ip1) x column panels [jp0, jp1) of matmul z, steps [k0, k0 + kc), b's
-  // panels packed at pb
+  // panels packed at pb (null: b read where it lies, but for a last panel short of kNr)
   auto multiply = [&](int64_t z, const float* pb, int64_t k0, int64_t kc, int64_t ip0, int64_t ip1,
                       int64_t jp0, int64_t jp1) {
-    thread_local Scratch<float> scratch;
+    thread_local Scratch<float> scratch, scratch_edge;
     float* pa = scratch.Get(mc * kc_all);
     const float* az = a + p.AOffset(z);
+    const float* bz = b + p.BOffset(z);
     float* oz = out + p.OutOffset(z);
     const bool first = k0 == 0;
     for (int64_t ib = ip0; ib < ip1; ib += mc / kMr) {
       const int64_t ie = std::min(ip1, ib + mc / kMr);
       PackA(p, az, ib * kMr, std::min(p.m, ie * kMr), k0, kc, pa);
       for (int64_t jp = jp0; jp < jp1; ++jp) {
-        const float* bp = pb + jp * kc * kNr;
         const int64_t j0 = jp * kNr, cols = std::min(kNr, p.n - j0);
+        const float* bp = pb ? pb + jp * kc * kNr : bz + k0 * p.b_row + j0;
+        int64_t ldb = pb ? kNr : p.b_row;
+        if (!pb && cols < kNr) {
+          float* edge_b = scratch_edge.Get(kc_all * kNr);
+          PackB(p, bz, k0, kc, jp, jp + 1, edge_b);
+          bp = edge_b, ldb = kNr;
+        }
         for (int64_t ip = ib; ip < ie; ++ip) {
           const int64_t r0 = ip * kMr, rows = std::min(kMr, p.m - r0);
           const float* ap = pa + (ip - ib) * kc * kMr;
           float* c = oz + r0 * p.out_row + j0;
           if (rows == kMr && cols == kNr) {
-            Tile(kc, ap, bp, c, p.out_row, first);
+            Tile(kc, ap, bp, ldb, c, p.out_row, first);
             continue;
           }
           alignas(32) float edge[kMr * kNr] = {};
           for (int64_t r = 0; !first && r < rows; ++r)
             std::memcpy(edge + r * kNr, c + r * p.out_row, cols * sizeof(float));
-          Tile(kc, ap, bp, edge, kNr, first);
+          Tile(kc, ap, bp, ldb, edge, kNr, first);
           for (int64_t r = 0; r < rows; ++r)
             std::memcpy(c + r * p.out_row, edge + r * kNr, cols * sizeof(float));
         }
@@ -153,32 +164,42 @@ absl::Status RunAvx2Sgemm(const MatmulParams& p, float* out, const float* a, con
   if (count >= threads && count > 1) {  // a batch of matmuls: one thread each
     pool.ParallelFor(threads, [&](int t) {
       thread_local Scratch<float> scratch_b;
-      float* pb = scratch_b.Get(np * kNr * kc_all);
+      float* pb = direct_b ? nullptr : scratch_b.Get(np * kNr * kc_all);
       for (int64_t z = count * t / threads; z < count * (t + 1) / threads; ++z)
         for (int64_t k0 = 0; k0 < p.k; k0 += kc_all) {
           const int64_t kc = std::min(kc_all, p.k - k0);
-          PackB(p, b + p.BOffset(z), k0, kc, 0, np, pb);
+          if (pb) PackB(p, b + p.BOffset(z), k0, kc, 0, np, pb);
           multiply(z, pb, k0, kc, 0, mp, 0, np);
         }
     });
     return absl::OkStatus();
   }
-  thread_local Scratch<float> scratch_b;  // (the queue's thread's)
-  float* pb = scratch_b.Get(np * kNr * kc_all);
   // the threads split the row panels, or the column panels where there are more of those
   const bool by_rows = mp >= np || mp >= 4 * threads;
+  auto share = [&](int64_t z, const float* pb, int64_t k0, int64_t kc, int t) {
+    if (by_rows)
+      multiply(z, pb, k0, kc, mp * t / threads, mp * (t + 1) / threads, 0, np);
+    else
+      multiply(z, pb, k0, kc, 0, mp, np * t / threads, np * (t + 1) / threads);
+  };
+  if (direct_b) {  // each thread its share of every block of k, in order: no barrier between
+    pool.ParallelFor(threads, [&](int t) {
+      for (int64_t z = 0; z < count; ++z)
+        for (int64_t k0 = 0; k0 < p.k; k0 += kc_all)
+          share(z, nullptr, k0, std::min(kc_all, p.k - k0), t);
+    });
+    return absl::OkStatus();
+  }
+  thread_local Scratch<float> scratch_b;  // (the queue's thread's)
+  float* pb = scratch_b.Get(np * kNr * kc_all);
   for (int64_t z = 0; z < count; ++z)
     for (int64_t k0 = 0; k0 < p.k; k0 += kc_all) {
       const int64_t kc = std::min(kc_all, p.k - k0);
       pool.ParallelFor(threads, [&](int t) {
-        PackB(p, b + p.BOffset(z), k0, kc, np * t / threads, np * (t + 1) / threads, pb);
+        const int64_t jp0 = np * t / threads;
+        PackB(p, b + p.BOffset(z), k0, kc, jp0, np * (t + 1) / threads, pb + jp0 * kc * kNr);
       });
-      pool.ParallelFor(threads, [&](int t) {
-        if (by_rows)
-          multiply(z, pb, k0, kc, mp * t / threads, mp * (t + 1) / threads, 0, np);
-        else
-          multiply(z, pb, k0, kc, 0, mp, np * t / threads, np * (t + 1) / threads);
-      });
+      pool.ParallelFor(threads, [&](int t) { share(z, pb, k0, kc, t); });
     }
   return absl::OkStatus();
 #endif

@@ -280,7 +280,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Avx2Sgemm,
                                            // k in several L1-sized blocks, the last one short
                                            Case{1, 70, 1100, 50, false}, Case{2, 33, 777, 40, true},
                                            Case{1, 40, 600, 48, false, true},
-                                           Case{1, 300, 200, 300, true, true}));
+                                           Case{1, 300, 200, 300, true, true},
+                                           Case{1, 200, 300, 70, false}));
 
 TEST(Avx2SgemmTest, NaNsAndInfinitiesReachOut) {
   if (!Supplies("avx2_sgemm")) GTEST_SKIP() << "this CPU has no AVX2 and FMA, or UOPC_C_SGEMM=none";
