@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "backends/c/scratch.h"
 #include "backends/c/thread_pool.h"
+#include "core/float16.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -14,11 +16,21 @@ namespace uopc::cpu {
 namespace {
 
 constexpr int64_t kMr = 6, kNr = 16;  // the register tile: rows, and columns (two vectors)
-// Where one or two panels of a's rows share each panel of b, b is read where it lies (its rows
-// contiguous): packing it would cost about what they compute (a decode step's few rows).
+// Where one or two panels of a's rows share each panel of b, b (f32) is read where it lies
+// (its rows contiguous): packing it would cost about what they compute (a decode step's few
+// rows).
 constexpr int64_t kDirectRowPanels = 2;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// An operand's element as f32 (a bf16's bits are the top half of an f32's: exact).
+inline float F32(float x) { return x; }
+inline float F32(uint16_t x) {
+  const uint32_t u = uint32_t{x} << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 
 #if defined(__x86_64__)
 // The tile of sums at c (kMr rows `ldc` floats apart, kNr columns) plus, or from 0 where
@@ -47,50 +59,53 @@ __attribute__((target("avx2,fma"))) void Tile(int64_t kc, const float* a, const 
     _mm256_storeu_ps(c + r * ldc + 8, s[r][1]);
   }
 }
-#endif
 
-// b's steps [k0, k0 + kc) of the column panels [jp0, jp1) into pb: panel jp's step q is
-// the kNr floats at pb + ((jp - jp0) * kc + q) * kNr, zeros past column n.
-void PackB(const MatmulParams& p, const float* b, int64_t k0, int64_t kc, int64_t jp0, int64_t jp1,
+// b's steps [k0, k0 + kc) of the column panels [jp0, jp1) into pb, as f32: panel jp's step q
+// is the kNr floats at pb + ((jp - jp0) * kc + q) * kNr, zeros past column n.
+template <typename In>
+void PackB(const MatmulParams& p, const In* b, int64_t k0, int64_t kc, int64_t jp0, int64_t jp1,
            float* pb) {
   const int64_t full = std::min(jp1, p.n / kNr);  // panels of kNr columns of b
-  for (int64_t q = 0; q < kc; ++q) {              // along b's rows where its columns are
-    const float* row = b + (k0 + q) * p.b_row;    // one after the other
-    for (int64_t jp = jp0; p.b_col == 1 && jp < full; ++jp)
-      std::memcpy(pb + ((jp - jp0) * kc + q) * kNr, row + jp * kNr, sizeof(float) * kNr);
+  for (int64_t q = 0; p.b_col == 1 && q < kc; ++q) {  // along b's rows where its columns are
+    const In* row = b + (k0 + q) * p.b_row;           // one after the other
+    for (int64_t jp = jp0; jp < full; ++jp) {
+      float* dst = pb + ((jp - jp0) * kc + q) * kNr;
+      for (int64_t c = 0; c < kNr; ++c) dst[c] = F32(row[jp * kNr + c]);
+    }
   }
   for (int64_t jp = p.b_col == 1 ? std::max(jp0, full) : jp0; jp < jp1; ++jp) {
     const int64_t j0 = jp * kNr, cols = std::min(kNr, p.n - j0);
     float* dst = pb + (jp - jp0) * kc * kNr;
     for (int64_t q = 0; q < kc; ++q, dst += kNr) {
-      const float* src = b + (k0 + q) * p.b_row + j0 * p.b_col;
+      const In* src = b + (k0 + q) * p.b_row + j0 * p.b_col;
       int64_t c = 0;
-      for (; c < cols; ++c) dst[c] = src[c * p.b_col];
+      for (; c < cols; ++c) dst[c] = F32(src[c * p.b_col]);
       for (; c < kNr; ++c) dst[c] = 0.0f;
     }
   }
 }
 
-// a's rows [i0, i1) (i0 a multiple of kMr) of steps [k0, k0 + kc) into pa: the panel of
-// rows i0 + kMr * r's step q is the kMr floats at pa + (r * kc + q) * kMr, zeros past i1.
-void PackA(const MatmulParams& p, const float* a, int64_t i0, int64_t i1, int64_t k0, int64_t kc,
+// a's rows [i0, i1) (i0 a multiple of kMr) of steps [k0, k0 + kc) into pa, as f32: the panel
+// of rows i0 + kMr * r's step q is the kMr floats at pa + (r * kc + q) * kMr, zeros past i1.
+template <typename In>
+void PackA(const MatmulParams& p, const In* a, int64_t i0, int64_t i1, int64_t k0, int64_t kc,
            float* pa) {
   for (int64_t r0 = i0; r0 < i1; r0 += kMr, pa += kc * kMr) {
     const int64_t rows = std::min(kMr, i1 - r0);
     if (p.a_col == 1 && rows == kMr) {  // kMr rows read side by side, written in order
-      const float* src = a + r0 * p.a_row + k0;
+      const In* src = a + r0 * p.a_row + k0;
       for (int64_t q = 0; q < kc; ++q)
 #pragma GCC unroll 6
-        for (int64_t r = 0; r < kMr; ++r) pa[q * kMr + r] = src[r * p.a_row + q];
+        for (int64_t r = 0; r < kMr; ++r) pa[q * kMr + r] = F32(src[r * p.a_row + q]);
     } else if (p.a_col == 1) {
       for (int64_t r = 0; r < rows; ++r) {
-        const float* src = a + (r0 + r) * p.a_row + k0;
-        for (int64_t q = 0; q < kc; ++q) pa[q * kMr + r] = src[q];
+        const In* src = a + (r0 + r) * p.a_row + k0;
+        for (int64_t q = 0; q < kc; ++q) pa[q * kMr + r] = F32(src[q]);
       }
     } else {
       for (int64_t q = 0; q < kc; ++q) {
-        const float* src = a + r0 * p.a_row + (k0 + q) * p.a_col;
-        for (int64_t r = 0; r < rows; ++r) pa[q * kMr + r] = src[r * p.a_row];
+        const In* src = a + r0 * p.a_row + (k0 + q) * p.a_col;
+        for (int64_t r = 0; r < rows; ++r) pa[q * kMr + r] = F32(src[r * p.a_row]);
       }
     }
     for (int64_t q = 0; rows < kMr && q < kc; ++q)
@@ -98,19 +113,16 @@ void PackA(const MatmulParams& p, const float* a, int64_t i0, int64_t i1, int64_
   }
 }
 
-}  // namespace
-
-absl::Status RunAvx2Sgemm(const MatmulParams& p, float* out, const float* a, const float* b,
-                          int64_t l1d_bytes, int64_t l2_bytes) {
-#if !defined(__x86_64__)
-  return absl::UnimplementedError("avx2_sgemm: not an x86-64 CPU");
-#else
+// out (f32) = a @ b for the call p, a and b of type In.
+template <typename In>
+void Multiply(const MatmulParams& p, float* out, const In* a, const In* b, int64_t l1d_bytes,
+              int64_t l2_bytes) {
   const int64_t count = p.batch2 * p.batch;
   if (p.k == 0) {  // sums of nothing
     for (int64_t z = 0; z < count; ++z)
       for (int64_t i = 0; i < p.m; ++i)
         std::fill_n(out + p.OutOffset(z) + i * p.out_row, p.n, 0.0f);
-    return absl::OkStatus();
+    return;
   }
   ThreadPool& pool = ThreadPool::Get();
   const int threads = pool.threads();
@@ -120,15 +132,15 @@ absl::Status RunAvx2Sgemm(const MatmulParams& p, float* out, const float* a, con
   // a's rows in blocks whose panels take half the L2
   const int64_t mc = std::max<int64_t>(kMr, l2_bytes / 2 / (kc_all * 4) / kMr * kMr);
   const int64_t mp = CeilDiv(p.m, kMr), np = CeilDiv(p.n, kNr);
-  const bool direct_b = p.b_col == 1 && mp <= kDirectRowPanels;
+  const bool direct_b = std::is_same_v<In, float> && p.b_col == 1 && mp <= kDirectRowPanels;
   // row panels [ip0, ip1) x column panels [jp0, jp1) of matmul z, steps [k0, k0 + kc), b's
   // panels packed at pb (null: b read where it lies, but for a last panel short of kNr)
   auto multiply = [&](int64_t z, const float* pb, int64_t k0, int64_t kc, int64_t ip0, int64_t ip1,
                       int64_t jp0, int64_t jp1) {
     thread_local Scratch<float> scratch, scratch_edge;
     float* pa = scratch.Get(mc * kc_all);
-    const float* az = a + p.AOffset(z);
-    const float* bz = b + p.BOffset(z);
+    const In* az = a + p.AOffset(z);
+    const In* bz = b + p.BOffset(z);
     float* oz = out + p.OutOffset(z);
     const bool first = k0 == 0;
     for (int64_t ib = ip0; ib < ip1; ib += mc / kMr) {
@@ -136,12 +148,14 @@ absl::Status RunAvx2Sgemm(const MatmulParams& p, float* out, const float* a, con
       PackA(p, az, ib * kMr, std::min(p.m, ie * kMr), k0, kc, pa);
       for (int64_t jp = jp0; jp < jp1; ++jp) {
         const int64_t j0 = jp * kNr, cols = std::min(kNr, p.n - j0);
-        const float* bp = pb ? pb + jp * kc * kNr : bz + k0 * p.b_row + j0;
-        int64_t ldb = pb ? kNr : p.b_row;
-        if (!pb && cols < kNr) {
+        const float* bp = pb ? pb + jp * kc * kNr : nullptr;
+        int64_t ldb = kNr;
+        if constexpr (std::is_same_v<In, float>)
+          if (!pb && cols == kNr) bp = bz + k0 * p.b_row + j0, ldb = p.b_row;
+        if (!bp) {
           float* edge_b = scratch_edge.Get(kc_all * kNr);
           PackB(p, bz, k0, kc, jp, jp + 1, edge_b);
-          bp = edge_b, ldb = kNr;
+          bp = edge_b;
         }
         for (int64_t ip = ib; ip < ie; ++ip) {
           const int64_t r0 = ip * kMr, rows = std::min(kMr, p.m - r0);
@@ -172,7 +186,7 @@ absl::Status RunAvx2Sgemm(const MatmulParams& p, float* out, const float* a, con
           multiply(z, pb, k0, kc, 0, mp, 0, np);
         }
     });
-    return absl::OkStatus();
+    return;
   }
   // the threads split the row panels, or the column panels where there are more of those
   const bool by_rows = mp >= np || mp >= 4 * threads;
@@ -188,7 +202,7 @@ absl::Status RunAvx2Sgemm(const MatmulParams& p, float* out, const float* a, con
         for (int64_t k0 = 0; k0 < p.k; k0 += kc_all)
           share(z, nullptr, k0, std::min(kc_all, p.k - k0), t);
     });
-    return absl::OkStatus();
+    return;
   }
   thread_local Scratch<float> scratch_b;  // (the queue's thread's)
   float* pb = scratch_b.Get(np * kNr * kc_all);
@@ -201,6 +215,40 @@ absl::Status RunAvx2Sgemm(const MatmulParams& p, float* out, const float* a, con
       });
       pool.ParallelFor(threads, [&](int t) { share(z, pb, k0, kc, t); });
     }
+}
+#endif
+
+}  // namespace
+
+absl::Status RunAvx2Sgemm(const MatmulParams& p, void* out, bool bf16_out, const void* a,
+                          const void* b, bool bf16_in, int64_t l1d_bytes, int64_t l2_bytes) {
+#if !defined(__x86_64__)
+  return absl::UnimplementedError("avx2_sgemm: not an x86-64 CPU");
+#else
+  MatmulParams sums = p;  // where the f32 sums go: out, or a scratch, one matmul after another
+  float* sums_out = static_cast<float*>(out);
+  thread_local Scratch<float> scratch;  // (the queue's thread's)
+  const int64_t count = p.batch2 * p.batch;
+  if (bf16_out) {
+    sums.out_offset = 0, sums.out_row = p.n, sums.out_batch = p.m * p.n;
+    sums.out_batch2 = p.batch * p.m * p.n;
+    sums_out = scratch.Get(count * p.m * p.n);
+  }
+  if (bf16_in)
+    Multiply(sums, sums_out, static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b),
+             l1d_bytes, l2_bytes);
+  else
+    Multiply(sums, sums_out, static_cast<const float*>(a), static_cast<const float*>(b), l1d_bytes,
+             l2_bytes);
+  if (bf16_out) {  // each sum rounded once
+    uint16_t* o = static_cast<uint16_t*>(out);
+    for (int64_t z = 0; z < count; ++z)
+      for (int64_t i = 0; i < p.m; ++i) {
+        const float* row = sums_out + sums.OutOffset(z) + i * p.n;
+        uint16_t* dst = o + p.OutOffset(z) + i * p.out_row;
+        for (int64_t j = 0; j < p.n; ++j) dst[j] = F32ToBF16(row[j]);
+      }
+  }
   return absl::OkStatus();
 #endif
 }

@@ -6,7 +6,10 @@
 // no tile of 12 accumulators that divides a power of two (6 x 16, 4 x 24), nor k-blocking:
 // it reached half of OpenBLAS's speed on an AMD EPYC (Zen 3).
 // Each output sums its products in order of p, one rounding a step (fma), from 0: the bits
-// of the generated kernels on such a CPU (MULACC) and of the interpreter.
+// of the generated kernels on such a CPU (MULACC) and of the interpreter. bf16 operands are
+// converted to f32 as they are packed (exactly), and a bf16 out is each f32 sum rounded once
+// to nearest even: the bits of the generated bf16 matmul, which converts, sums in f32 and
+// rounds at its store.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +21,9 @@
 namespace uopc::cpu {
 
 /// out = a @ b for the call `p` (checked against its buffers by the caller), on the threads of
-/// backends/c/thread_pool.h; blocks sized for these caches (a core's L1 data and L2).
-absl::Status RunAvx2Sgemm(const MatmulParams& p, float* out, const float* a, const float* b,
-                          int64_t l1d_bytes, int64_t l2_bytes);
+/// backends/c/thread_pool.h; blocks sized for these caches (a core's L1 data and L2). a and b
+/// are f32, or bf16 where `bf16_in`; out f32, or bf16 where `bf16_out`.
+absl::Status RunAvx2Sgemm(const MatmulParams& p, void* out, bool bf16_out, const void* a,
+                          const void* b, bool bf16_in, int64_t l1d_bytes, int64_t l2_bytes);
 
 }  // namespace uopc::cpu

@@ -462,6 +462,14 @@ absl::Status Configure(absl::Span<const std::pair<std::string, std::string>> opt
                      absl::StrJoin(t.features, " "), ")"));
   if (sgemm == "avx2" || (sgemm == "auto" && blas == "none" && avx2 && !t.Has("avx512f")))
     g_kernels.push_back({"avx2_sgemm", "matmul", DType::kF32, DType::kF32, DType::kF32, 1 << 19});
+  // bf16 where no AMX multiplies it (converted as packed: the f32 kernel's speed)
+  const bool amx_bf16 = !g_kernels.empty() && g_kernels.front().name == "amx_bf16_to_f32";
+  if (!amx_bf16 && (sgemm == "avx2" || (sgemm == "auto" && avx2 && !t.Has("avx512f")))) {
+    g_kernels.push_back(
+        {"avx2_bf16_to_f32", "matmul", DType::kBF16, DType::kBF16, DType::kF32, 1 << 19});
+    g_kernels.push_back(
+        {"avx2_bf16_to_bf16", "matmul", DType::kBF16, DType::kBF16, DType::kBF16, 1 << 19});
+  }
 #endif
   return absl::OkStatus();
 }
@@ -503,9 +511,9 @@ absl::Status RunMatmulKernel(const char* name, const MatmulParams& p, void* out,
   if (n == "amx_bf16_to_f32" || n == "amx_bf16_to_bf16")
     return RunAmx(q, out, n == "amx_bf16_to_bf16", static_cast<const uint16_t*>(a),
                   static_cast<const uint16_t*>(b));
-  if (n == "avx2_sgemm")
-    return RunAvx2Sgemm(q, static_cast<float*>(out), static_cast<const float*>(a),
-                        static_cast<const float*>(b), g_l1d_bytes, g_l2_bytes);
+  if (n == "avx2_sgemm" || n == "avx2_bf16_to_f32" || n == "avx2_bf16_to_bf16")
+    return RunAvx2Sgemm(q, out, n == "avx2_bf16_to_bf16", a, b, n != "avx2_sgemm", g_l1d_bytes,
+                        g_l2_bytes);
 #endif
   return absl::InternalError(absl::StrCat("c plugin: kernel '", n, "' has no code"));
 }

@@ -5,7 +5,8 @@
 //    AMX-BF16 and the OS lets the process use the tiles (arch_prctl). On by default there;
 //    UOPC_C_AMX=0 turns it off.
 //  - avx2_sgemm: f32 on AVX2 and FMA, blocked and packed (backends/c/avx2_sgemm.h), the same
-//    bits as the generated kernels; on by default where the CPU has no AVX-512 (and
+//    bits as the generated kernels; avx2_bf16_to_f32 and avx2_bf16_to_bf16 the same for bf16
+//    operands where there is no AMX; on by default where the CPU has no AVX-512 (and
 //    UOPC_C_BLAS is not openblas).
 //    UOPC_C_SGEMM=none turns it off, =avx2 on wherever the CPU has AVX2 and FMA.
 //  - openblas_sgemm: f32 through OpenBLAS's cblas_sgemm, the library opened with dlopen

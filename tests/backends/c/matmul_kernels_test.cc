@@ -272,6 +272,40 @@ TEST_P(Avx2Sgemm, RunsAsASuppliedKernelWithTheGeneratedKernelsBits) {
         << "element " << i << ": " << got[i] << " against " << generated[i];
 }
 
+// bf16 operands (the kernels where there is no AMX): out in f32, and in bf16 (each sum rounded
+// once), with the generated bf16 matmul's bits.
+TEST_P(Avx2Sgemm, Bf16OperandsGiveTheGeneratedKernelsBits) {
+  if (!Supplies("avx2_bf16_to_f32")) GTEST_SKIP() << "avx2_sgemm is off, or AMX takes bf16";
+  const auto [batch, m, k, n, transpose_b, transpose_a] = GetParam();
+  const std::vector<float> xv = Data(batch * m * k, 5), yv = Data(batch * k * n, 6);
+  Tensor x = Tensor::FromVector(xv, {batch, m, k}).Cast(DType::kBF16);
+  x = transpose_a ? x.Transpose().Realize().Transpose() : x.Realize();
+  Tensor y = Tensor::FromVector(yv, {batch, k, n}).Cast(DType::kBF16);
+  y = transpose_b ? y.Transpose().Realize().Transpose() : y.Realize();
+  std::vector<float> f32, bf16, f32_generated, bf16_generated;
+  EXPECT_EQ(Calls([&] {
+              f32 = x.Float().Matmul(y.Float()).ToVector<float>();
+              bf16 =
+                  x.Matmul(y).Realize().Float().ToVector<float>();  // (a cast after it: not plain)
+            }),
+            2);
+  EXPECT_EQ(Calls([&] {
+              f32_generated = (x.Float().Matmul(y.Float()) * 1.0f).ToVector<float>();
+              bf16_generated = (x.Matmul(y) * 1.0f).Realize().Float().ToVector<float>();
+            }),
+            0);
+  const std::vector<double> want = Reference(xv, yv, batch, m, k, n);
+  ExpectClose(f32, want, k, false);
+  ExpectClose(bf16, want, k, true);
+  for (const auto& [got, generated] :
+       {std::pair(&f32, &f32_generated), std::pair(&bf16, &bf16_generated)}) {
+    ASSERT_EQ(got->size(), generated->size());
+    for (size_t i = 0; i < got->size(); ++i)
+      ASSERT_EQ(std::bit_cast<uint32_t>((*got)[i]), std::bit_cast<uint32_t>((*generated)[i]))
+          << "element " << i << ": " << (*got)[i] << " against " << (*generated)[i];
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Avx2Sgemm,
                          ::testing::Values(Case{1, 64, 64, 64, false}, Case{1, 70, 130, 50, false},
                                            Case{1, 96, 40, 160, true}, Case{3, 33, 64, 65, false},
