@@ -437,7 +437,8 @@ absl::Status Configure(absl::Span<const std::pair<std::string, std::string>> opt
   const Target t = HostCpuTarget();
   g_l1d_bytes = t.l1d_bytes, g_l2_bytes = t.l2_bytes;
   // a 64 x 64 x 64 matmul and up: below it packing costs more than the tiles save
-  if (amx && t.Has("amx_bf16") && t.Has("amx_tile") && AmxUsable()) {
+  const bool amx_on = amx && t.Has("amx_bf16") && t.Has("amx_tile") && AmxUsable();
+  if (amx_on) {
     g_kernels.push_back(
         {"amx_bf16_to_f32", "matmul", DType::kBF16, DType::kBF16, DType::kF32, 1 << 19});
     g_kernels.push_back(
@@ -460,11 +461,10 @@ absl::Status Configure(absl::Span<const std::pair<std::string, std::string>> opt
     return absl::UnavailableError(
         absl::StrCat("c plugin: UOPC_C_SGEMM=avx2, but this CPU has no AVX2 and FMA (it has: ",
                      absl::StrJoin(t.features, " "), ")"));
-  if (sgemm == "avx2" || (sgemm == "auto" && blas == "none" && avx2 && !t.Has("avx512f")))
+  const bool avx2_on = sgemm == "avx2" || (sgemm == "auto" && avx2 && !t.Has("avx512f"));
+  if (avx2_on && (sgemm == "avx2" || blas == "none"))  // (an asked-for OpenBLAS keeps f32)
     g_kernels.push_back({"avx2_sgemm", "matmul", DType::kF32, DType::kF32, DType::kF32, 1 << 19});
-  // bf16 where no AMX multiplies it (converted as packed: the f32 kernel's speed)
-  const bool amx_bf16 = !g_kernels.empty() && g_kernels.front().name == "amx_bf16_to_f32";
-  if (!amx_bf16 && (sgemm == "avx2" || (sgemm == "auto" && avx2 && !t.Has("avx512f")))) {
+  if (avx2_on && !amx_on) {  // bf16 where no AMX multiplies it (converted as packed)
     g_kernels.push_back(
         {"avx2_bf16_to_f32", "matmul", DType::kBF16, DType::kBF16, DType::kF32, 1 << 19});
     g_kernels.push_back(
