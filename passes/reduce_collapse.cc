@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 
+#include "core/bounds.h"
 #include "core/graph_rewrite.h"
 #include "core/substitute.h"
 #include "core/symbolic/simplify.h"
@@ -82,13 +83,12 @@ UOp OneHotForm(const UOp& v) {
 // where(c, x, 0)
 UPat ZeroElse() { return UPat::Op({Ops::WHERE}, {{UPat::Var("c"), UPat::Var("x"), UPat::Val(0)}}); }
 
-// REDUCE(add, v, loops...) -> the sum of v (simplified) over the loops that do not
+// REDUCE(op, v, loops...) -> the reduction of v (simplified) over the loops that do not
 // collapse; v itself where none is left
 UOp CollapseLoops(const Match& m) {
   const UOp& r = m["r"];
-  if (r.arg().Get<ReduceArg>().op != Ops::ADD) return UOp();
   std::vector<UOp> loops(r.src().begin() + 1, r.src().end());
-  const UOp v = CollapseReduce(Ops::ADD, Simplify(r.src(0)), loops);
+  const UOp v = CollapseReduce(r.arg().Get<ReduceArg>().op, Simplify(r.src(0)), loops);
   if (loops.size() + 1 == r.src().size()) return UOp();  // (none collapsed)
   if (loops.empty()) return v;
   loops.insert(loops.begin(), v);
@@ -189,6 +189,10 @@ const PatternMatcher& OneHotRules() {
 }
 
 UOp CollapseReduce(Ops op, const UOp& v, std::vector<UOp>& loops) {
+  if (op == Ops::MAX || op == Ops::AND || op == Ops::OR) {  // (idempotent: f(x, x) == x)
+    std::erase_if(loops, [&](const UOp& r) { return VMin(r.src(0)) >= 1 && !Reaches(v, r); });
+    return v;
+  }
   if (op != Ops::ADD) return v;
   UOp out = OneHotForm(v);
   bool collapsed = false;

@@ -26,8 +26,7 @@ namespace uopc {
 /// steps may add into one row); one that sets rows picked by an index (Tensor::Scatter:
 /// where(0 < hits, sum, base), hits the same one-hot's count) becomes the base and then
 /// each value stored into its row. A base that is the output itself, in place, is not
-/// copied. Then every loop-level REDUCE by ADD loses the loops that collapse
-/// (CollapseReduce).
+/// copied. Then every loop-level REDUCE loses the loops that collapse (CollapseReduce).
 absl::StatusOr<UOp> ReduceCollapse(const UOp& lowered, const PassContext& ctx = {});
 
 /// The rules that move a one-hot's comparison out to a WHERE whose other value is 0:
@@ -37,7 +36,9 @@ const PatternMatcher& OneHotRules();
 
 /// A reduction by `op` of `v` over `loops`, with the loops it collapses taken out of
 /// `loops`: the value to reduce over the loops left (`v` itself, and `loops` unchanged,
-/// where no loop collapses).
+/// where no loop collapses). A sum collapses a one-hot's loop (above); a max, an and or an
+/// or (f(x, x) == x) drops every loop of at least one step that `v` does not move with (an
+/// index check's largest of an index broadcast over the rows it picks).
 UOp CollapseReduce(Ops op, const UOp& v, std::vector<UOp>& loops);
 
 /// A sum that lands in rows picked by an index (the gradient of an embedding: row k of

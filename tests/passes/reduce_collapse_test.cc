@@ -53,6 +53,27 @@ TEST(ReduceCollapse, NoCollapseWhereTheIndexMovesWithTheLoopOrTheOpIsNotASum) {
   EXPECT_EQ(loops.size(), 1u);
 }
 
+TEST(ReduceCollapse, AMaxLosesTheLoopsItsValueDoesNotMoveWith) {
+  // the largest of an index broadcast over a row (an index check's): the index's own largest
+  UOp r = UOp::Range(UOp::Int(1024), 0, RangeKind::kReduce);
+  UOp s = UOp::Range(UOp::Int(6), 1, RangeKind::kReduce);
+  UOp e = UOp::Buffer(DType::kU32, 1, 6).Index(s).Load();
+  std::vector<UOp> loops{s, r};
+  EXPECT_EQ(CollapseReduce(Ops::MAX, e, loops), e);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0], s);
+  // a loop that may run no step keeps the reduction's identity: it stays
+  UOp n = UOp::Var("n", 0, 8);
+  UOp maybe_none = UOp::Range(n, 2, RangeKind::kReduce);
+  std::vector<UOp> kept{maybe_none};
+  EXPECT_EQ(CollapseReduce(Ops::MAX, e, kept), e);
+  EXPECT_EQ(kept.size(), 1u);
+  // a sum of a value repeated is not the value
+  std::vector<UOp> summed{s, r};
+  CollapseReduce(Ops::ADD, e, summed);
+  EXPECT_EQ(summed.size(), 2u);
+}
+
 TEST(ReduceCollapse, TheRulesBringTheComparisonOutToAWhere) {
   UOp b = UOp::Buffer(DType::kBool, 0, 4).Index(UOp::Int(0)).Load();
   UOp y = Load(1, UOp::Int(0));
