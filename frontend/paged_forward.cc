@@ -1,6 +1,7 @@
 #include "frontend/paged_forward.h"
 
 #include <cmath>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 
@@ -53,23 +54,29 @@ Tensor PagedForward(const Gpt& model, PagedKvCache& cache, const PagedStep& s) {
     return grouped ? l.Forward(x.Reshape({groups, kTokenRows, in})).Reshape({M, out})
                    : l.Forward(x);
   };
-  // The positions read, t = step * S8 + j for step < steps and j < S8, as (M, steps, S8):
-  // a loop of known length (j) beside the symbolic one, whose S8 sums a kernel keeps side by
-  // side (the span alone, a symbolic last loop, is one dot product at a time). f(t) for
-  // 0..n-1 laid over the table's blocks (`view` of (nb, bs)); 0 past the table (block 0,
-  // read, and masked as future).
+  // The positions read, t = step * S8 + j for step < steps and j < S8: a loop of known
+  // length (j) beside the symbolic one, whose S8 sums a kernel keeps side by side (the span
+  // alone, a symbolic last loop, is one dot product at a time). They are read in units of
+  // g = gcd(bs, S8) positions, which lie together in one block: a unit is one row of the
+  // pool seen as (P / g, g * C), so one index (a load of the table) serves g * C elements,
+  // and a kernel reads the S8 keys of a step at one row and offsets it knows.
+  const int64_t g = std::gcd(bs, S8), U = S8 / g, per_block = bs / g;
+  // f(u) for the units u = t / g of the positions read, as (M, steps, U): f of 0..n-1 laid
+  // over the table's blocks (`view` of (nb, per_block)); 0 past the table (block 0, read,
+  // and masked as future)
   auto along = [&](int64_t n, TensorShape view) {
     Tensor f = Tensor::Arange(0, static_cast<double>(n), 1, dev)
                    .Reshape(view)
-                   .Expand({nb, bs})
-                   .Reshape({nb * bs});
-    f = nb * bs >= R ? f.Slice(0, 0, R) : f.Pad({{0, R - nb * bs}});
-    return f.Reshape({R / S8, S8}).Slice(0, 0, steps).Unsqueeze(0).Expand({M, steps, S8});
+                   .Expand({nb, per_block})
+                   .Reshape({nb * per_block});
+    f = nb * per_block >= R / g ? f.Slice(0, 0, R / g) : f.Pad({{0, R / g - nb * per_block}});
+    return f.Reshape({R / S8, U}).Slice(0, 0, steps).Unsqueeze(0).Expand({M, steps, U});
   };
-  // row[m][t]: where position t of token m's sequence lies: table[t / bs] * bs + t % bs
+  // unit[m][s][u]: the pool's unit of token m's sequence's positions t = s * S8 + u * g ...:
+  // table[t / bs] * per_block + t % bs / g
   const Tensor table = s.tables.IndexSelect(0, s.sequence).Unsqueeze(1).Expand({M, steps, nb});
-  const Tensor rows = table.Gather(2, along(nb, {nb, 1})) * static_cast<double>(bs) +
-                      along(bs, {1, bs});  // (M, steps, S8)
+  const Tensor unit = table.Gather(2, along(nb, {nb, 1})) * static_cast<double>(per_block) +
+                      along(per_block, {1, per_block});  // (M, steps, U)
   // position t is in token m's future when positions[m] < t
   const Tensor t = Tensor::Arange(0, static_cast<double>(R), 1, dev)
                        .Reshape({R / S8, S8})
@@ -82,12 +89,26 @@ Tensor PagedForward(const Gpt& model, PagedKvCache& cache, const PagedStep& s) {
                             .Unsqueeze(1)
                             .Expand({M, H, steps, S8});
   const Tensor at = s.rows.Reshape({M, 1}).Expand({M, C});
-  auto read = [&](const Tensor& pool) {  // (M, H, steps, S8, D)
-    return pool.Reshape({1, 1, P, C})
-        .Expand({M, steps, P, C})
-        .Gather(2, rows.Unsqueeze(3).Expand({M, steps, S8, C}))
-        .Reshape({M, steps, S8, H, D})
-        .Permute({0, 3, 1, 2, 4});
+  // A pool's units as (M, steps, U, g * C) rows: values lie position-major, each unit
+  // (g, C); keys channel-major, (C, g), so that at each d the g keys of a unit are adjacent
+  // and a kernel's S8 sums over d take them as one vector.
+  auto units = [&](const Tensor& pool) {
+    return pool.Reshape({1, 1, P / g, g * C})
+        .Expand({M, steps, P / g, g * C})
+        .Gather(2, unit.Unsqueeze(3).Expand({M, steps, U, g * C}));
+  };
+  auto read_values = [&](const Tensor& pool) {  // (M, H, steps, S8, D)
+    return units(pool).Reshape({M, steps, S8, H, D}).Permute({0, 3, 1, 2, 4});
+  };
+  auto read_keys = [&](const Tensor& pool) {  // (M, H, steps, S8, D)
+    return units(pool)
+        .Reshape({M, steps, U, H, D, g})
+        .Permute({0, 3, 1, 2, 5, 4})
+        .Reshape({M, H, steps, S8, D});
+  };
+  // row r of the keys, as the values have it: (P, C)
+  auto key_rows = [&](const Tensor& pool) {
+    return pool.Reshape({P / g, C, g}).Permute({0, 2, 1}).Reshape({P, C});
   };
   Tensor x = model.wte.Forward(s.tokens) + model.wpe.Forward(s.positions);  // (M, C)
   for (size_t l = 0; l < model.h.size(); ++l) {
@@ -96,15 +117,15 @@ Tensor PagedForward(const Gpt& model, PagedKvCache& cache, const PagedStep& s) {
     auto part = [&](int64_t k) { return qkv.Shrink({{0, M}, {k * C, (k + 1) * C}}); };
     Tensor& keys = cache.keys(l);
     Tensor& values = cache.values(l);
-    keys.ScatterInPlace(0, at, part(1).Cast(keys.dtype()));
+    key_rows(keys).ScatterInPlace(0, at, part(1).Cast(keys.dtype()));
     values.ScatterInPlace(0, at, part(2).Cast(values.dtype()));
     const Tensor q = part(0).Reshape({M, H, 1, 1, D}).Expand({M, H, steps, S8, D});
-    Tensor att = future.Where(-INFINITY, (q * read(keys)).Sum({4}) *
+    Tensor att = future.Where(-INFINITY, (q * read_keys(keys)).Sum({4}) *
                                              (1.0 / std::sqrt(static_cast<double>(D))));
     // the softmax over the positions (both axes), as Tensor::Softmax computes it
     att = (att - att.Max({2, 3}, true)).Exp();
     att = att / att.Sum({2, 3}, true);  // (M, H, steps, S8)
-    const Tensor y = (att.Unsqueeze(4).Expand({M, H, steps, S8, D}) * read(values))
+    const Tensor y = (att.Unsqueeze(4).Expand({M, H, steps, S8, D}) * read_values(values))
                          .Sum({2, 3})
                          .Reshape({M, C});
     x = x + dense(b.attn.c_proj, y);

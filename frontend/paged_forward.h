@@ -4,7 +4,10 @@
 // pool (an in-place scatter), and each token attends to the positions [0, its own] of its
 // sequence, read through the sequence's block table: a row index that is a load of the
 // table (an INDEX whose index is a LOAD). M, the span (in steps) and the number of sequences S are
-// VARs, so one plan serves every step, whatever the batch and the lengths.
+// VARs, so one plan serves every step, whatever the batch and the lengths. Positions are
+// read in units of gcd(block size, kSpanStep), one table load a unit; the keys of a unit lie
+// channel-major (at each channel its positions side by side), so that a kernel's kSpanStep
+// sums of q . k take one vector load a channel.
 #pragma once
 
 #include "frontend/nn.h"

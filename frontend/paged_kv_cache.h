@@ -10,9 +10,11 @@
 //   cache.Release(seq);                  // its blocks are free again
 //   cache.Share(other, {cache.Table(seq)[0]});  // a prompt prefix's block, held by both
 //
-// Pools are ((num_blocks + 1) * block_size, dim) tensors (a scratch block last) on each block's device, in autocast's
-// dtype at construction; a step sets its new keys and values into their rows in place (a
-// scatter that costs what the step has, not the pool).
+// Pools are ((num_blocks + 1) * block_size, dim) tensors (a scratch block last) on each
+// block's device, in autocast's dtype at construction; a step sets its new keys and values
+// into their rows in place (a scatter that costs what the step has, not the pool). How the
+// elements of a block lie is the step's (frontend/paged_forward.h: values row by row, keys
+// channel-major within units of positions).
 #pragma once
 
 #include <cstdint>

@@ -166,18 +166,32 @@ bool ReadsBuffer(const UOp& u, const UOp& buffer) {
   return false;
 }
 
-// Whether each element of `u` reads `buffer` (if at all) only at its own position: every
-// path from `u` down to the buffer passes through elementwise ops and reshapes alone (both
-// keep an element's flat position), so that writing `u` over a reshape of the whole buffer
-// in place reads nothing it has overwritten (an index_add_: the buffer plus a scatter).
-bool ReadsOnlyInPlace(const UOp& value, const UOp& buffer) {
+// Whether the view `v` of `buffer` permutes it on the way.
+bool ReadsPermute(const UOp& v, const UOp& buffer) {
+  for (UOp x = v; !(x == buffer); x = x.src(0))
+    if (x.is(Ops::PERMUTE)) return true;
+  return false;
+}
+
+// Whether each element of `value` reads the buffer under `target` (an ASSIGN's, a view of
+// the whole buffer: IsWholeBuffer) only at its own position: every path from `value` down to
+// the buffer passes through elementwise ops and reshapes alone (both keep an element's flat
+// position) to the buffer itself or to the view that the target reshapes (a permute of the
+// buffer, say), so that writing `value` over the target in place reads nothing it has
+// overwritten (an index_add_: the buffer plus a scatter).
+bool ReadsOnlyInPlace(const UOp& value, const UOp& target) {
+  UOp view = target;  // (what the target reshapes: its elements in the target's flat order)
+  while (view.is(Ops::RESHAPE)) view = view.src(0);
+  const UOp buffer = ViewedBuffer(target);
+  // (where the view permutes the buffer, a flat position in the buffer is another element)
+  const bool flat = ViewedBuffer(view) == buffer && !ReadsPermute(view, buffer);
   // (one pass, sources first: whether each node reaches the buffer, and whether it reads
   // it only in place)
   absl::flat_hash_map<const UOp::Node*, std::pair<bool, bool>> seen;  // -> {reaches, in place}
   for (const UOp& u : value.Toposort()) {
     bool reaches = u == buffer;
     for (const UOp& s : u.src()) reaches |= seen.at(s.get()).first;
-    bool in_place = !reaches || u == buffer;
+    bool in_place = !reaches || u == view || (flat && u == buffer);
     if (!in_place && (IsAlu(u.op()) || u.is(Ops::RESHAPE) || u.is(Ops::AFTER))) {
       const size_t n = IsAlu(u.op()) ? u.src().size() : 1;  // (a reshape's dims, an AFTER's writes)
       in_place = true;
@@ -201,11 +215,11 @@ UOp ScatterCount(const UOp& value) {
   return count.is(Ops::REDUCE) ? count : UOp();
 }
 
-// Whether `target` is the whole of its buffer, reshaped: what ReadsOnlyInPlace's positions
-// are positions in.
+// Whether `target` is the whole of its buffer, reshaped and permuted: each element of the
+// buffer once (what ReadsOnlyInPlace's positions are positions in).
 bool IsWholeBuffer(const UOp& target) {
   UOp x = target;
-  while (x.is(Ops::RESHAPE) || x.is(Ops::AFTER)) x = x.src(0);
+  while (x.is(Ops::RESHAPE) || x.is(Ops::PERMUTE) || x.is(Ops::AFTER)) x = x.src(0);
   return x.is(Ops::BUFFER);
 }
 
@@ -279,7 +293,7 @@ absl::StatusOr<UOp> Kernelize(const UOp& sink, const PassContext&) {
   for (const UOp& u : order) {
     if (!u.is(Ops::ASSIGN)) continue;
     if (ReadsBuffer(u.src(1), ViewedBuffer(u.src(0))) &&
-        !(IsWholeBuffer(u.src(0)) && ReadsOnlyInPlace(u.src(1), ViewedBuffer(u.src(0)))))
+        !(IsWholeBuffer(u.src(0)) && ReadsOnlyInPlace(u.src(1), u.src(0))))
       staged.insert(u.src(1).get());
     else if (UOp count = ScatterCount(u.src(1)))
       repeated.insert(count.get());

@@ -188,6 +188,25 @@ TEST(PagedKvCache, BlocksGrowAndComeBack) {
             std::string::npos);
 }
 
+// A step reads a sequence's positions in units that lie together in one block: 8 (the span
+// step) where the block size is a multiple of 8, fewer where it is not (4 of a block of 4,
+// two units a step). Either way, the tokens are Generate's.
+TEST(ContinuousBatcher, BlocksOfAnySizeGiveGenerateTokens) {
+  Gpt model = Model();
+  std::vector<Request> requests = Requests(50);
+  requests.resize(8);
+  for (int64_t block_size : {4, 24}) {
+    ContinuousBatcher b(model, {.max_sequences = 8, .step_tokens = 24, .block_size = block_size});
+    std::vector<int64_t> ids;
+    for (const Request& r : requests) ids.push_back(b.Submit(r.prompt, Greedy(r.new_tokens)));
+    b.Run();
+    for (int i : {0, 3, 7})
+      EXPECT_EQ(b.Tokens(ids[i]),
+                Generate(model, requests[i].prompt, Greedy(requests[i].new_tokens)).tokens)
+          << "request " << i << ", blocks of " << block_size;
+  }
+}
+
 // A step reads its sequences' rows through their block tables and writes its own: no loop of
 // any kernel runs over the pool (37 blocks of 16: 592 rows), so a step costs what its
 // positions do, not what the pool holds.
@@ -214,7 +233,8 @@ TEST(PagedForward, NoKernelLoopsOverThePool) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   for (const Plan::Kernel* k : (*plan)->kernels())
     for (const UOp& u : k->ast.Toposort())
-      EXPECT_FALSE(u.is(Ops::RANGE) && u.src(0).ConstIntValue() == 37 * 16) << ToUir(k->ast);
+      for (int64_t pool_rows : {int64_t{37 * 16}, 37 * 16 / kSpanStep})  // (rows, units of rows)
+        EXPECT_FALSE(u.is(Ops::RANGE) && u.src(0).ConstIntValue() == pool_rows) << ToUir(k->ast);
   EXPECT_EQ(logits.shape(), (TensorShape{2, 50}));
   logits.Realize();  // (the cache's writes done: a write left pending holds what it reads)
 }

@@ -204,6 +204,31 @@ TEST(Pipeline, AWriteThatReadsOtherElementsOfItsBufferIsStagedFirst) {
   // and the flip read in place would be wrong: the kernels compute x + flip(x) of the old x
 }
 
+// A write through a permuted view of the whole buffer (a KV cache's keys stored
+// channel-major, written a row at a time) whose value reads that same view only where it
+// writes is computed in place; one that reads the buffer through another view is staged.
+TEST(Pipeline, AWriteThroughAPermutedViewReadingItInPlaceIsNotStaged) {
+  auto kernels = [](const char* read_view) {
+    const std::string uir = absl::StrCat(R"(%0 = buffer 6 : dtype=f32 slot=0 device=CPU:0
+%1 = reshape %0, 2, 3
+%2 = permute %1 : axes=1,0
+%3 = )", read_view, R"(
+%4 = reshape 1.0, 1, 1
+%5 = expand %4, 3, 2
+%6 = add %3, %5
+%7 = assign %2, %6
+%8 = sink %7
+)");
+    const UOp g = *ParseUir(uir);
+    const UOp order = AfterEachPass({g.src().begin(), g.src().end()})["kernel_order"];
+    return std::make_pair(order.src(0).src().size(), order.src(0).src(0).op());
+  };
+  EXPECT_EQ(kernels("permute %1 : axes=1,0"), std::make_pair(size_t{1}, Ops::ASSIGN));  // (%2)
+  const auto [n, first] = kernels("reshape %0, 3, 2");  // (the buffer as it lies: others)
+  EXPECT_EQ(n, 2u);
+  EXPECT_EQ(first, Ops::STAGE);
+}
+
 // The lowered graph's kernels (its steps that are kernels).
 std::vector<UOp> KernelsOf(const UOp& lowered) {
   std::vector<UOp> kernels;
