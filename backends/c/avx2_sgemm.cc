@@ -61,10 +61,13 @@ __attribute__((target("avx2,fma"))) void Tile(int64_t kc, const float* a, const 
 }
 
 // b's steps [k0, k0 + kc) of the column panels [jp0, jp1) into pb, as f32: panel jp's step q
-// is the kNr floats at pb + ((jp - jp0) * kc + q) * kNr, zeros past column n.
+// is the kNr floats at pb + ((jp - jp0) * kc + q) * kNr, zeros past column n. (For AVX2, and
+// with its operands apart, so that its copies are vector copies: at -O2 gcc vectorizes no
+// loop whose operands may overlap.)
 template <typename In>
-void PackB(const MatmulParams& p, const In* b, int64_t k0, int64_t kc, int64_t jp0, int64_t jp1,
-           float* pb) {
+__attribute__((target("avx2,fma"))) void PackB(const MatmulParams& p, const In* __restrict b,
+                                               int64_t k0, int64_t kc, int64_t jp0, int64_t jp1,
+                                               float* __restrict pb) {
   const int64_t full = std::min(jp1, p.n / kNr);  // panels of kNr columns of b
   for (int64_t q = 0; p.b_col == 1 && q < kc; ++q) {  // along b's rows where its columns are
     const In* row = b + (k0 + q) * p.b_row;           // one after the other
@@ -88,8 +91,9 @@ void PackB(const MatmulParams& p, const In* b, int64_t k0, int64_t kc, int64_t j
 // a's rows [i0, i1) (i0 a multiple of kMr) of steps [k0, k0 + kc) into pa, as f32: the panel
 // of rows i0 + kMr * r's step q is the kMr floats at pa + (r * kc + q) * kMr, zeros past i1.
 template <typename In>
-void PackA(const MatmulParams& p, const In* a, int64_t i0, int64_t i1, int64_t k0, int64_t kc,
-           float* pa) {
+__attribute__((target("avx2,fma"))) void PackA(const MatmulParams& p, const In* __restrict a,
+                                               int64_t i0, int64_t i1, int64_t k0, int64_t kc,
+                                               float* __restrict pa) {
   for (int64_t r0 = i0; r0 < i1; r0 += kMr, pa += kc * kMr) {
     const int64_t rows = std::min(kMr, i1 - r0);
     if (p.a_col == 1 && rows == kMr) {  // kMr rows read side by side, written in order
