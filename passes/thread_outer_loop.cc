@@ -34,14 +34,10 @@ absl::StatusOr<UOp> ThreadOuterLoop(const UOp& kernel, LaunchDims* dims, int64_t
     stores = true;
   }
   if (!stores) return kernel;
-  // (a run-time length counts at its largest: a kernel that is worth threads only there
-  // must be worth them several times over, as the length is mostly shorter)
-  const bool runtime = !outer.src(0).ConstIntValue();
-  const int64_t wanted = runtime ? min_work * kRunTimeLengthMargin : min_work;
-  int64_t work = 1;
+  int64_t work = 1;  // (a run-time length counts at its largest)
   for (const UOp& u : kernel.Toposort())
-    if (u.is(Ops::RANGE) && work < wanted) work *= std::max<int64_t>(1, VMax(u.src(0)));
-  if (work < wanted) return kernel;
+    if (u.is(Ops::RANGE) && work < min_work) work *= std::max<int64_t>(1, VMax(u.src(0)));
+  if (work < min_work) return kernel;
   const UOp global = UOp::Range(outer.src(0), outer.arg().Get<RangeArg>().idx, RangeKind::kGlobal);
   UOp out = RewriteNodes(kernel, [&](const UOp& orig, const UOp& rebuilt) {
     return orig == outer ? global : rebuilt;

@@ -21,12 +21,12 @@
 
 namespace uopc {
 
-/// Fewer iterations than this (of a kernel's nested loops) run on one thread: waking the
-/// others costs more.
-inline constexpr int64_t kMinThreadedWork = 1 << 18;
-/// A kernel whose outer loop has a run-time length is threaded where its work at the
-/// largest length is this many times `min_work`.
-inline constexpr int64_t kRunTimeLengthMargin = 4;
+/// Fewer iterations than this (of a kernel's nested loops, a run-time length counted at its
+/// largest) run on one thread. Between kernels the pool's workers spin (backends/c/
+/// thread_pool.h), so a chunk reaches one in about a microsecond: 16K iterations (5-20 us)
+/// are worth it. (At 256K, with 4x that for a run-time length, a 32-sequence decode step's
+/// elementwise and softmax kernels ran on one thread while the other spun: 30% of its samples.)
+inline constexpr int64_t kMinThreadedWork = 1 << 14;
 
 /// `kernel` (a SINK of loop IR) with its outermost output loop a global range, and its
 /// length in dims->global[0].
