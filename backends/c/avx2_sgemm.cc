@@ -138,9 +138,10 @@ void Multiply(const MatmulParams& p, float* out, const In* a, const In* b, int64
   const int64_t mp = CeilDiv(p.m, kMr), np = CeilDiv(p.n, kNr);
   const bool direct_b = std::is_same_v<In, float> && p.b_col == 1 && mp <= kDirectRowPanels;
   // row panels [ip0, ip1) x column panels [jp0, jp1) of matmul z, steps [k0, k0 + kc), b's
-  // panels packed at pb (null: b read where it lies, but for a last panel short of kNr)
-  auto multiply = [&](int64_t z, const float* pb, int64_t k0, int64_t kc, int64_t ip0, int64_t ip1,
-                      int64_t jp0, int64_t jp1) {
+  // panels from panel pb_first packed at pb (null: b read where it lies, but for a last panel
+  // short of kNr)
+  auto multiply = [&](int64_t z, const float* pb, int64_t pb_first, int64_t k0, int64_t kc,
+                      int64_t ip0, int64_t ip1, int64_t jp0, int64_t jp1) {
     thread_local Scratch<float> scratch, scratch_edge;
     float* pa = scratch.Get(mc * kc_all);
     const In* az = a + p.AOffset(z);
@@ -152,7 +153,7 @@ void Multiply(const MatmulParams& p, float* out, const In* a, const In* b, int64
       PackA(p, az, ib * kMr, std::min(p.m, ie * kMr), k0, kc, pa);
       for (int64_t jp = jp0; jp < jp1; ++jp) {
         const int64_t j0 = jp * kNr, cols = std::min(kNr, p.n - j0);
-        const float* bp = pb ? pb + jp * kc * kNr : nullptr;
+        const float* bp = pb ? pb + (jp - pb_first) * kc * kNr : nullptr;
         int64_t ldb = kNr;
         if constexpr (std::is_same_v<In, float>)
           if (!pb && cols == kNr) bp = bz + k0 * p.b_row + j0, ldb = p.b_row;
@@ -187,24 +188,28 @@ void Multiply(const MatmulParams& p, float* out, const In* a, const In* b, int64
         for (int64_t k0 = 0; k0 < p.k; k0 += kc_all) {
           const int64_t kc = std::min(kc_all, p.k - k0);
           if (pb) PackB(p, b + p.BOffset(z), k0, kc, 0, np, pb);
-          multiply(z, pb, k0, kc, 0, mp, 0, np);
+          multiply(z, pb, 0, k0, kc, 0, mp, 0, np);
         }
     });
     return;
   }
-  // the threads split the row panels, or the column panels where there are more of those
-  const bool by_rows = mp >= np || mp >= 4 * threads;
-  auto share = [&](int64_t z, const float* pb, int64_t k0, int64_t kc, int t) {
-    if (by_rows)
-      multiply(z, pb, k0, kc, mp * t / threads, mp * (t + 1) / threads, 0, np);
-    else
-      multiply(z, pb, k0, kc, 0, mp, np * t / threads, np * (t + 1) / threads);
-  };
-  if (direct_b) {  // each thread its share of every block of k, in order: no barrier between
+  // the threads split the row panels, or the column panels where those split more evenly
+  // (or as evenly: then each thread packs its own panels of b, and no barrier waits for the
+  // others' between packing and multiplying)
+  const auto longest = [&](int64_t panels) { return CeilDiv(panels, threads) * threads * 1.0 / panels; };
+  const bool by_rows = longest(mp) < longest(np);
+  if (direct_b || !by_rows) {  // each thread its share of every block of k, in order
     pool.ParallelFor(threads, [&](int t) {
+      thread_local Scratch<float> scratch_b;
+      const int64_t ip0 = by_rows ? mp * t / threads : 0, ip1 = by_rows ? mp * (t + 1) / threads : mp,
+                    jp0 = by_rows ? 0 : np * t / threads, jp1 = by_rows ? np : np * (t + 1) / threads;
+      float* pb = direct_b ? nullptr : scratch_b.Get((jp1 - jp0) * kNr * kc_all);
       for (int64_t z = 0; z < count; ++z)
-        for (int64_t k0 = 0; k0 < p.k; k0 += kc_all)
-          share(z, nullptr, k0, std::min(kc_all, p.k - k0), t);
+        for (int64_t k0 = 0; k0 < p.k; k0 += kc_all) {
+          const int64_t kc = std::min(kc_all, p.k - k0);
+          if (pb) PackB(p, b + p.BOffset(z), k0, kc, jp0, jp1, pb);
+          multiply(z, pb, jp0, k0, kc, ip0, ip1, jp0, jp1);
+        }
     });
     return;
   }
@@ -217,7 +222,9 @@ void Multiply(const MatmulParams& p, float* out, const In* a, const In* b, int64
         const int64_t jp0 = np * t / threads;
         PackB(p, b + p.BOffset(z), k0, kc, jp0, np * (t + 1) / threads, pb + jp0 * kc * kNr);
       });
-      pool.ParallelFor(threads, [&](int t) { share(z, pb, k0, kc, t); });
+      pool.ParallelFor(threads, [&](int t) {
+        multiply(z, pb, 0, k0, kc, mp * t / threads, mp * (t + 1) / threads, 0, np);
+      });
     }
 }
 #endif
