@@ -129,7 +129,7 @@ void Multiply(const MatmulParams& p, float* out, const In* a, const In* b, int64
     return;
   }
   ThreadPool& pool = ThreadPool::Get();
-  const int threads = pool.threads();
+  const int threads = p.Flops() < kMinThreadedFlops ? 1 : pool.threads();
   // k in near-equal blocks, each at most what keeps a panel of b in half the L1
   const int64_t kc_max = std::max<int64_t>(64, l1d_bytes / 2 / (kNr * 4)),
                 kblocks = CeilDiv(p.k, kc_max), kc_all = CeilDiv(p.k, kblocks);

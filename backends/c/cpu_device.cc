@@ -27,6 +27,10 @@ namespace {
 using EntryFn = void (*)(void* const*, const long long*, long long, long long);
 
 constexpr int kMaxDevices = 64;
+// Chunks of a kernel's global range a thread: with one a thread, a worker that is asleep
+// when the launch comes (the host computed for a while) wakes to find its chunk taken by
+// the launcher, which then runs the whole kernel alone.
+constexpr int kChunksPerThread = 4;
 
 std::mutex g_live_mu;
 absl::flat_hash_set<const uopc_buffer*> g_live;  // handles allocated and not yet freed
@@ -459,9 +463,11 @@ uopc_error* Launch(uopc_launch_args* a) {
   }
   std::vector<long long> vars(a->vars, a->vars + a->num_vars);
   EntryFn fn = a->program->entries[a->entry];
-  // a kernel with a global range of grid[0] runs it in chunks, one per thread
-  const int chunks = static_cast<int>(
-      std::min<uint64_t>(std::max<uint32_t>(a->grid[0], 1), ThreadPool::Get().threads()));
+  // a kernel with a global range of grid[0] runs it in chunks, kChunksPerThread a thread,
+  // taken in turn by whichever thread is free (one that wakes late takes fewer)
+  const int chunks = static_cast<int>(std::min<uint64_t>(
+      std::max<uint32_t>(a->grid[0], 1),
+      ThreadPool::Get().threads() == 1 ? 1 : ThreadPool::Get().threads() * kChunksPerThread));
   return Enqueue(
       q,
       [dev, fn, chunks, ptrs = std::move(ptrs), vars = std::move(vars), refs = std::move(refs)] {
@@ -518,6 +524,7 @@ uopc_error* KernelLaunch(uopc_kernel_launch_args* a) {
     return uopc_sdk_error(static_cast<uopc_code>(checked.status().code()), "c plugin: %s: %s",
                           a->name, std::string(checked.status().message()).c_str());
   const MatmulParams p = *checked;
+  if (dev->emulates.empty() && p.Flops() >= kMinThreadedFlops) ThreadPool::Get().Wake();
   return Enqueue(
       a->queue,
       [dev, k = *k, p, out = ptrs[0], x = ptrs[1], y = ptrs[2], bytes, refs = std::move(refs)] {

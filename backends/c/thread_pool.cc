@@ -122,8 +122,14 @@ void ThreadPool::Work() {
       std::unique_lock<std::mutex> lock(mu_);
       if (jobs_.empty()) {
         ++sleeping_;
-        wake_.wait(lock, [&] { return !jobs_.empty(); });
+        const uint64_t woken = wakes_;
+        wake_.wait(lock, [&] { return !jobs_.empty() || wakes_ != woken; });
         --sleeping_;
+        wakeups_.fetch_add(1, std::memory_order_relaxed);
+        if (jobs_.empty()) {  // (woken ahead of a job: spin for it)
+          seen = posted_.load(std::memory_order_relaxed);
+          continue;
+        }
       }
       seen = posted_.load(std::memory_order_relaxed);
       job = jobs_.front();
@@ -135,6 +141,15 @@ void ThreadPool::Work() {
     }
     job->Run();
   }
+}
+
+void ThreadPool::Wake() {
+  if (sleeping_.load(std::memory_order_relaxed) == 0) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++wakes_;
+  }
+  wake_.notify_all();
 }
 
 void ThreadPool::ParallelFor(int n, const std::function<void(int)>& fn) {

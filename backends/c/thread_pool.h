@@ -1,11 +1,14 @@
 // ThreadPool: the worker threads that the CPU devices run a kernel's chunks on (the chunks
 // of its global range, see passes/thread_outer_loop.h): UOPC_THREADS threads in all
 // (default: every core the process may run on), the launching thread being one of them.
-// An idle worker spins for the next kernel for 200 us, then sleeps on a condition variable.
+// An idle worker spins for the next kernel for 200 us, then sleeps on a condition variable;
+// a device wakes the sleepers as it queues a kernel that will want them (Wake), so that they
+// spin by the time its chunks come.
 // Several devices may share it at once: each launch waits for its own chunks only.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -15,6 +18,10 @@
 #include <vector>
 
 namespace uopc::cpu {
+
+/// A supplied kernel of fewer flops runs on the calling thread alone (a decode step's
+/// matrix-vector products: waking a worker and handing it a share costs more than the share).
+inline constexpr int64_t kMinThreadedFlops = int64_t{1} << 20;
 
 class ThreadPool {
  public:
@@ -29,6 +36,13 @@ class ThreadPool {
   /// Runs fn(0), ..., fn(n - 1) on the workers and the calling thread; returns when all
   /// are done.
   void ParallelFor(int n, const std::function<void(int)>& fn);
+  /// Wakes the workers that sleep, to spin for the next ParallelFor (a kernel queued behind
+  /// others: waking takes tens of microseconds, which they then overlap); cheap where none
+  /// sleeps.
+  void Wake();
+  /// Workers asleep now, and how many times one has woken so far (for tests and tracing).
+  int sleeping() const { return sleeping_.load(std::memory_order_relaxed); }
+  uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
 
  private:
   struct Job {
@@ -46,7 +60,9 @@ class ThreadPool {
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Job>> jobs_;
   std::atomic<uint64_t> posted_{0};  // jobs posted so far (what spinning workers watch)
-  int sleeping_ = 0;                 // workers asleep on wake_, under mu_
+  std::atomic<int> sleeping_{0};     // workers asleep on wake_ (changed under mu_)
+  uint64_t wakes_ = 0;               // Wake calls that found sleepers, under mu_
+  std::atomic<uint64_t> wakeups_{0};  // returns from sleep
 };
 
 /// UOPC_THREADS if set (>= 1), else the CPUs this process may run on.
