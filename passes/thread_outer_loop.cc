@@ -9,6 +9,25 @@
 #include "passes/scope.h"
 
 namespace uopc {
+namespace {
+
+// The iterations of the kernel's deepest loop nest: the most, over its stores, of the product
+// of the largest lengths of the loops open at the store (a loop beside another, such as an
+// accumulator's setup or its store, adds to the work rather than multiplying it).
+int64_t Work(const UOp& kernel) {
+  const ScopeAnalysis scopes(kernel);
+  int64_t most = 1;
+  for (const UOp& u : kernel.Toposort()) {
+    if (!u.is(Ops::STORE)) continue;
+    int64_t n = 1;
+    for (const UOp::Node* r : scopes.Of(u))
+      n = std::min<int64_t>(n * std::max<int64_t>(1, VMax(scopes.Range(r).src(0))), int64_t{1} << 40);
+    most = std::max(most, n);
+  }
+  return most;
+}
+
+}  // namespace
 
 absl::StatusOr<UOp> ThreadOuterLoop(const UOp& kernel, LaunchDims* dims, int64_t min_work) {
   *dims = LaunchDimsOf(kernel);
@@ -34,10 +53,7 @@ absl::StatusOr<UOp> ThreadOuterLoop(const UOp& kernel, LaunchDims* dims, int64_t
     stores = true;
   }
   if (!stores) return kernel;
-  int64_t work = 1;  // (a run-time length counts at its largest)
-  for (const UOp& u : kernel.Toposort())
-    if (u.is(Ops::RANGE) && work < min_work) work *= std::max<int64_t>(1, VMax(u.src(0)));
-  if (work < min_work) return kernel;
+  if (Work(kernel) < min_work) return kernel;  // (a run-time length counts at its largest)
   const UOp global = UOp::Range(outer.src(0), outer.arg().Get<RangeArg>().idx, RangeKind::kGlobal);
   UOp out = RewriteNodes(kernel, [&](const UOp& orig, const UOp& rebuilt) {
     return orig == outer ? global : rebuilt;

@@ -6,9 +6,9 @@
 // renderer turns the range into the loop over the chunk's part). Reductions stay inside an
 // iteration, so results are bit-identical to the single-threaded kernel. A kernel it cannot
 // split, or too small to be worth waking threads for (fewer than `min_work` iterations of
-// its loops, all nested: the product of their largest lengths), comes back as it was, with
-// dims {1,1,1}; one given to the cores
-// already comes back as it was, with the dims it was given (LaunchDimsOf).
+// its deepest loop nest: the product of the largest lengths of the loops around a store),
+// comes back as it was, with dims {1,1,1}; one given to the cores already comes back as it
+// was, with the dims it was given (LaunchDimsOf).
 #pragma once
 
 #include <cstdint>

@@ -49,6 +49,23 @@ TEST(ThreadOuterLoop, WhatMustNotBeSplitIsLeftAsItWas) {
   EXPECT_EQ(d.global[0], 8u);
 }
 
+// Work is counted along the deepest loop nest: 8 x 8 rows of 128 summed, 8192 additions,
+// however many loops beside each other a schedule gives them (the rows' accumulators set up
+// and stored in loops of their own).
+TEST(ThreadOuterLoop, WorkIsTheDeepestNestNotEveryLoopMultiplied) {
+  const std::vector<UOp> ks = Kernels(
+      "%0 = buffer 8192 : dtype=f32 slot=0\n%1 = reshape %0, 8, 8, 128\n"
+      "%2 = reduce %1 : op=add axes=2\n%3 = sink %2\n");
+  ASSERT_EQ(ks.size(), 1u);
+  UOp k = ks[0];
+  int loops = 0;
+  for (const UOp& u : k.Toposort()) loops += u.is(Ops::RANGE);
+  EXPECT_GT(loops, 3) << ToUir(k);  // (loops beside the nest: what the old count multiplied)
+  LaunchDims d;
+  EXPECT_EQ(*ThreadOuterLoop(k, &d, 8 * 8 * 128 + 1), k);
+  EXPECT_NE(*ThreadOuterLoop(k, &d, 8 * 8 * 128), k);
+}
+
 // A loop of run-time length is split too, its launch sized for the largest length (each
 // chunk takes its part of the length it runs with: the symbolic and batched generation
 // tests run such kernels on 3 threads).
