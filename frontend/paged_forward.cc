@@ -45,15 +45,20 @@ Tensor PagedForward(const Gpt& model, PagedKvCache& cache, const PagedStep& s) {
   const int64_t bs = cache.block_size(), nb = cache.table_width(), C = c.dim, H = c.heads,
                 D = C / H, P = cache.keys(0).shape(0).value(), S8 = kSpanStep,
                 R = (c.context + S8 - 1) / S8 * S8;  // (positions the steps can reach)
-  // a Linear on the tokens in groups of kTokenRows where M is a multiple of it: a loop of
-  // that many rows that the matmul can keep in registers, beside the symbolic one
+  // a Linear or a LayerNorm on the tokens in groups of kTokenRows where M is a multiple of
+  // it: a loop of that many rows beside the symbolic one, which a kernel keeps side by side
+  // (the matmul's register tile; a row's mean and variance, each a chain of 128 dependent
+  // adds, eight chains at once)
   const SymInt groups = M.FloorDiv(kTokenRows);
   const bool grouped = groups * kTokenRows == M;
-  auto dense = [&](const Linear& l, const Tensor& x) {
-    const int64_t in = x.shape(1).value(), out = l.weight.shape(1).value();
-    return grouped ? l.Forward(x.Reshape({groups, kTokenRows, in})).Reshape({M, out})
-                   : l.Forward(x);
+  auto by_groups = [&](const auto& layer, const Tensor& x) {
+    const int64_t in = x.shape(1).value();
+    if (!grouped) return layer.Forward(x);
+    const Tensor y = layer.Forward(x.Reshape({groups, kTokenRows, in}));
+    return y.Reshape({M, y.shape(2)});
   };
+  auto dense = [&](const Linear& l, const Tensor& x) { return by_groups(l, x); };
+  auto norm = [&](const LayerNorm& n, const Tensor& x) { return by_groups(n, x); };
   // The positions read, t = step * S8 + j for step < steps and j < S8: a loop of known
   // length (j) beside the symbolic one, whose S8 sums a kernel keeps side by side (the span
   // alone, a symbolic last loop, is one dot product at a time). They are read in units of
@@ -113,7 +118,7 @@ Tensor PagedForward(const Gpt& model, PagedKvCache& cache, const PagedStep& s) {
   Tensor x = model.wte.Forward(s.tokens) + model.wpe.Forward(s.positions);  // (M, C)
   for (size_t l = 0; l < model.h.size(); ++l) {
     const Block& b = *model.h[l];
-    const Tensor qkv = dense(b.attn.c_attn, b.ln_1.Forward(x));  // (M, 3C)
+    const Tensor qkv = dense(b.attn.c_attn, norm(b.ln_1, x));  // (M, 3C)
     auto part = [&](int64_t k) { return qkv.Shrink({{0, M}, {k * C, (k + 1) * C}}); };
     Tensor& keys = cache.keys(l);
     Tensor& values = cache.values(l);
@@ -129,7 +134,7 @@ Tensor PagedForward(const Gpt& model, PagedKvCache& cache, const PagedStep& s) {
                          .Sum({2, 3})
                          .Reshape({M, C});
     x = x + dense(b.attn.c_proj, y);
-    x = x + dense(b.mlp.c_proj, dense(b.mlp.c_fc, b.ln_2.Forward(x)).Gelu());
+    x = x + dense(b.mlp.c_proj, dense(b.mlp.c_fc, norm(b.ln_2, x)).Gelu());
   }
   return model.ln_f.Forward(x.IndexSelect(0, s.last)).Matmul(model.head().Transpose());
 }
