@@ -1,12 +1,26 @@
 // Template members of Tensor (included by tensor.h).
 #pragma once
 
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/alu.h"
 #include "core/element.h"
 
 namespace uopc {
+
+namespace internal {
+// Whether T's values are `dtype`'s bits as they lie (a copy converts nothing).
+template <typename T>
+constexpr bool SameBits(DType dtype) {
+  return (std::is_same_v<T, float> && dtype == DType::kF32) ||
+         (std::is_same_v<T, double> && dtype == DType::kF64) ||
+         (std::is_same_v<T, int32_t> && dtype == DType::kI32) ||
+         (std::is_same_v<T, int64_t> && dtype == DType::kI64) ||
+         (std::is_same_v<T, uint8_t> && dtype == DType::kU8);
+}
+}  // namespace internal
 
 template <typename T>
 Tensor Tensor::FromVector(const std::vector<T>& data, TensorShape shape, DType dtype,
@@ -16,6 +30,9 @@ Tensor Tensor::FromVector(const std::vector<T>& data, TensorShape shape, DType d
   if (static_cast<int64_t>(data.size()) != n)
     ThrowInvalid("tensor: " + std::to_string(data.size()) + " values for shape " +
                  ShapeString(shape) + " (" + std::to_string(n) + " elements)");
+  if constexpr (!std::is_same_v<T, bool>)
+    if (internal::SameBits<T>(dtype))  // (the bits as they are: a step's inputs, each step)
+      return FromBytes(data.data(), dtype, std::move(shape), device.get());
   std::vector<uint8_t> bytes(static_cast<size_t>(n) * DTypeSize(dtype));
   for (int64_t i = 0; i < n; ++i) {
     Arg v;
@@ -35,6 +52,11 @@ std::vector<T> Tensor::ToVector() const {
   std::vector<uint8_t> bytes = HostBytes();
   const int64_t n = numel().value();
   std::vector<T> out(n);
+  if constexpr (!std::is_same_v<T, bool>)
+    if (internal::SameBits<T>(dtype())) {
+      if (n > 0) std::memcpy(out.data(), bytes.data(), n * sizeof(T));
+      return out;
+    }
   DType want = DefaultDType<T>();
   for (int64_t i = 0; i < n; ++i) {
     Arg v = CastValue(LoadElement(bytes.data(), dtype(), i), dtype(), want);

@@ -130,6 +130,22 @@ const std::vector<std::pair<Dims, Dims>> kBroadcasts = {
 
 // ---- elementwise ----
 
+// A vector of the tensor's own dtype goes in and comes out as its bits: a signaling NaN
+// stays signaling (through a double it would come back quiet), -0 stays -0.
+TEST(Tensor, FromVectorAndToVectorOfItsDTypeKeepTheBits) {
+  const uint32_t bits[] = {0x7fa00001u, 0x80000000u, 0x3fc00000u};
+  std::vector<float> v(3);
+  std::memcpy(v.data(), bits, sizeof bits);
+  const std::vector<float> back = Tensor::FromVector(v, {3}).ToVector<float>();
+  ASSERT_EQ(back.size(), 3u);
+  EXPECT_EQ(std::memcmp(back.data(), bits, sizeof bits), 0);
+  const std::vector<int64_t> big{(int64_t{1} << 62) + 1, -1};
+  EXPECT_EQ(Tensor::FromVector(big, {2}).ToVector<int64_t>(), big);
+  // (and another dtype converts: f32 values as i32)
+  EXPECT_EQ(Tensor::FromVector(std::vector<float>{2.0f, -3.0f}, {2}, DType::kI32).ToVector<int32_t>(),
+            (std::vector<int32_t>{2, -3}));
+}
+
 TEST(Tensor, BinaryOpsWithBroadcasting) {
   struct Op {
     const char* name;
