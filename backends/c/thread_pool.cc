@@ -15,19 +15,24 @@
 namespace uopc::cpu {
 
 int ThreadsFromEnvironment() {
-  if (const char* v = std::getenv("UOPC_THREADS"); v && *v) {
-    char* end = nullptr;
-    errno = 0;
-    long n = std::strtol(v, &end, 10);
-    if (*end == 0 && errno == 0 && n >= 1 && n <= 1024) return static_cast<int>(n);
-    std::fprintf(stderr,
-                 "uopc: UOPC_THREADS=%s is not a count of threads from 1 to 1024; using %s\n", v,
-                 *end == 0 && n > 1024 ? "1024" : "every core");
-    if (*end == 0 && n > 1024) return 1024;
-  }
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
+  // (read once: the devices name the count and the pool starts that many, and a bad value
+  // is said once)
+  static const int threads = [] {
+    if (const char* v = std::getenv("UOPC_THREADS"); v && *v) {
+      char* end = nullptr;
+      errno = 0;
+      long n = std::strtol(v, &end, 10);
+      if (*end == 0 && errno == 0 && n >= 1 && n <= 1024) return static_cast<int>(n);
+      std::fprintf(stderr,
+                   "uopc: UOPC_THREADS=%s is not a count of threads from 1 to 1024; using %s\n", v,
+                   *end == 0 && n > 1024 ? "1024" : "every core");
+      if (*end == 0 && n > 1024) return 1024;
+    }
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  }();
+  return threads;
 }
 
 ThreadPool& ThreadPool::Get() {
