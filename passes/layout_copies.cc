@@ -537,6 +537,41 @@ UOp ReadFlattenedCopied(const UOp& sum, const ShapeMap& shapes, const std::strin
   });
 }
 
+// The sum of `u` where `u` is a linear layer's output plus its bias (ADD of a sum, under
+// reshapes, and a broadcast: an EXPAND of a smaller value), else null.
+UOp BiasedSum(const UOp& u) {
+  if (!u.is(Ops::ADD)) return UOp();
+  for (int i : {0, 1}) {
+    UOp sum = u.src(i);
+    while (sum.is(Ops::RESHAPE)) sum = sum.src(0);
+    if (sum.is(Ops::REDUCE) && u.src(1 - i).is(Ops::EXPAND)) return sum;
+  }
+  return UOp();
+}
+
+// `sum`, a matmul that a supplied kernel takes, reading a linear layer's f32 output plus its
+// bias (an attention's q, k and v, under its views of the heads) from that value staged: a
+// supplied kernel reads its operands from memory, and kernelize would add the bias inside
+// the matmul's loops instead, which then stayed generated code (q . k^T of a dim-512 model
+// at 25 GFLOP/s). The same f32 values, so the same sums.
+UOp ReadBiasAddStaged(const UOp& sum, const std::string& device) {
+  return ReadCopies(sum, [&](const UOp& x) {
+    UOp base = x.src(0);  // (under views that add no elements: q, k and v are shrinks of it)
+    while (base.is(Ops::RESHAPE) || base.is(Ops::PERMUTE) || base.is(Ops::SHRINK))
+      base = base.src(0);
+    const UOp sum = BiasedSum(base);
+    if (!sum || base.dtype() != DType::kF32) return x;
+    // (the sum staged too: left to kernelize, the biased value's one reader, the sum would
+    // be computed inside its kernel, a matmul with an epilogue that no supplied kernel takes)
+    const UOp sum_staged = UOp::Derived(Ops::STAGE, {sum}, DeviceArg{device});
+    const UOp staged = UOp::Derived(
+        Ops::STAGE,
+        {RewriteNodes(base, [&](const UOp& o, const UOp& r) { return o == sum ? sum_staged : r; })},
+        DeviceArg{device});
+    return RewriteNodes(x, [&](const UOp& o, const UOp& r) { return o == base ? staged : r; });
+  });
+}
+
 // `sum` reading each f32 view that it rounds to a half from a copy of the half instead. The
 // copy is made in the buffer's own order, and a transposed read (x @ W^T) transposes it.
 UOp ReadHalvesStaged(const UOp& sum) {
@@ -585,7 +620,7 @@ absl::StatusOr<UOp> LayoutCopies(const UOp& g, const PassContext& ctx) {
         else if (absl::StatusOr<ShapeMap> below = InferShapes(rebuilt); below.ok())
           read = ReadFlattenedCopied(rebuilt, *below, on);  // (copies made below: new shapes)
       }
-      return ReadHalvesStaged(read);
+      return ReadHalvesStaged(ReadBiasAddStaged(read, device.ok() ? *device : ""));
     }
     if (n >= 2 && axes == std::vector<int>{n - 1})
       return ReadRowsTransposed(rebuilt, n, shapes, TileOf(shapes.at(orig.get()), t).second, t);

@@ -15,7 +15,10 @@
 //     packs its operands.
 //   - a matmul that a supplied kernel takes, reading an operand that a reshape flattens from
 //     a transposed view (an attention's heads as (B, T, H * D)): a copy in the view's
-//     order, which has strides (BLAS layouts are strided; the values are the same).
+//     order, which has strides (BLAS layouts are strided; the values are the same);
+//   - a matmul that a supplied kernel takes, reading a linear layer's f32 output plus its
+//     bias through views (an attention's q . k^T and att @ v): the sum and the biased value
+//     staged, so that the matmul reads memory instead of adding the bias in its loops.
 // A sum on a GPU target is left as it is (its threads read across rows). Input and output:
 // a SINK of tensor-level roots (before kernelize).
 #pragma once
