@@ -125,8 +125,8 @@ Tensor PagedForward(const Gpt& model, PagedKvCache& cache, const PagedStep& s) {
     key_rows(keys).ScatterInPlace(0, at, part(1).Cast(keys.dtype()));
     values.ScatterInPlace(0, at, part(2).Cast(values.dtype()));
     const Tensor q = part(0).Reshape({M, H, 1, 1, D}).Expand({M, H, steps, S8, D});
-    Tensor att = future.Where(-INFINITY, (q * read_keys(keys)).Sum({4}) *
-                                             (1.0 / std::sqrt(static_cast<double>(D))));
+    Tensor att = future.Where(
+        -INFINITY, (q * read_keys(keys)).Sum({4}) * (1.0 / std::sqrt(static_cast<double>(D))));
     // the softmax over the positions (both axes), as Tensor::Softmax computes it
     att = (att - att.Max({2, 3}, true)).Exp();
     att = att / att.Sum({2, 3}, true);  // (M, H, steps, S8)

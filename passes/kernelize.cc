@@ -184,7 +184,7 @@ bool ReadsOnlyInPlace(const UOp& value, const UOp& target) {
   while (view.is(Ops::RESHAPE)) view = view.src(0);
   const UOp buffer = ViewedBuffer(target);
   // (where the view permutes the buffer, a flat position in the buffer is another element)
-  const bool flat = ViewedBuffer(view) == buffer && !ReadsPermute(view, buffer);
+  const bool flat = !ReadsPermute(view, buffer);
   // (one pass, sources first: whether each node reaches the buffer, and whether it reads
   // it only in place)
   absl::flat_hash_map<const UOp::Node*, std::pair<bool, bool>> seen;  // -> {reaches, in place}

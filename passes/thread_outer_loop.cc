@@ -19,9 +19,12 @@ int64_t Work(const UOp& kernel) {
   int64_t most = 1;
   for (const UOp& u : kernel.Toposort()) {
     if (!u.is(Ops::STORE)) continue;
+    constexpr int64_t kMost = int64_t{1} << 40;  // (enough to say: a lot; no overflow)
     int64_t n = 1;
-    for (const UOp::Node* r : scopes.Of(u))
-      n = std::min<int64_t>(n * std::max<int64_t>(1, VMax(scopes.Range(r).src(0))), int64_t{1} << 40);
+    for (const UOp::Node* r : scopes.Of(u)) {
+      const int64_t length = std::max<int64_t>(1, VMax(scopes.Range(r).src(0)));
+      n = n > kMost / length ? kMost : n * length;
+    }
     most = std::max(most, n);
   }
   return most;

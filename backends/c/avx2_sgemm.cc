@@ -196,13 +196,17 @@ void Multiply(const MatmulParams& p, float* out, const In* a, const In* b, int64
   // the threads split the row panels, or the column panels where those split more evenly
   // (or as evenly: then each thread packs its own panels of b, and no barrier waits for the
   // others' between packing and multiplying)
-  const auto longest = [&](int64_t panels) { return CeilDiv(panels, threads) * threads * 1.0 / panels; };
+  const auto longest = [&](int64_t panels) {
+    return CeilDiv(panels, threads) * threads * 1.0 / panels;
+  };
   const bool by_rows = longest(mp) < longest(np);
   if (direct_b || !by_rows) {  // each thread its share of every block of k, in order
     pool.ParallelFor(threads, [&](int t) {
       thread_local Scratch<float> scratch_b;
-      const int64_t ip0 = by_rows ? mp * t / threads : 0, ip1 = by_rows ? mp * (t + 1) / threads : mp,
-                    jp0 = by_rows ? 0 : np * t / threads, jp1 = by_rows ? np : np * (t + 1) / threads;
+      const int64_t ip0 = by_rows ? mp * t / threads : 0,
+                    ip1 = by_rows ? mp * (t + 1) / threads : mp,
+                    jp0 = by_rows ? 0 : np * t / threads,
+                    jp1 = by_rows ? np : np * (t + 1) / threads;
       float* pb = direct_b ? nullptr : scratch_b.Get((jp1 - jp0) * kNr * kc_all);
       for (int64_t z = 0; z < count; ++z)
         for (int64_t k0 = 0; k0 < p.k; k0 += kc_all) {

@@ -142,8 +142,9 @@ TEST(Tensor, FromVectorAndToVectorOfItsDTypeKeepTheBits) {
   const std::vector<int64_t> big{(int64_t{1} << 62) + 1, -1};
   EXPECT_EQ(Tensor::FromVector(big, {2}).ToVector<int64_t>(), big);
   // (and another dtype converts: f32 values as i32)
-  EXPECT_EQ(Tensor::FromVector(std::vector<float>{2.0f, -3.0f}, {2}, DType::kI32).ToVector<int32_t>(),
-            (std::vector<int32_t>{2, -3}));
+  EXPECT_EQ(
+      Tensor::FromVector(std::vector<float>{2.0f, -3.0f}, {2}, DType::kI32).ToVector<int32_t>(),
+      (std::vector<int32_t>{2, -3}));
 }
 
 TEST(Tensor, BinaryOpsWithBroadcasting) {

@@ -209,16 +209,16 @@ TEST(Pipeline, AWriteThatReadsOtherElementsOfItsBufferIsStagedFirst) {
 // writes is computed in place; one that reads the buffer through another view is staged.
 TEST(Pipeline, AWriteThroughAPermutedViewReadingItInPlaceIsNotStaged) {
   auto kernels = [](const char* read_view) {
-    const std::string uir = absl::StrCat(R"(%0 = buffer 6 : dtype=f32 slot=0 device=CPU:0
+    const std::string uir = std::string(R"(%0 = buffer 6 : dtype=f32 slot=0 device=CPU:0
 %1 = reshape %0, 2, 3
 %2 = permute %1 : axes=1,0
-%3 = )", read_view, R"(
+)") + "%3 = " + read_view + R"(
 %4 = reshape 1.0, 1, 1
 %5 = expand %4, 3, 2
 %6 = add %3, %5
 %7 = assign %2, %6
 %8 = sink %7
-)");
+)";
     const UOp g = *ParseUir(uir);
     const UOp order = AfterEachPass({g.src().begin(), g.src().end()})["kernel_order"];
     return std::make_pair(order.src(0).src().size(), order.src(0).src(0).op());

@@ -81,6 +81,15 @@ void ExpectClose(const std::vector<float>& got, const std::vector<double>& want,
   }
 }
 
+// `got` (a supplied kernel's) has the bits of `generated` (the generated kernel's), element
+// for element.
+void ExpectSameBits(const std::vector<float>& got, const std::vector<float>& generated) {
+  ASSERT_EQ(got.size(), generated.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(generated[i]))
+        << "element " << i << ": " << got[i] << " against " << generated[i];
+}
+
 struct Case {
   int64_t batch, m, k, n;
   bool transpose_b;
@@ -266,10 +275,7 @@ TEST_P(Avx2Sgemm, RunsAsASuppliedKernelWithTheGeneratedKernelsBits) {
   // the same product with an epilogue no supplied kernel takes: generated code
   EXPECT_EQ(Calls([&] { generated = (x.Matmul(y) * 1.0f).ToVector<float>(); }), 0);
   ExpectClose(got, Reference(xv, yv, batch, m, k, n), k, false);
-  ASSERT_EQ(got.size(), generated.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(generated[i]))
-        << "element " << i << ": " << got[i] << " against " << generated[i];
+  ExpectSameBits(got, generated);
 }
 
 // bf16 operands (the kernels where there is no AMX): out in f32, and in bf16 (each sum rounded
@@ -297,13 +303,8 @@ TEST_P(Avx2Sgemm, Bf16OperandsGiveTheGeneratedKernelsBits) {
   const std::vector<double> want = Reference(xv, yv, batch, m, k, n);
   ExpectClose(f32, want, k, false);
   ExpectClose(bf16, want, k, true);
-  for (const auto& [got, generated] :
-       {std::pair(&f32, &f32_generated), std::pair(&bf16, &bf16_generated)}) {
-    ASSERT_EQ(got->size(), generated->size());
-    for (size_t i = 0; i < got->size(); ++i)
-      ASSERT_EQ(std::bit_cast<uint32_t>((*got)[i]), std::bit_cast<uint32_t>((*generated)[i]))
-          << "element " << i << ": " << (*got)[i] << " against " << (*generated)[i];
-  }
+  ExpectSameBits(f32, f32_generated);
+  ExpectSameBits(bf16, bf16_generated);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Avx2Sgemm,
@@ -333,7 +334,9 @@ TEST(Avx2SgemmTest, AttentionScoresOfABiasedProjectionCallIt) {
   Linear qkv(c, 3 * c);
   Tensor x = Tensor::Randn({b, t, c}).Realize();
   auto head = [&](const Tensor& y, int64_t part) {  // (b, h, t, d)
-    return y.Shrink({{0, b}, {0, t}, {part * c, (part + 1) * c}}).Reshape({b, t, h, d}).Transpose(1, 2);
+    return y.Shrink({{0, b}, {0, t}, {part * c, (part + 1) * c}})
+        .Reshape({b, t, h, d})
+        .Transpose(1, 2);
   };
   std::vector<float> got, generated;
   EXPECT_EQ(Calls([&] {
@@ -347,10 +350,7 @@ TEST(Avx2SgemmTest, AttentionScoresOfABiasedProjectionCallIt) {
             }),
             1);
   ASSERT_EQ(got.size(), static_cast<size_t>(b * h * t * t));
-  ASSERT_EQ(got.size(), generated.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(generated[i]))
-        << "element " << i << ": " << got[i] << " against " << generated[i];
+  ExpectSameBits(got, generated);
 }
 
 // With UOPC_C_BLAS=openblas (matmul_kernels_openblas_test), f32 matmuls call OpenBLAS.

@@ -3,12 +3,12 @@
 // launchers on several threads at once each wait for their own job only.
 #include "backends/c/thread_pool.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace uopc::cpu {
 namespace {
@@ -17,9 +17,10 @@ namespace {
 template <typename F>
 bool Eventually(F done) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!done())
+  while (!done()) {
     if (std::chrono::steady_clock::now() > end) return false;
-    else std::this_thread::sleep_for(std::chrono::microseconds(100));
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
   return true;
 }
 
