@@ -104,9 +104,14 @@ absl::Status StoreClient::Call(const char* what, const std::string& key,
     ctx->AddMetadata(kRestartKey, std::to_string(restart_));
     ctx->set_wait_for_ready(true);  // rank 0's store may still be starting
     s = ToAbsl(((*stub_).*method)(ctx.get(), req, reply));
-    // a store of another start: this start's rank 0 may not be up yet
-    if (s.code() != absl::StatusCode::kAborted ||
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(50) >= deadline)
+    // a store of another start (ABORTED), or one that cancelled the call as it shut down (an
+    // earlier start's rank 0 exiting: CANCELLED for a call it refused, UNAVAILABLE for one in
+    // flight): this start's rank 0 may not be up yet. (A store that is not there at all is
+    // waited for already: wait_for_ready.)
+    const bool again = s.code() == absl::StatusCode::kAborted ||
+                       s.code() == absl::StatusCode::kCancelled ||
+                       s.code() == absl::StatusCode::kUnavailable;
+    if (!again || std::chrono::steady_clock::now() + std::chrono::milliseconds(50) >= deadline)
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

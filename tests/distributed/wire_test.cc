@@ -160,6 +160,26 @@ TEST(Store, ARestartedRankWaitsThroughAnEarlierStartsStore) {
   EXPECT_EQ(*v, "new");
 }
 
+// A call that an exiting rank 0's store cancels as it shuts down (a restarted rank 1's
+// set or get, in flight when the earlier start's rank 0 exits) waits for the next store at
+// that address, as a call the earlier start's store refuses does.
+TEST(Store, ACallCancelledByAStoreShuttingDownWaitsForTheNextStore) {
+  auto old = std::make_unique<Server>("t", /*restart=*/1);
+  const int port = old->port;
+  const std::string address = old->address();
+  absl::StatusOr<std::string> got;
+  std::thread rank1([&] { got = StoreClient(address, "t", milliseconds(10000), 1).Get("addr/0"); });
+  std::this_thread::sleep_for(milliseconds(300));  // (the get waits at the old store)
+  old->server->Shutdown(std::chrono::system_clock::now());  // (cancels it, as an exit does)
+  old.reset();
+  Server now("t", /*restart=*/1, port);
+  ASSERT_EQ(now.port, port);
+  ASSERT_TRUE(StoreClient(address, "t", milliseconds(2000), 1).Set("addr/0", "a").ok());
+  rank1.join();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, "a");
+}
+
 TEST(Segments, AGoodSegmentArrivesWhole) {
   Server s("t");
   wire::Frame f = Segment(0, 4, 16);
