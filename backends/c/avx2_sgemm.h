@@ -1,8 +1,9 @@
 // An f32 matmul for x86-64 CPUs with AVX2 and FMA (and no AVX-512, where the generated
 // kernels' wider register tiles do as well): the supplied kernel `avx2_sgemm`
 // (backends/c/matmul_kernels.h). The classic blocking: k in blocks whose panel of b (16
-// columns) stays in L1, a's rows in blocks that stay in L2, both packed, and a register tile
-// of 6 rows x 16 columns (12 of the 16 vector registers accumulate). A generated kernel has
+// columns) stays in L1, a's rows in blocks that stay in L2, both packed (or read where they
+// lie, where too few tiles would reuse a packed copy), and a register tile of 6 rows x 16
+// columns (12 of the 16 vector registers accumulate). A generated kernel has
 // no tile of 12 accumulators that divides a power of two (6 x 16, 4 x 24), nor k-blocking:
 // it reached half of OpenBLAS's speed on an AMD EPYC (Zen 3).
 // Each output sums its products in order of p, one rounding a step (fma), from 0: the bits

@@ -259,7 +259,8 @@ TEST(AmxMatmulTest, AttentionHeadsFlattenedIntoAProjectionCallIt) {
 // On a CPU with AVX2 and FMA but no AVX-512 (or with UOPC_C_SGEMM=avx2, as
 // matmul_kernels_avx2_test sets), f32 matmuls call avx2_sgemm: in every layout, sizes that
 // are no multiple of its 6 x 16 tile, k in several L1-sized blocks, batches, and with the
-// bits of the generated kernel (the same sums of fmas in order of k).
+// bits of the generated kernel (the same sums of fmas in order of k), with a read where it
+// lies or packed.
 class Avx2Sgemm : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Avx2Sgemm, RunsAsASuppliedKernelWithTheGeneratedKernelsBits) {
@@ -316,6 +317,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Avx2Sgemm,
                                            Case{1, 70, 1100, 50, false}, Case{2, 33, 777, 40, true},
                                            Case{1, 40, 600, 48, false, true},
                                            Case{1, 300, 200, 300, true, true},
+                                           // a read where it lies (few panels of b), packed
+                                           // where a transposed a's steps span many pages
+                                           Case{1, 1100, 300, 40, false, true},
                                            Case{1, 200, 300, 70, false}));
 
 TEST(Avx2SgemmTest, NaNsAndInfinitiesReachOut) {
