@@ -25,8 +25,10 @@ void AverageGradientsInPlan(const GraphGroup& g, const std::vector<Tensor*>& par
             (count + have[last]->numel().value()) * DTypeSize(carried) <= bucket_bytes))
       count += have[last++]->numel().value();
     Tensor bucket;
-    if (last - first == 1) {  // one gradient: all-reduced as it is
-      bucket = share(have[first]->grad()).Reshape({count});
+    const bool alone = last - first == 1;
+    if (alone) {  // one gradient: all-reduced in its own shape (flattened, its kernel would
+                  // loop over the flat count: a weight's matmul became a scalar loop nest)
+      bucket = share(have[first]->grad());
     } else {  // several: each written into its part (in its own shape: its kernel keeps its loops)
       Device* device = have[first]->grad().device();
       absl::StatusOr<Buffer> memory = device->Allocate(carried, count);
@@ -45,7 +47,7 @@ void AverageGradientsInPlan(const GraphGroup& g, const std::vector<Tensor*>& par
     for (size_t i = first; i < last; ++i) {
       const Tensor grad = have[i]->grad();
       const int64_t n = grad.numel().value();
-      const Tensor part = sum.Slice(0, at, at + n).Reshape(grad.shape());
+      const Tensor part = alone ? sum : sum.Slice(0, at, at + n).Reshape(grad.shape());
       have[i]->SetGrad((half ? part : part * scale).Cast(grad.dtype()).To(grad.device()));
       at += n;
     }

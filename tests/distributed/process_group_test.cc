@@ -165,6 +165,15 @@ TEST(DataParallel, AveragedHalfBatchGradientsEqualTheFullBatchGradient) {
       << j.out;
 }
 
+// A gradient larger than a bucket keeps its kernel (a supplied matmul, where the CPU has one)
+TEST(DataParallel, AGradientLargerThanABucketIsMadeByItsOwnKernel) {
+  CommandResult j = RunCommand(Launch(2, "buckets"), 120);
+  EXPECT_EQ(j.status, 0) << j.out;
+  EXPECT_TRUE(Has(j.out, "[rank 0] kernels of the gradients not in the averaged plan: 0; values "
+                         "equal"))
+      << j.out;
+}
+
 TEST(Launcher, SetsEachRanksEnvironmentAndPrefixesItsLines) {
   CommandResult j = RunCommand(Launch(3, "hello"), 60);
   EXPECT_EQ(j.status, 0) << j.out;
