@@ -438,8 +438,10 @@ absl::Status PlanRun::Step(size_t i) {
   Device* d = StepDevice(s);
   step_device_[i] = d;
   const auto* copy = std::get_if<Plan::Copy>(&s.op);
-  if (copy && (d->peer_rank() >= 0 || devices_[copy->src]->peer_rank() >= 0))
-    return Prefixed(PeerCopy(i, *copy), Where(i));
+  if (copy && (d->peer_rank() >= 0 || devices_[copy->src]->peer_rank() >= 0)) {
+    absl::Status sent = PeerCopy(i, *copy);
+    return sent.ok() ? sent : Prefixed(sent, Where(i));
+  }
   if (d->peer_rank() >= 0) {  // another rank's step
     others_[i] = true;
     return absl::OkStatus();
@@ -456,7 +458,7 @@ absl::Status PlanRun::Step(size_t i) {
   else
     done = Collective(i, std::get<Plan::Collective>(s.op));
   // (a collective in flight that failed, waited for here, names its own step)
-  if (absl::StartsWith(done.message(), "run plan: step ")) return done;
+  if (done.ok() || absl::StartsWith(done.message(), "run plan: step ")) return done;
   return Prefixed(done, Where(i));
 }
 
