@@ -1,5 +1,6 @@
 #include "passes/split_reduces.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -31,10 +32,21 @@ UOp Dims(Ops op, const UOp& x, const std::vector<int64_t>& dims) {
   return UOp::Derived(op, src);
 }
 
-// REDUCE(x, axes) of shape `in` as two: the reduced axes last and flattened to (groups,
-// chunk), summed over the chunk (staged on `device`), then over the groups, and reshaped
-// to the REDUCE's shape (its reduced axes kept as 1). Null if `in` is not static.
-UOp Split(const UOp& reduce, const UOp& x, const Shape& in, const std::string& device) {
+// The partial results a CPU splits a long reduction of `n` inputs into: the largest divisor
+// of n up to kCpuPartials, with at least as many inputs to each; 0 if none is 64 or more.
+int64_t CpuPartialsOf(int64_t n) {
+  for (int64_t g = std::min(kCpuPartials, n / kCpuPartials); g >= 64; --g)
+    if (n % g == 0) return g;
+  return 0;
+}
+
+// REDUCE(x, axes) of shape `in` as two, the reduced axes last and flattened: for a GPU, to
+// (groups, chunk), summed over the chunk (staged on `device`), then over the groups; for a
+// CPU, to (rows, partials), summed over the rows (each partial a column: the partials are
+// vectors' lanes and threads' shares), then over the partials. Reshaped to the REDUCE's shape
+// (its reduced axes kept as 1). Null if `in` is not static or has no such split.
+UOp Split(const UOp& reduce, const UOp& x, const Shape& in, const std::string& device,
+          bool gpu) {
   const ReduceArg& arg = reduce.arg().Get<ReduceArg>();
   std::vector<int> order;
   std::vector<int64_t> kept, out_shape;
@@ -46,17 +58,21 @@ UOp Split(const UOp& reduce, const UOp& x, const Shape& in, const std::string& d
     out_shape.push_back(r ? 1 : in[d].value());
     if (r) reduced *= in[d].value();
   }
-  const int64_t chunk = ChunkOf(reduced);
-  if (reduced <= kMaxThreadInputs || chunk == 0) return UOp();
+  // (the length of the last axis: a GPU's chunk, a CPU's partials)
+  const int64_t chunk = gpu ? ChunkOf(reduced) : CpuPartialsOf(reduced);
+  if (chunk == 0 || (gpu && reduced <= kMaxThreadInputs)) return UOp();
   for (int a : arg.axes) order.push_back(a);
   const int k = static_cast<int>(kept.size());
   std::vector<int64_t> split = kept;
   split.insert(split.end(), {reduced / chunk, chunk});
+  // (a GPU sums each chunk first, a CPU each column of the rows of chunks)
+  const int first = gpu ? k + 1 : k, second = gpu ? k : k + 1;
   UOp moved = UOp::Derived(Ops::PERMUTE, {x}, Axes{order});
   UOp parts = UOp::Derived(
-      Ops::STAGE, {UOp::Derived(Ops::REDUCE, {Dims(Ops::RESHAPE, moved, split)}, ReduceArg{arg.op, {k + 1}})},
+      Ops::STAGE,
+      {UOp::Derived(Ops::REDUCE, {Dims(Ops::RESHAPE, moved, split)}, ReduceArg{arg.op, {first}})},
       DeviceArg{device});
-  UOp whole = UOp::Derived(Ops::REDUCE, {parts}, ReduceArg{arg.op, {k}});
+  UOp whole = UOp::Derived(Ops::REDUCE, {parts}, ReduceArg{arg.op, {second}});
   return Dims(Ops::RESHAPE, whole, out_shape);
 }
 
@@ -67,6 +83,19 @@ int64_t Reduced(const UOp& r, const ShapeMap& shapes) {
   for (int a : r.arg().Get<ReduceArg>().axes) {
     if (!in[a].IsStatic()) return 0;
     n *= in[a].value();
+  }
+  return n;
+}
+
+// The outputs of `r`: the product of its kept dims (0 if not static).
+int64_t Outputs(const UOp& r, const ShapeMap& shapes) {
+  const Shape& in = shapes.at(r.src(0).get());
+  const std::vector<int>& axes = r.arg().Get<ReduceArg>().axes;
+  int64_t n = 1;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end()) continue;
+    if (!in[d].IsStatic()) return 0;
+    n *= in[d].value();
   }
   return n;
 }
@@ -111,13 +140,27 @@ absl::StatusOr<UOp> SplitReduces(const UOp& g, const PassContext& ctx) {
     for (const UOp& i : inner)
       if (std::optional<std::string> d = gpu(i)) staged[i.get()] = *d;
   }
+  // a CPU's long reduction to a few outputs (a gradient norm): its inputs one chain of adds
+  // on one core, a few cycles each, unless split
+  auto long_on_cpu = [&](const UOp& r) -> std::optional<std::string> {
+    absl::StatusOr<std::string> device = place.Of(r);
+    if (!device.ok() || !ctx.TargetOf(*device).IsCpu()) return std::nullopt;
+    const int64_t outputs = Outputs(r, shapes);
+    if (outputs == 0 || outputs > kCpuFewOutputs || Reduced(r, shapes) < kCpuLongReduce)
+      return std::nullopt;
+    return *device;
+  };
   return RewriteNodes(g, [&](const UOp& orig, const UOp& rebuilt) {
     if (!orig.is(Ops::REDUCE)) return rebuilt;
+    const bool associative = IsAssociative(orig.arg().Get<ReduceArg>().op);
+    const Shape& in = shapes.at(orig.src(0).get());
+    if (std::optional<std::string> cpu = long_on_cpu(orig); cpu && associative)
+      if (UOp split = Split(orig, rebuilt.src(0), in, *cpu, false)) return split;
     const std::optional<std::string> device = gpu(orig);
     if (!device) return rebuilt;
     UOp out = rebuilt;
-    if (IsAssociative(orig.arg().Get<ReduceArg>().op))
-      if (UOp split = Split(orig, rebuilt.src(0), shapes.at(orig.src(0).get()), *device)) out = split;
+    if (associative)
+      if (UOp split = Split(orig, rebuilt.src(0), in, *device, true)) out = split;
     if (staged.contains(orig.get())) out = UOp::Derived(Ops::STAGE, {out}, DeviceArg{*device});
     return out;
   });

@@ -332,6 +332,37 @@ TEST(SplitReduces, ALongSumIsSplitForAGpu) {
   EXPECT_EQ(out[0], static_cast<float>(want));  // (small integers: exact in any order)
 }
 
+// On a CPU target a sum of 2^18 elements to a scalar (a gradient's norm) is two kernels: the
+// 256 columns of its elements as 1,024 rows of 256, each column summed in order (vectors'
+// lanes and threads' shares, where one chain of adds ran on one core), then the columns.
+// A sum with many outputs is one kernel.
+TEST(SplitReduces, ALongSumToAScalarIsSplitIntoColumnsForACpu) {
+  const int64_t n = int64_t{1} << 18;
+  UOp x = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, n), {512, 512});
+  Plan p = LowerPlan({UOp::Derived(Ops::REDUCE, {x}, ReduceArg{Ops::ADD, {0, 1}})});
+  ASSERT_EQ(p.kernels().size(), 2u);
+  EXPECT_EQ(LowerPlan({UOp::Derived(Ops::REDUCE, {x}, ReduceArg{Ops::ADD, {1}})}).kernels().size(),
+            1u);
+  std::vector<float> in(n), parts(256, 0), out(1, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 7) - 3;
+  std::vector<BufferRef> bufs = {{in.data(), DType::kF32, n},
+                                 {parts.data(), DType::kF32, 256},
+                                 {out.data(), DType::kF32, 1}};
+  for (const Plan::Kernel* k : p.kernels()) {
+    std::vector<BufferRef> at;
+    for (int b : k->buffers) at.push_back(bufs[b < 1 ? 0 : p.buffers[b].count == 256 ? 1 : 2]);
+    ASSERT_TRUE(Interpret(*Linearize(k->ast), at).ok());
+  }
+  double want = 0;
+  for (int64_t c = 0; c < 256; ++c) {
+    float column = 0;  // (small integers: exact in any order)
+    for (int64_t r = 0; r < 1024; ++r) column += in[r * 256 + c];
+    EXPECT_EQ(parts[c], column) << "column " << c;
+    want += column;
+  }
+  EXPECT_EQ(out[0], static_cast<float>(want));
+}
+
 TEST(Rangeify, MatmulIsOneKernelThatReducesARowOfAccumulatorsAtOnce) {
   std::vector<UOp> prog = MatmulKernel(4, 8, 3, false);
   // for each row: reset a row of accumulators; for k: for each column: accumulate; store the row
