@@ -307,6 +307,22 @@ TEST(LayoutCopies, OnlyForCpuTargets) {
   }
 }
 
+// Runs the two kernels of a split sum of `in` to a scalar in the interpreter: the partial
+// results into `parts` (its length theirs), the total into `out`.
+bool InterpretSplitSum(const Plan& p, std::vector<float>& in, std::vector<float>* parts,
+                       std::vector<float>* out) {
+  const int64_t n = static_cast<int64_t>(parts->size());
+  std::vector<BufferRef> bufs = {{in.data(), DType::kF32, static_cast<int64_t>(in.size())},
+                                 {parts->data(), DType::kF32, n},
+                                 {out->data(), DType::kF32, 1}};
+  for (const Plan::Kernel* k : p.kernels()) {
+    std::vector<BufferRef> at;
+    for (int b : k->buffers) at.push_back(bufs[b < 1 ? 0 : p.buffers[b].count == n ? 1 : 2]);
+    if (!Interpret(*Linearize(k->ast), at).ok()) return false;
+  }
+  return true;
+}
+
 // On a GPU target a sum of 66,560 elements to a scalar is two kernels: 260 partial sums of
 // 256 elements, each a thread's, then their sum; on a CPU target, one kernel.
 TEST(SplitReduces, ALongSumIsSplitForAGpu) {
@@ -319,14 +335,7 @@ TEST(SplitReduces, ALongSumIsSplitForAGpu) {
   ASSERT_EQ(p.kernels().size(), 2u);
   std::vector<float> in(66560), parts(260, 0), out(1, 0);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 7) - 3;  // sums to -3
-  std::vector<BufferRef> bufs = {{in.data(), DType::kF32, 66560},
-                                 {parts.data(), DType::kF32, 260},
-                                 {out.data(), DType::kF32, 1}};
-  for (const Plan::Kernel* k : p.kernels()) {
-    std::vector<BufferRef> at;
-    for (int b : k->buffers) at.push_back(bufs[b < 1 ? 0 : p.buffers[b].count == 260 ? 1 : 2]);
-    ASSERT_TRUE(Interpret(*Linearize(k->ast), at).ok());
-  }
+  ASSERT_TRUE(InterpretSplitSum(p, in, &parts, &out));
   double want = 0;
   for (float v : in) want += v;
   EXPECT_EQ(out[0], static_cast<float>(want));  // (small integers: exact in any order)
@@ -345,14 +354,7 @@ TEST(SplitReduces, ALongSumToAScalarIsSplitIntoColumnsForACpu) {
             1u);
   std::vector<float> in(n), parts(256, 0), out(1, 0);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 7) - 3;
-  std::vector<BufferRef> bufs = {{in.data(), DType::kF32, n},
-                                 {parts.data(), DType::kF32, 256},
-                                 {out.data(), DType::kF32, 1}};
-  for (const Plan::Kernel* k : p.kernels()) {
-    std::vector<BufferRef> at;
-    for (int b : k->buffers) at.push_back(bufs[b < 1 ? 0 : p.buffers[b].count == 256 ? 1 : 2]);
-    ASSERT_TRUE(Interpret(*Linearize(k->ast), at).ok());
-  }
+  ASSERT_TRUE(InterpretSplitSum(p, in, &parts, &out));
   double want = 0;
   for (int64_t c = 0; c < 256; ++c) {
     float column = 0;  // (small integers: exact in any order)
