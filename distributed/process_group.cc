@@ -72,6 +72,11 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ProcessGroup::Create(const JobEnv&
 absl::Status ProcessGroup::Start() {
   Job& j = *job_;
   const JobEnv& env = j.env;
+  if (env.master_port == 0 && env.world_size > 1)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank ", env.rank, " of ", env.world_size,
+        ": no MASTER_PORT (port 0): the ranks meet at rank 0's port, so a job of more than one "
+        "rank needs it set"));
   grpc::ServerBuilder b;
   ConfigureServer(b);
   int port = 0;
@@ -96,7 +101,9 @@ absl::Status ProcessGroup::Start() {
                      env.rank == 0 ? absl::StrCat(": port ", env.master_port,
                                                   " (MASTER_PORT) is in use, or not allowed")
                                    : ""));
-  std::string master = absl::StrCat(env.master_addr, ":", env.master_port);
+  // (rank 0 of a job made in code with no MASTER_PORT: where its server was put)
+  const int master_port = env.rank == 0 && env.master_port == 0 ? port : env.master_port;
+  std::string master = absl::StrCat(env.master_addr, ":", master_port);
   StoreClient store(master, env.token, env.timeout, env.restart);
   me.tcp = absl::StrCat(LocalAddressTowards(env.master_addr), ":", port);
   RETURN_IF_ERROR(store.Set(absl::StrCat("addr/", env.rank), me.Encode()));

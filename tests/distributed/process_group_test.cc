@@ -4,6 +4,7 @@
 // small UOPC_TIMEOUT.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "distributed/process_group.h"
 #include "tests/testing/command.h"
 
 namespace {
@@ -172,6 +174,25 @@ TEST(DataParallel, AGradientLargerThanABucketIsMadeByItsOwnKernel) {
   EXPECT_TRUE(Has(j.out, "[rank 0] kernels of the gradients not in the averaged plan: 0; values "
                          "equal"))
       << j.out;
+}
+
+// A job of one made in code, with no launcher and no MASTER_PORT: rank 0's store is where
+// its server was put (it dialed port 0 and waited out the timeout), and its collectives
+// leave the data as it is. With more ranks, no port is an error at once.
+TEST(ProcessGroup, AJobOfOneNeedsNoPort) {
+  uopc::JobEnv env;
+  env.token = "process-group-test";
+  env.timeout = std::chrono::milliseconds(5000);
+  absl::StatusOr<std::unique_ptr<uopc::ProcessGroup>> g = uopc::ProcessGroup::Create(env);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::vector<float> data = {1.5f, -2.0f, 3.25f};
+  ASSERT_TRUE((*g)->AllReduce(data.data(), 3, uopc::DType::kF32, uopc::ReduceOp::kSum)->Wait().ok());
+  EXPECT_EQ(data, (std::vector<float>{1.5f, -2.0f, 3.25f}));
+  env.world_size = 2;
+  absl::StatusOr<std::unique_ptr<uopc::ProcessGroup>> two = uopc::ProcessGroup::Create(env);
+  ASSERT_FALSE(two.ok());
+  EXPECT_EQ(two.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Has(std::string(two.status().message()), "no MASTER_PORT")) << two.status();
 }
 
 TEST(Launcher, SetsEachRanksEnvironmentAndPrefixesItsLines) {
