@@ -76,29 +76,21 @@ UOp Split(const UOp& reduce, const UOp& x, const Shape& in, const std::string& d
   return Dims(Ops::RESHAPE, whole, out_shape);
 }
 
-// The inputs of each output of `r`: the product of its reduced dims (0 if not static).
-int64_t Reduced(const UOp& r, const ShapeMap& shapes) {
-  const Shape& in = shapes.at(r.src(0).get());
-  int64_t n = 1;
-  for (int a : r.arg().Get<ReduceArg>().axes) {
-    if (!in[a].IsStatic()) return 0;
-    n *= in[a].value();
-  }
-  return n;
-}
-
-// The outputs of `r`: the product of its kept dims (0 if not static).
-int64_t Outputs(const UOp& r, const ShapeMap& shapes) {
+// The product of `r`'s reduced dims (the inputs of each output), or of its kept dims (its
+// outputs); 0 if one is not static.
+int64_t CountOf(const UOp& r, const ShapeMap& shapes, bool reduced) {
   const Shape& in = shapes.at(r.src(0).get());
   const std::vector<int>& axes = r.arg().Get<ReduceArg>().axes;
   int64_t n = 1;
   for (size_t d = 0; d < in.size(); ++d) {
-    if (std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end()) continue;
+    if ((std::find(axes.begin(), axes.end(), static_cast<int>(d)) != axes.end()) != reduced)
+      continue;
     if (!in[d].IsStatic()) return 0;
     n *= in[d].value();
   }
   return n;
 }
+int64_t Reduced(const UOp& r, const ShapeMap& shapes) { return CountOf(r, shapes, true); }
 
 // The outermost REDUCEs in `r`'s body, up to what is materialized (a STAGE, a BUFFER).
 std::vector<UOp> NestedReduces(const UOp& r) {
@@ -145,7 +137,7 @@ absl::StatusOr<UOp> SplitReduces(const UOp& g, const PassContext& ctx) {
   auto long_on_cpu = [&](const UOp& r) -> std::optional<std::string> {
     absl::StatusOr<std::string> device = place.Of(r);
     if (!device.ok() || !ctx.TargetOf(*device).IsCpu()) return std::nullopt;
-    const int64_t outputs = Outputs(r, shapes);
+    const int64_t outputs = CountOf(r, shapes, false);
     if (outputs == 0 || outputs > kCpuFewOutputs || Reduced(r, shapes) < kCpuLongReduce)
       return std::nullopt;
     return *device;
