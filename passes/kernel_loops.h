@@ -19,6 +19,9 @@ struct KernelLoops {
   std::vector<std::optional<int64_t>> reduction;  // its first reduction's loops' lengths
   bool reduces = false;                           // it computes a reduction
   bool matmul = false;  // each reduction a sum of products of two values read from buffers
+  // a read of its sums steps through memory along the reduction (by 1 along its last loop)
+  // and across rows along the last output loop: a layer norm's or a softmax's row sums
+  bool sums_rows = false;
   std::string shape;    // its output shape, for messages: "(48, 96)"
 };
 

@@ -74,6 +74,26 @@ bool ReadsAlong(const UOp& x, const UOp& loop) {
   return !step || *step == 0 || *step == 1;
 }
 
+// Whether a read in `sum`'s value steps by 1 along its last loop and by a constant other
+// than 0 or 1 along `row` (the last output loop): it sums a row that lies in memory.
+bool SumsRows(const UOp& sum, const UOp& row) {
+  const UOp& along = sum.src(sum.src().size() - 1);
+  std::vector<UOp> todo{sum.src(0)};
+  absl::flat_hash_set<const UOp::Node*> seen;
+  while (!todo.empty()) {
+    UOp u = todo.back();
+    todo.pop_back();
+    if (!seen.insert(u.get()).second) continue;
+    if (const UOp load = ReadLoad(u)) {
+      const UOp index = Simplify(load.src(0).src(1));
+      const std::optional<int64_t> by = StepAlong(index, row);
+      if (StepAlong(index, along) == 1 && by && *by != 0 && *by != 1) return true;
+    }
+    for (const UOp& s : u.src()) todo.push_back(s);
+  }
+  return false;
+}
+
 // `r` (a loop-level REDUCE) with the loops that `unrolls` name (by their place among its
 // loops) in steps: each loop r of n steps that AMOUNT divides -> ro (n / AMOUNT) and ri.
 UOp Unrolled(const UOp& r, const std::vector<Opt>& unrolls, int& next) {
@@ -128,6 +148,8 @@ KernelLoops KernelLoopsOf(const UOp& kernel) {
         return r.arg().Get<ReduceArg>().op == Ops::ADD && v.is(Ops::MUL) &&
                ReadsAlong(v.src(0), top.loops.back()) && ReadsAlong(v.src(1), top.loops.back());
       });
+  k.sums_rows = k.reduces && !k.matmul && !top.loops.empty() && sums[0].src().size() > 1 &&
+                SumsRows(sums[0], top.loops.back());
   k.shape = ShapeToString(shape);
   return k;
 }

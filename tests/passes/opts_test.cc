@@ -41,6 +41,22 @@ TEST(Opts, DefaultsForOtherReductionsAreRowsOfSums) {
   EXPECT_EQ(OptsToString(DefaultOpts({.outputs = {8, 8}, .shape = "(8, 8)"}, kCpu)), "");
 }
 
+// Sums that read along memory (a row's mean, a softmax's max): 4 rows at once, else 2, else
+// one at a time, never a row of sums that reads across the rows.
+TEST(Opts, SumsAlongMemoryComeAFewRowsAtOnce) {
+  auto rows = [](std::vector<std::optional<int64_t>> outputs) {
+    KernelLoops k = Sums(std::move(outputs), 128);
+    k.sums_rows = true;
+    return k;
+  };
+  EXPECT_EQ(OptsToString(DefaultOpts(rows({16, 64}), kCpu)), "group 1 4");
+  EXPECT_EQ(OptsToString(DefaultOpts(rows({16, 1030}), kCpu)), "group 1 2");
+  EXPECT_EQ(OptsToString(DefaultOpts(rows({16, 31}), kCpu)), "");
+  EXPECT_EQ(OptsToString(DefaultOpts(rows({16, std::nullopt}), kCpu)), "");
+  EXPECT_EQ(OptsToString(OptActions(rows({3, 64}), kCpu)),
+            "group 1 4, group 1 16, group 1 64, unroll 0 4, unroll 0 8");
+}
+
 TEST(Opts, ActionsAreEverySingleChangeThatFits) {
   EXPECT_EQ(OptsToString(OptActions(Matmul(48, 96, 8), kCpu)),
             "upcast 1 16, upcast 1 32, upcast 1 48, upcast 0 4, upcast 0 6, "
