@@ -293,9 +293,11 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
     case Ops::OR: return bin("|");
     case Ops::XOR: return bin("^");
     case Ops::MAX:
-      if (IsFloat(t))
-        return absl::StrCat("((", CType(t, lang_), ")uopc_fmax(", R(u.src(0)), ", ", R(u.src(1)),
-                            "))");
+      if (IsFloat(t)) {  // (in float for all but f64: exact, and a loop of it vectorizes)
+        const char* fmax = t == DType::kF64 ? "uopc_fmax" : "uopc_fmaxf";
+        return absl::StrCat("((", CType(t, lang_), ")", fmax, "(", R(u.src(0)), ", ",
+                            R(u.src(1)), "))");
+      }
       return absl::StrCat("((", R(u.src(0)), ">", R(u.src(1)), ")?", R(u.src(0)), ":", R(u.src(1)),
                           ")");
     case Ops::SHL:
@@ -625,6 +627,7 @@ UOPC_FN float uopc_rbf16(float f) {
   return v.f;
 }
 UOPC_FN double uopc_fmax(double a, double b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }
+UOPC_FN float uopc_fmaxf(float a, float b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }
 /* 2^x of a float, core/exp2_f32.h's Exp2F32 (the interpreter's) operation for operation:
    within 1 ulp, the same bits on every backend, and loops of it vectorize (no call). */
 UOPC_FN float uopc_exp2f(float x) {
