@@ -778,6 +778,22 @@ TEST(Rangeify, ABatchedMatmulByATransposeHasNoRegisterTile) {
   EXPECT_EQ(defaults(false), "upcast 1 8, upcast 2 32");
 }
 
+// Sums along rows that lie in memory (a layer norm's mean, a row sum): 4 rows at a time,
+// each read along memory; a sum down the columns keeps its row of sums.
+TEST(Rangeify, RowSumsReadAlongMemoryFourRowsAtATime) {
+  auto defaults = [](int64_t rows, int64_t columns, int64_t axis) {
+    UOp x = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, rows * columns), {rows, columns});
+    std::string opts;
+    EXPECT_EQ(WithSpaces(UOp::Derived(Ops::REDUCE, {x}, ReduceArg{Ops::ADD, {axis}}),
+                         [&](const OptSpace& s) { opts = OptsToString(s.defaults); }),
+              1);
+    return opts;
+  };
+  EXPECT_EQ(defaults(64, 128, 1), "group 0 4");
+  EXPECT_EQ(defaults(4096, 4096, 1), "group 0 4");
+  EXPECT_EQ(defaults(128, 64, 0), "group 0 64");
+}
+
 // An unroll added to the defaults (a row of 3 sums): the reduction over k in steps of 4, its
 // inner loop a constant 4 long.
 TEST(Rangeify, AnUnrolledReductionRunsInStepsOfTheSameOrder) {
