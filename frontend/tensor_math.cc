@@ -130,7 +130,12 @@ Tensor Tensor::Sin() const { return Elementwise(Ops::SIN, {*this}, "sin"); }
 Tensor Tensor::Cos() const {
   return (IsFloat(dtype()) ? *this : Float()).operator+(M_PI / 2).Sin();
 }
-Tensor Tensor::Sigmoid() const { return ((-*this).Exp() + 1.0).Reciprocal(); }
+// 1 / (1 + exp(-x)), its exponent at most 87: exp stays finite, so a saturated sigmoid's
+// gradient is 0 (the reciprocal's gradient, 0, times exp's, which would be inf past 88.7: NaN).
+// Below -87 the value is 1 / (1 + e^87) = 1.6e-38 (the smallest normal float is 1.2e-38).
+Tensor Tensor::Sigmoid() const {
+  return ((-Maximum(Like(-87.0))).Exp() + 1.0).Reciprocal();
+}
 Tensor Tensor::Tanh() const { return (*this * 2.0).Sigmoid() * 2.0 - 1.0; }
 Tensor Tensor::Relu() const { return Maximum(Like(0)); }
 Tensor Tensor::Abs() const { return Maximum(-*this); }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <cstring>
 #include <regex>
 #include <set>
 #include <string>
@@ -740,6 +741,26 @@ std::string WithMetadata(const std::string& from, const std::string& key, const 
   });
 }
 
+// A copy of the checkpoint `from` at `to` whose tensor `name` (f32) holds `value` everywhere.
+std::string WithWeights(const std::string& from, const std::string& name, float value,
+                        const std::string& to) {
+  std::ifstream in(from, std::ios::binary);
+  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n |= uint64_t{static_cast<unsigned char>(file[k])} << (8 * k);
+  std::smatch m;
+  const std::string header = file.substr(8, n);
+  if (!std::regex_search(
+          header, m, std::regex("\"" + name + "\":\\{[^}]*\"data_offsets\":\\[(\\d+),(\\d+)\\]"))) {
+    ADD_FAILURE() << "no tensor " << name << " in " << from;
+    return to;
+  }
+  for (size_t at = 8 + n + std::stoull(m[1]); at < 8 + n + std::stoull(m[2]); at += 4)
+    std::memcpy(&file[at], &value, 4);
+  std::ofstream(to, std::ios::binary) << file;
+  return to;
+}
+
 TEST(GptTrain, ResumeChecksWhatItLoadsAndNeverSavesNonFiniteWeights) {
   const std::string args = kSmall + " --steps 4 --log-every 2";
   const std::string ck = Tmp("r.safetensors");
@@ -774,21 +795,23 @@ TEST(GptTrain, ResumeChecksWhatItLoadsAndNeverSavesNonFiniteWeights) {
   // --resume=yes resumes; a checkpoint at or past --steps trains nothing and writes nothing
   CommandResult again = RunCommand(Bin("gpt_train") + args + " --resume=yes --checkpoint " + ck);
   EXPECT_NE(again.out.find("nothing to train, and nothing written"), std::string::npos) << again.out;
-  // a step whose gradients overflow stops the run, the checkpoint on disk untouched
-  std::ifstream before_in(ck, std::ios::binary);
+  // a step whose loss overflows (an output projection of 3e38s: its logits are inf) stops
+  // the run, the checkpoint on disk untouched
+  const std::string huge = WithWeights(ck, "lm_head.weight", 3e38f, Tmp("huge.safetensors"));
+  std::ifstream before_in(huge, std::ios::binary);
   std::string before((std::istreambuf_iterator<char>(before_in)), std::istreambuf_iterator<char>());
   CommandResult nan = RunCommand(Bin("gpt_train") + kSmall +
-                                 " --steps 8 --lr 10 --clip 0 --warmup 1 --resume --checkpoint " + ck);
+                                 " --steps 8 --clip 0 --warmup 1 --resume --checkpoint " + huge);
   EXPECT_EQ(nan.status, 1) << nan.out;
   EXPECT_NE(nan.out.find("or a gradient is not finite; stopping with the weights of step"),
             std::string::npos)
       << nan.out;
-  std::ifstream after_in(ck, std::ios::binary);
+  std::ifstream after_in(huge, std::ios::binary);
   std::string after((std::istreambuf_iterator<char>(after_in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(after, before);
-  CommandResult skip = RunCommand(Bin("gpt_train") + kSmall +
-                                  " --steps 8 --lr 10 --clip 0 --warmup 1 --skip-nonfinite "
-                                  "--checkpoint " + Tmp("skip.safetensors"));
+  CommandResult skip = RunCommand(
+      Bin("gpt_train") + kSmall + " --steps 8 --clip 0 --warmup 1 --skip-nonfinite --resume " +
+      "--checkpoint " + WithWeights(ck, "lm_head.weight", 3e38f, Tmp("skip.safetensors")));
   EXPECT_EQ(skip.status, 0) << skip.out;
   EXPECT_NE(skip.out.find("; skipped"), std::string::npos) << skip.out;
   CommandResult sampled = RunCommand(Bin("gpt_generate") + " --tokens 5 --checkpoint " +

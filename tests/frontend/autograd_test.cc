@@ -1,6 +1,7 @@
 // Gradients against central finite differences, in f64, for every differentiable op.
 #include "frontend/autograd.h"
 
+#include <cmath>
 #include <functional>
 #include <random>
 
@@ -94,6 +95,29 @@ TEST(Autograd, Elementwise) {
   Check(
       "pow tensor", [](auto& x) { return x[0].Pow(x[1]); }, {{5}, {5}}, 0.2, 2);
   Check("square", [](auto& x) { return x[0].Square(); }, {{5}});
+}
+
+// Far out on the flat side, a saturating op's gradient is 0, not NaN: GELU, sigmoid and tanh
+// overflow exp there (1 / (1 + inf) = 0), and the gradient must not multiply 0 by that inf.
+TEST(Autograd, SaturatedActivationsHaveFiniteGradients) {
+  const std::vector<float> x{-1000.0f, -60.0f, -12.0f, -3.0f, 0.0f, 3.0f, 12.0f, 60.0f, 1000.0f};
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> ops{
+      {"gelu", [](const Tensor& t) { return t.Gelu(); }},
+      {"sigmoid", [](const Tensor& t) { return t.Sigmoid(); }},
+      {"tanh", [](const Tensor& t) { return t.Tanh(); }}};
+  for (const auto& [name, f] : ops) {
+    SCOPED_TRACE(name);
+    Tensor t = Tensor::FromVector(x, {static_cast<int64_t>(x.size())});
+    t.RequiresGrad();
+    Tensor y = f(t);
+    y.Sum().Backward();
+    const std::vector<float> value = y.ToVector<float>(), grad = t.grad().ToVector<float>();
+    for (size_t i = 0; i < x.size(); ++i) {
+      SCOPED_TRACE(x[i]);
+      EXPECT_TRUE(std::isfinite(value[i])) << value[i];
+      EXPECT_TRUE(std::isfinite(grad[i])) << grad[i];
+    }
+  }
 }
 
 TEST(Autograd, CastsPassTheGradientThrough) {
