@@ -140,7 +140,10 @@ grpc::Status CheckToken(const grpc::ServerContext* ctx, const std::string& token
 
 absl::Status ToAbsl(const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  const auto code = static_cast<absl::StatusCode>(s.error_code());
+  if (s.error_message().empty())  // (a failure of gRPC's own may come with no words)
+    return absl::Status(code, absl::StrCat(absl::StatusCodeToString(code), " from gRPC"));
+  return absl::Status(code, s.error_message());
 }
 
 grpc::Status ToGrpc(const absl::Status& s) {
