@@ -781,7 +781,7 @@ TEST(Rangeify, ABatchedMatmulByATransposeHasNoRegisterTile) {
 // Sums along rows that lie in memory (a layer norm's mean, a row sum): 4 rows at a time,
 // each read along memory; a sum down the columns keeps its row of sums.
 TEST(Rangeify, RowSumsReadAlongMemoryFourRowsAtATime) {
-  auto defaults = [](int64_t rows, int64_t columns, int64_t axis) {
+  auto defaults = [](int64_t rows, int64_t columns, int axis) {
     UOp x = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, rows * columns), {rows, columns});
     std::string opts;
     EXPECT_EQ(WithSpaces(UOp::Derived(Ops::REDUCE, {x}, ReduceArg{Ops::ADD, {axis}}),
