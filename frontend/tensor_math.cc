@@ -156,7 +156,11 @@ Tensor Tensor::Pow(double e) const {
     return e < 0 ? r.Reciprocal() : r;
   }
   Tensor x = IsFloat(dtype()) ? *this : Float();
-  Tensor mag = (x.Abs().Log() * e).Exp();
+  // |x|^e = exp(e log |x|), with 0 where x is 0 for e > 1 taken off that path: log 0 = -inf
+  // made the gradient there 0 / 0 (NaN) where it is 0 (PyTorch's)
+  Tensor a = x.Abs(), zero = a.Eq(0);
+  Tensor mag = e > 1 ? zero.Where(a.Like(0), (zero.Where(a.Like(1), a).Log() * e).Exp())
+                     : (a.Log() * e).Exp();
   if (!Integral(e)) return x.Lt(0).Where(x.Like(NAN), mag);  // no real root of a negative
   bool odd = std::fmod(std::abs(e), 2.0) == 1.0;
   return odd ? x.Lt(0).Where(-mag, mag) : mag;

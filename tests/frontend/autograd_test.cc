@@ -99,12 +99,14 @@ TEST(Autograd, Elementwise) {
 
 // Far out on the flat side, a saturating op's gradient is 0, not NaN: GELU, sigmoid and tanh
 // overflow exp there (1 / (1 + inf) = 0), and the gradient must not multiply 0 by that inf.
-TEST(Autograd, SaturatedActivationsHaveFiniteGradients) {
+// And |x|^2.5 at 0 (exp(2.5 log 0)): its gradient is 0 there, not 0 / 0.
+TEST(Autograd, SaturatedActivationsAndPowAtZeroHaveFiniteGradients) {
   const std::vector<float> x{-1000.0f, -60.0f, -12.0f, -3.0f, 0.0f, 3.0f, 12.0f, 60.0f, 1000.0f};
   const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> ops{
       {"gelu", [](const Tensor& t) { return t.Gelu(); }},
       {"sigmoid", [](const Tensor& t) { return t.Sigmoid(); }},
-      {"tanh", [](const Tensor& t) { return t.Tanh(); }}};
+      {"tanh", [](const Tensor& t) { return t.Tanh(); }},
+      {"pow 2.5 of |x|", [](const Tensor& t) { return t.Abs().Pow(2.5); }}};
   for (const auto& [name, f] : ops) {
     SCOPED_TRACE(name);
     Tensor t = Tensor::FromVector(x, {static_cast<int64_t>(x.size())});
