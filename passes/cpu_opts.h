@@ -1,7 +1,8 @@
 // The CPU's kernel heuristics (passes/opts.h dispatches to them for a CPU target): a
-// matmul's sums in a register tile sized from the target's vector width and registers,
-// else a reducing kernel's sums in a row on the stack sized from its L1 cache; and the
-// actions a search may try on a CPU kernel.
+// matmul's sums in a register tile sized from the target's vector width and registers;
+// sums that read along memory (a row's mean) 4 rows at a time; else a reducing kernel's sums
+// in a row on the stack sized from its L1 cache; and the actions a search may try on a CPU
+// kernel.
 #pragma once
 
 #include <cstdint>

@@ -3,7 +3,8 @@
 // for the target the kernel is compiled for. A kernel is to them the lengths of its loops and
 // whether it is a plain matmul:
 //   - DefaultOpts: the target class's heuristics (passes/cpu_opts.h: a matmul's register
-//     tile sized from the vector registers, else rows of sums on the stack sized from L1;
+//     tile sized from the vector registers, sums along memory 4 rows at a time, else rows
+//     of sums on the stack sized from L1;
 //     passes/gpu_opts.h: none, one output a thread);
 //   - OptActions: every single action (core/opt.h) the search may try on it;
 //   - SplitsOf: what a list of actions asks of its loops, checked against the kernel and the

@@ -4,8 +4,9 @@
 // built through reduce_to_accumulators). The kernel is read as the opts see it (its output
 // loops' lengths, its first reduction's loops, whether it is a plain matmul: each
 // reduction a sum of products of two loads, through float casts to or from a half and a
-// PAD's mask) off its loop IR, where reduce_collapse has taken out the loops that were
-// loads. The splits keep every sum's order:
+// PAD's mask; whether a read steps along the reduction in memory and across the rows) off
+// its loop IR, where reduce_collapse has taken out the loops that were loads. The splits
+// keep every sum's order:
 //   - upcast: a register tile of rows x columns, blocks of its columns outermost, then
 //     tiles of rows, then the tile's rows and columns (RangeKind upcast);
 //   - group: a row of columns' sums on the stack, in groups of rows (RangeKind group);
