@@ -50,12 +50,4 @@ uint16_t F32ToF16(float f) {
 
 float BF16ToF32(uint16_t b) { return FromBits(uint32_t{b} << 16); }
 
-uint16_t F32ToBF16(float f) {
-  uint32_t u = Bits(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet nan
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-
 }  // namespace uopc

@@ -254,6 +254,28 @@ void Multiply(const MatmulParams& p, float* out, const In* a, const In* b, int64
       });
     }
 }
+
+// n f32 sums rounded to bf16, F32ToBF16's arithmetic on 8 a step (a call an element took
+// 13% of a bf16 training step's samples, and gcc at -O2 leaves the loop of it scalar)
+__attribute__((target("avx2,fma"))) void RoundToBf16(const float* sums, uint16_t* out,
+                                                     int64_t n) {
+  const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7fff),
+                magnitude = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000),
+                quiet = _mm256_set1_epi32(0x40);
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256i u = _mm256_castps_si256(_mm256_loadu_ps(sums + j));
+    const __m256i high = _mm256_srli_epi32(u, 16);
+    const __m256i rounded = _mm256_srli_epi32(
+        _mm256_add_epi32(u, _mm256_add_epi32(half, _mm256_and_si256(high, one))), 16);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, magnitude), inf);
+    const __m256i bits = _mm256_blendv_epi8(rounded, _mm256_or_si256(high, quiet), nan);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j),  // (each below 2^16: exact)
+                     _mm_packus_epi32(_mm256_castsi256_si128(bits),
+                                      _mm256_extracti128_si256(bits, 1)));
+  }
+  for (; j < n; ++j) out[j] = F32ToBF16(sums[j]);
+}
 #endif
 
 }  // namespace
@@ -284,7 +306,7 @@ absl::Status RunAvx2Sgemm(const MatmulParams& p, void* out, bool bf16_out, const
       for (int64_t i = 0; i < p.m; ++i) {
         const float* row = sums_out + sums.OutOffset(z) + i * p.n;
         uint16_t* dst = o + p.OutOffset(z) + i * p.out_row;
-        for (int64_t j = 0; j < p.n; ++j) dst[j] = F32ToBF16(row[j]);
+        RoundToBf16(row, dst, p.n);
       }
   }
   return absl::OkStatus();

@@ -22,6 +22,7 @@
 #include "backends/c/thread_pool.h"
 #include "backends/cuda/matmul_kernels.h"
 #include "core/env.h"
+#include "core/float16.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -179,19 +180,10 @@ __attribute__((target("amx-tile"))) void AmxRelease() { _tile_release(); }
 
 int64_t RoundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-// f32 -> bf16 bits, round to nearest even, NaN kept quiet: core/float16.h's F32ToBF16,
-// inline so that a row of out converts in vector registers.
-inline uint16_t Bf16Of(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
-}
-
 // (gcc 12 warns about the undefined vectors inside its own AVX-512 intrinsics)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// 16 f32 sums to bf16 (Bf16Of's arithmetic in AVX-512 integers: every CPU with AMX has
+// 16 f32 sums to bf16 (F32ToBF16's arithmetic in AVX-512 integers: every CPU with AMX has
 // AVX-512).
 __attribute__((target("avx512f,avx512bw"), always_inline)) inline void Bf16x16(const float* in,
                                                                                uint16_t* out) {
@@ -221,7 +213,7 @@ __attribute__((target("avx512f,avx512bw"))) void BlockOut(const float* c, void* 
     uint16_t* o = static_cast<uint16_t*>(out) + r * out_row;
     int64_t x = 0;
     for (; x + 16 <= cols; x += 16) Bf16x16(in + x, o + x);
-    for (; x < cols; ++x) o[x] = Bf16Of(in[x]);
+    for (; x < cols; ++x) o[x] = F32ToBF16(in[x]);
   }
 }
 

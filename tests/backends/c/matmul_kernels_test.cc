@@ -325,6 +325,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Avx2Sgemm,
 TEST(Avx2SgemmTest, NaNsAndInfinitiesReachOut) {
   if (!Supplies("avx2_sgemm")) GTEST_SKIP() << "this CPU has no AVX2 and FMA, or UOPC_C_SGEMM=none";
   ExpectNaNsAndInfinitiesReachOut(DType::kF32);
+  if (!Supplies("avx2_bf16_to_f32")) GTEST_SKIP() << "avx2_sgemm is off, or AMX takes bf16";
+  ExpectNaNsAndInfinitiesReachOut(DType::kBF16);  // (rounded 8 sums a step)
 }
 
 // An attention's scores, q . k^T, where q and k are a linear layer's output plus its bias
