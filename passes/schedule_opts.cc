@@ -78,19 +78,12 @@ bool ReadsAlong(const UOp& x, const UOp& loop) {
 // than 0 or 1 along `row` (the last output loop): it sums a row that lies in memory.
 bool SumsRows(const UOp& sum, const UOp& row) {
   const UOp& along = sum.src(sum.src().size() - 1);
-  std::vector<UOp> todo{sum.src(0)};
-  absl::flat_hash_set<const UOp::Node*> seen;
-  while (!todo.empty()) {
-    UOp u = todo.back();
-    todo.pop_back();
-    if (!seen.insert(u.get()).second) continue;
+  for (const UOp& u : sum.src(0).Toposort())
     if (const UOp load = ReadLoad(u)) {
       const UOp index = Simplify(load.src(0).src(1));
       const std::optional<int64_t> by = StepAlong(index, row);
       if (StepAlong(index, along) == 1 && by && *by != 0 && *by != 1) return true;
     }
-    for (const UOp& s : u.src()) todo.push_back(s);
-  }
   return false;
 }
 

@@ -3,15 +3,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <map>
-#include <cstring>
 #include <regex>
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -718,12 +719,19 @@ TEST(GptTrain, BadFlagsAreOneLineErrorsNeverCrashes) {
 
 // A copy of the checkpoint `from` at `to`, its JSON header rewritten by `edit` (the header's
 // length too).
-std::string RewriteHeader(const std::string& from, const std::string& to,
-                          const std::function<std::string(const std::string&)>& edit) {
-  std::ifstream in(from, std::ios::binary);
+// The bytes of a checkpoint, and its JSON header's length (the first 8 bytes).
+std::pair<std::string, uint64_t> ReadCheckpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   uint64_t n = 0;
-  for (int k = 0; k < 8; ++k) n |= uint64_t{static_cast<unsigned char>(file[k])} << (8 * k);
+  for (int k = 0; k < 8 && k < static_cast<int>(file.size()); ++k)
+    n |= uint64_t{static_cast<unsigned char>(file[k])} << (8 * k);
+  return {file, n};
+}
+
+std::string RewriteHeader(const std::string& from, const std::string& to,
+                          const std::function<std::string(const std::string&)>& edit) {
+  const auto [file, n] = ReadCheckpoint(from);
   std::string header = edit(file.substr(8, n)), data = file.substr(8 + n);
   while (header.size() % 8) header += ' ';
   std::string len(8, '\0');
@@ -744,10 +752,7 @@ std::string WithMetadata(const std::string& from, const std::string& key, const 
 // A copy of the checkpoint `from` at `to` whose tensor `name` (f32) holds `value` everywhere.
 std::string WithWeights(const std::string& from, const std::string& name, float value,
                         const std::string& to) {
-  std::ifstream in(from, std::ios::binary);
-  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  uint64_t n = 0;
-  for (int k = 0; k < 8; ++k) n |= uint64_t{static_cast<unsigned char>(file[k])} << (8 * k);
+  auto [file, n] = ReadCheckpoint(from);
   std::smatch m;
   const std::string header = file.substr(8, n);
   if (!std::regex_search(
