@@ -81,6 +81,81 @@ __attribute__((target("avx2,fma"))) void Tile(int64_t kc, const float* a, int64_
   }
 }
 
+// 8 consecutive elements as f32 (a bf16's bits are the top half of an f32's: exact)
+__attribute__((target("avx2,fma"))) inline __m256 Load8(const float* x) { return _mm256_loadu_ps(x); }
+__attribute__((target("avx2,fma"))) inline __m256 Load8(const uint16_t* x) {
+  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+}
+
+// r[i][j] -> r[j][i], 8 x 8 floats in registers
+__attribute__((target("avx2,fma"))) inline void Transpose8(__m256 r[8]) {
+  __m256 t[8], u[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
+}
+
+// 8 steps of 6 rows of a (row r's step q at a + r * lda + q) into pa as f32, step after step
+// (pa + q * 6 + r). Element by element, packing a took 4% of the bench GPT's f32 training
+// step and 11% of its bf16 one.
+static_assert(kMr == 6);
+template <typename In>
+__attribute__((target("avx2,fma"))) inline void PackSixRowsOfEight(const In* a, int64_t lda,
+                                                                   float* pa) {
+  __m256 r[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 6; ++i) r[i] = Load8(a + i * lda);
+  r[6] = r[7] = _mm256_setzero_ps();
+  Transpose8(r);
+  // step j's 6 values and 2 that step j + 1's overwrites; the last step's 6 alone
+#pragma GCC unroll 8
+  for (int j = 0; j < 7; ++j) _mm256_storeu_ps(pa + 6 * j, r[j]);
+  _mm_storeu_ps(pa + 42, _mm256_castps256_ps128(r[7]));
+  _mm_storel_pi(reinterpret_cast<__m64*>(pa + 46), _mm256_extractf128_ps(r[7], 1));
+}
+
+// 8 steps of 8 columns of a transposed b (column c's step q at b + c * ldb + q) into 8 rows
+// of dst, `ldd` apart
+template <typename In>
+__attribute__((target("avx2,fma"))) inline void PackEightColumnsOfEight(const In* b, int64_t ldb,
+                                                                        float* dst, int64_t ldd) {
+  __m256 r[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) r[i] = Load8(b + i * ldb);
+  Transpose8(r);
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + j * ldd, r[j]);
+}
+
+// The 6 elements at a into pa as f32, and 2 zeros after them (what the next step's call
+// overwrites: the last step is left to the caller).
+__attribute__((target("avx2,fma"))) inline void SixSideBySide(const float* a, float* pa) {
+  const __m128 two = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(a + 4));
+  _mm256_storeu_ps(pa, _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(a)), two, 1));
+}
+__attribute__((target("avx2,fma"))) inline void SixSideBySide(const uint16_t* a, float* pa) {
+  uint32_t two;
+  std::memcpy(&two, a + 4, sizeof two);
+  const __m128i six = _mm_insert_epi32(
+      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)), static_cast<int>(two), 2);
+  _mm256_storeu_ps(pa, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(six), 16)));
+}
+
 // b's steps [k0, k0 + kc) of the column panels [jp0, jp1) into pb, as f32: panel jp's step q
 // is the kNr floats at pb + ((jp - jp0) * kc + q) * kNr, zeros past column n. (For AVX2, and
 // with its operands apart, so that its copies are vector copies: at -O2 gcc vectorizes no
@@ -100,64 +175,18 @@ __attribute__((target("avx2,fma"))) void PackB(const MatmulParams& p, const In* 
   for (int64_t jp = p.b_col == 1 ? std::max(jp0, full) : jp0; jp < jp1; ++jp) {
     const int64_t j0 = jp * kNr, cols = std::min(kNr, p.n - j0);
     float* dst = pb + (jp - jp0) * kc * kNr;
-    for (int64_t q = 0; q < kc; ++q, dst += kNr) {
+    int64_t q = 0;
+    if (p.b_row == 1 && cols == kNr)  // (b transposed: a column's steps side by side)
+      for (; q + 8 <= kc; q += 8, dst += 8 * kNr)
+        for (int64_t h = 0; h < kNr; h += 8)
+          PackEightColumnsOfEight(b + k0 + q + (j0 + h) * p.b_col, p.b_col, dst + h, kNr);
+    for (; q < kc; ++q, dst += kNr) {
       const In* src = b + (k0 + q) * p.b_row + j0 * p.b_col;
       int64_t c = 0;
       for (; c < cols; ++c) dst[c] = F32(src[c * p.b_col]);
       for (; c < kNr; ++c) dst[c] = 0.0f;
     }
   }
-}
-
-// 8 consecutive elements as f32 (a bf16's bits are the top half of an f32's: exact)
-__attribute__((target("avx2,fma"))) inline __m256 Load8(const float* x) { return _mm256_loadu_ps(x); }
-__attribute__((target("avx2,fma"))) inline __m256 Load8(const uint16_t* x) {
-  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x)));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
-}
-
-// 8 steps of 6 rows of a (row r's step q at a + r * lda + q) into pa as f32, step after step
-// (pa + q * 6 + r): an 8 x 8 transpose in registers, its 2 missing rows zeros. Element by
-// element, packing a took 4% of the bench GPT's f32 training step and 11% of its bf16 one.
-static_assert(kMr == 6);
-template <typename In>
-__attribute__((target("avx2,fma"))) inline void PackSixRowsOfEight(const In* a, int64_t lda,
-                                                                   float* pa) {
-  const __m256 zero = _mm256_setzero_ps();
-  const __m256 r0 = Load8(a), r1 = Load8(a + lda), r2 = Load8(a + 2 * lda),
-               r3 = Load8(a + 3 * lda), r4 = Load8(a + 4 * lda), r5 = Load8(a + 5 * lda);
-  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1),
-               t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3),
-               t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee),
-               s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee),
-               s4 = _mm256_shuffle_ps(t4, zero, 0x44), s5 = _mm256_shuffle_ps(t4, zero, 0xee),
-               s6 = _mm256_shuffle_ps(t5, zero, 0x44), s7 = _mm256_shuffle_ps(t5, zero, 0xee);
-  // step j's 6 values and 2 that step j + 1's overwrites; the last step's 6 alone
-  _mm256_storeu_ps(pa, _mm256_permute2f128_ps(s0, s4, 0x20));
-  _mm256_storeu_ps(pa + 6, _mm256_permute2f128_ps(s1, s5, 0x20));
-  _mm256_storeu_ps(pa + 12, _mm256_permute2f128_ps(s2, s6, 0x20));
-  _mm256_storeu_ps(pa + 18, _mm256_permute2f128_ps(s3, s7, 0x20));
-  _mm256_storeu_ps(pa + 24, _mm256_permute2f128_ps(s0, s4, 0x31));
-  _mm256_storeu_ps(pa + 30, _mm256_permute2f128_ps(s1, s5, 0x31));
-  _mm256_storeu_ps(pa + 36, _mm256_permute2f128_ps(s2, s6, 0x31));
-  const __m256 last = _mm256_permute2f128_ps(s3, s7, 0x31);
-  _mm_storeu_ps(pa + 42, _mm256_castps256_ps128(last));
-  _mm_storel_pi(reinterpret_cast<__m64*>(pa + 46), _mm256_extractf128_ps(last, 1));
-}
-
-// The 6 elements at a into pa as f32, and 2 zeros after them (what the next step's call
-// overwrites: the last step is left to the caller).
-__attribute__((target("avx2,fma"))) inline void SixSideBySide(const float* a, float* pa) {
-  const __m128 two = _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(a + 4));
-  _mm256_storeu_ps(pa, _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(a)), two, 1));
-}
-__attribute__((target("avx2,fma"))) inline void SixSideBySide(const uint16_t* a, float* pa) {
-  uint32_t two;
-  std::memcpy(&two, a + 4, sizeof two);
-  const __m128i six = _mm_insert_epi32(
-      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)), static_cast<int>(two), 2);
-  _mm256_storeu_ps(pa, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(six), 16)));
 }
 
 // a's rows [i0, i1) (i0 a multiple of kMr) of steps [k0, k0 + kc) into pa, as f32: the panel
