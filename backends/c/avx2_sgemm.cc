@@ -82,7 +82,9 @@ __attribute__((target("avx2,fma"))) void Tile(int64_t kc, const float* a, int64_
 }
 
 // 8 consecutive elements as f32 (a bf16's bits are the top half of an f32's: exact)
-__attribute__((target("avx2,fma"))) inline __m256 Load8(const float* x) { return _mm256_loadu_ps(x); }
+__attribute__((target("avx2,fma"))) inline __m256 Load8(const float* x) {
+  return _mm256_loadu_ps(x);
+}
 __attribute__((target("avx2,fma"))) inline __m256 Load8(const uint16_t* x) {
   const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x)));
   return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
@@ -151,8 +153,8 @@ __attribute__((target("avx2,fma"))) inline void SixSideBySide(const float* a, fl
 __attribute__((target("avx2,fma"))) inline void SixSideBySide(const uint16_t* a, float* pa) {
   uint32_t two;
   std::memcpy(&two, a + 4, sizeof two);
-  const __m128i six = _mm_insert_epi32(
-      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)), static_cast<int>(two), 2);
+  const __m128i six = _mm_insert_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)),
+                                       static_cast<int>(two), 2);
   _mm256_storeu_ps(pa, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(six), 16)));
 }
 
