@@ -397,14 +397,18 @@ absl::Status RunAvx2Sgemm(const MatmulParams& p, void* out, bool bf16_out, const
   else
     Multiply(sums, sums_out, static_cast<const float*>(a), static_cast<const float*>(b), l1d_bytes,
              l2_bytes);
-  if (bf16_out) {  // each sum rounded once
+  if (bf16_out) {  // each sum rounded once, the rows shared among the matmul's threads
     uint16_t* o = static_cast<uint16_t*>(out);
-    for (int64_t z = 0; z < count; ++z)
-      for (int64_t i = 0; i < p.m; ++i) {
-        const float* row = sums_out + sums.OutOffset(z) + i * p.n;
-        uint16_t* dst = o + p.OutOffset(z) + i * p.out_row;
-        RoundToBf16(row, dst, p.n);
+    ThreadPool& pool = ThreadPool::Get();
+    const int threads = p.Flops() < kMinThreadedFlops ? 1 : pool.threads();
+    const int64_t rows = count * p.m;
+    pool.ParallelFor(threads, [&](int t) {
+      for (int64_t zi = rows * t / threads; zi < rows * (t + 1) / threads; ++zi) {
+        const int64_t z = zi / p.m, i = zi % p.m;
+        RoundToBf16(sums_out + sums.OutOffset(z) + i * p.n, o + p.OutOffset(z) + i * p.out_row,
+                    p.n);
       }
+    });
   }
   return absl::OkStatus();
 #endif
