@@ -1,6 +1,7 @@
 #include "core/bounds.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -38,6 +39,19 @@ B Corners(i128 a, i128 b, i128 c, i128 d) {
 i128 FloorDiv(i128 a, i128 b) {
   i128 q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// `b` (the bounds of x) narrowed by what `cond` being true says of x: k < x, x < k, and both
+// (a gate that picks x only where it lies in range: a block table's entry)
+B Where(const UOp& cond, const UOp& x, B b, int depth = 0) {
+  if (cond.is(Ops::AND) && IsBool(cond.dtype()) && depth < 8)
+    return Where(cond.src(1), x, Where(cond.src(0), x, b, depth + 1), depth + 1);
+  if (!cond.is(Ops::CMPLT)) return b;
+  if (const std::optional<int64_t> k = cond.src(1).ConstIntValue(); k && cond.src(0) == x)
+    b.hi = std::min<i128>(b.hi, i128{*k} - 1);
+  if (const std::optional<int64_t> k = cond.src(0).ConstIntValue(); k && cond.src(1) == x)
+    b.lo = std::max<i128>(b.lo, i128{*k} + 1);
+  return b;
 }
 
 B Compute(const UOp& u) {
@@ -106,6 +120,8 @@ B Compute(const UOp& u) {
         return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
       if (cond.is(Ops::CMPLT) && cond.src(0) == u.src(2) && cond.src(1) == u.src(1))
         return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+      a = Where(cond, u.src(1), a);  // (what the gate says of the value it picks)
+      if (a.lo > a.hi) return b;     // (it never picks it)
       return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
     }
     case Ops::AND:

@@ -43,6 +43,10 @@ struct CStyle {
   // the used ones, and an entry that takes the launch convention calls the kernel
   bool every_slot_a_parameter;
   const char* kernel_prefix;  // before the kernel's name
+  // a WHERE that picks an f32 read (in range wherever it is) or +0 is the read's bits and a
+  // mask: gcc vectorizes that in a chain of fmas, and not the select (a decode step's q . k
+  // over a paged cache, one key at a time: 2x slower)
+  bool masked_picks;
 };
 
 constexpr CStyle kC = {
@@ -59,6 +63,7 @@ constexpr CStyle kC = {
     .restrict_kw = "restrict",
     .every_slot_a_parameter = false,
     .kernel_prefix = "void ",
+    .masked_picks = true,
 };
 constexpr CStyle kCuda = {
     .name = "CUDA",
@@ -74,6 +79,7 @@ constexpr CStyle kCuda = {
     .restrict_kw = "__restrict__",
     .every_slot_a_parameter = true,
     .kernel_prefix = "extern \"C\" __global__ void ",
+    .masked_picks = false,
 };
 
 const CStyle& StyleOf(CLang lang) { return lang == CLang::kCuda ? kCuda : kC; }
@@ -221,6 +227,15 @@ class Renderer {
  private:
   void Line(const std::string& s) { body_ += std::string(2 * depth_, ' ') + s + "\n"; }
   std::string R(const UOp& u) const { return expr_.at(u.get()); }  // a copy: expr_ may rehash
+  /// Whether `u` is a read of a kernel buffer whose index lies in the buffer wherever it is.
+  static bool ReadInRange(const UOp& u) {
+    if (!u.is(Ops::LOAD) || !u.src(0).is(Ops::INDEX)) return false;
+    UOp b = u.src(0).src(0);
+    while (b.is(Ops::AFTER)) b = b.src(0);
+    const UOp& index = u.src(0).src(1);
+    return b.is(Ops::BUFFER) && HasBounds(index.dtype()) && VMin(index) >= 0 &&
+           VMax(index) < b.arg().Get<ParamArg>().size;
+  }
   absl::StatusOr<std::string> Alu(const UOp& u) const;
   std::string Div(const UOp& u) const;
   /// `x`, a value of `from`'s memory type, as `to`'s memory type with the same bits.
@@ -312,7 +327,12 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
       return absl::StrCat("((", CType(t, lang_), ")((", UType(t), ")", R(u.src(0)), "<<", R(b),
                           "))");
     }
-    case Ops::WHERE: return absl::StrCat("(", R(u.src(0)), "?", R(u.src(1)), ":", R(u.src(2)), ")");
+    case Ops::WHERE:
+      if (lang_.masked_picks && t == DType::kF32 && ReadInRange(u.src(1)) &&
+          u.src(2).is(Ops::CONST) && u.src(2).arg().Get<double>() == 0.0 &&
+          !std::signbit(u.src(2).arg().Get<double>()))
+        return absl::StrCat("uopc_pickf(", R(u.src(0)), ", ", R(u.src(1)), ")");
+      return absl::StrCat("(", R(u.src(0)), "?", R(u.src(1)), ":", R(u.src(2)), ")");
     case Ops::MULACC: {  // a * b + c rounded once: an fma instruction (a half's in float)
       auto x = [&](size_t i) {
         return t == DType::kF16 && lang_.native_f16 ? "(float)" + R(u.src(i)) : R(u.src(i));
@@ -469,8 +489,10 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
       if (memory && AsBits(u.dtype(), lang_)) from = FromBits(u.dtype(), from);
       if (memory && u.dtype() == DType::kBool) from = "(" + from + "!=0)";
       // read only where a WHERE picks it: read in its branch, so that an index that is out
-      // of range where the WHERE does not pick it (a PAD's, a concatenation's) is never read
-      if (memory && branch_uses_[u.get()] == uses_[u.get()]) {
+      // of range where the WHERE does not pick it (a PAD's, a concatenation's) is never read;
+      // an index in range wherever it is (a paged cache's, its block 0 where the gate is off)
+      // is read before the WHERE, which gcc then vectorizes
+      if (memory && branch_uses_[u.get()] == uses_[u.get()] && !ReadInRange(u)) {
         expr_[u.get()] = "(" + from + ")";
         return absl::OkStatus();
       }
@@ -624,6 +646,13 @@ UOPC_FN float uopc_rbf16(float f) {
   v.f = f;
   v.u = (v.u & 0x7fffffffu) > 0x7f800000u ? (v.u | 0x7fc00000u) & 0xffff0000u
                                           : (v.u + 0x7fffu + ((v.u >> 16) & 1u)) & 0xffff0000u;
+  return v.f;
+}
+/* g ? x : +0.0f as bits (a mask): a loop of it vectorizes where the select does not */
+UOPC_FN float uopc_pickf(int g, float x) {
+  union { float f; uint32_t u; } v;
+  v.f = x;
+  v.u &= 0u - (uint32_t)(g != 0);
   return v.f;
 }
 UOPC_FN double uopc_fmax(double a, double b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }

@@ -65,6 +65,19 @@ TEST(Bounds, Comparisons) {
   EXPECT_EQ(B(left.Lt(block).Where(block, left)), P(256, 600));
 }
 
+// A gate that picks a value only where it lies in a range bounds the pick: a paged KV cache's
+// block number read from the block table, 0 where the entry is out of range.
+TEST(Bounds, AGateBoundsTheValueItPicks) {
+  UOp entry = UOp::Buffer(DType::kI32, 0, 8).Index(UOp::Range(8, 0)).Load();
+  UOp in_range = UOp::Derived(Ops::AND, {UOp::Int(-1).Lt(entry), entry.Lt(UOp::Int(258))});
+  EXPECT_EQ(B(in_range.Where(entry, UOp::Int(0))), P(0, 257));
+  EXPECT_EQ(B(entry.Lt(UOp::Int(100)).Where(entry, UOp::Int(0))), P(-2147483648LL, 99));
+  EXPECT_EQ(B(UOp::Int(4).Lt(entry).Where(entry, UOp::Int(0))), P(0, 2147483647));
+  EXPECT_EQ(B(in_range.Where(UOp::Int(0), entry)), P(-2147483648LL, 2147483647));  // (not picked)
+  EXPECT_EQ(B(in_range.Where(entry, UOp::Int(0)) * 1024 + UOp::Range(1024, 1)),
+            P(0, 258 * 1024 - 1));
+}
+
 TEST(Bounds, DivisionByARangeThatHoldsZeroIsUnknown) {
   UOp d = UOp::Var("d", -1, 1);
   EXPECT_EQ(B(UOp::Int(8).FloorDiv(d)), P(-2147483648LL, 2147483647));

@@ -24,6 +24,9 @@ constexpr const char* kLoops = R"C(
 UOPC_ENTRY void round_all(const float* x, float* out, int n) {
   for (int i = 0; i < n; i++) out[i] = uopc_rbf16(x[i]);
 }
+UOPC_ENTRY void pick_all(const int* g, const float* x, float* out, int n) {
+  for (int i = 0; i < n; i++) out[i] = uopc_pickf(g[i], x[i]);
+}
 UOPC_ENTRY void store_all(const float* x, uint16_t* once, uint16_t* twice, int n) {
   for (int i = 0; i < n; i++) once[i] = uopc_f32_to_bf16(x[i]);
   for (int i = 0; i < n; i++) twice[i] = uopc_f32_to_bf16(uopc_rbf16(x[i]));
@@ -101,6 +104,26 @@ TEST_F(Prelude, StoringABf16RoundsAsRoundingItFirst) {
   store_all(x.data(), once.data(), twice.data(), static_cast<int>(x.size()));
   for (size_t i = 0; i < x.size(); ++i)
     ASSERT_EQ(twice[i], once[i]) << "0x" << std::hex << std::bit_cast<uint32_t>(x[i]);
+}
+
+// uopc_pickf(g, x) is g ? x : +0.0f bit for bit: NaNs with their payloads, -0 and infinities
+// where g holds, +0 where it does not (the C renderer writes such a WHERE with it)
+TEST_F(Prelude, APickIsTheSelectBitForBit) {
+  auto* pick_all = Get<void(const int*, const float*, float*, int)>("pick_all");
+  ASSERT_NE(pick_all, nullptr);
+  std::vector<float> x;
+  for (uint32_t bits : {0x7fc00001u, 0xffc12345u, 0x7f800001u, 0x80000000u, 0x00000000u,
+                        0x7f800000u, 0xff800000u, 0x00000001u, 0x3fc00000u, 0xc2280000u})
+    x.push_back(std::bit_cast<float>(bits));
+  std::vector<int> g;
+  std::vector<float> xs;
+  for (int gate : {0, 1, 7, -1})
+    for (float v : x) g.push_back(gate), xs.push_back(v);
+  std::vector<float> out(xs.size());
+  pick_all(g.data(), xs.data(), out.data(), static_cast<int>(xs.size()));
+  for (size_t i = 0; i < xs.size(); ++i)
+    EXPECT_EQ(std::bit_cast<uint32_t>(out[i]), g[i] ? std::bit_cast<uint32_t>(xs[i]) : 0u)
+        << "gate " << g[i] << ", x 0x" << std::hex << std::bit_cast<uint32_t>(xs[i]);
 }
 
 TEST_F(Prelude, AMaskedRoundingReadsNoSubnormalWhereNoValueIsOne) {

@@ -103,6 +103,34 @@ TEST(RenderC, FloorDivisionOnlyWhereBoundsAllow) {
   EXPECT_NE(src.find("(ridx0%3)"), std::string::npos) << src;
 }
 
+// A WHERE that picks a read or +0 reads in its branch where the index may leave the buffer
+// (a pad's), and before it, as a mask, where the index lies in the buffer wherever it is (a
+// paged cache's block, 0 where the block table's entry is out of range): gcc vectorizes a
+// chain of fmas through the mask, and not through the select.
+TEST(RenderC, APickOfAReadInRangeIsAMask) {
+  UOp table = UOp::Buffer(DType::kI32, 0, 4), keys = UOp::Buffer(DType::kF32, 1, 8 * 16);
+  UOp out = UOp::Buffer(DType::kF32, 2, 4 * 16);
+  UOp i = UOp::Range(4, 0), j = UOp::Range(16, 1);
+  UOp block = table.Index(i).Load();
+  UOp gate = UOp::Derived(Ops::AND, {UOp::Int(-1).Lt(block), block.Lt(UOp::Int(8))});
+  UOp safe = gate.Where(block, UOp::Int(0));
+  auto picked = [&](const UOp& read, double zero) {
+    return Render(UOp::Sink({out.Index(i * 16 + j)
+                                 .Store(gate.Where(read, UOp::ConstFloat(DType::kF32, zero)))
+                                 .End({j, i})}));
+  };
+  std::string src = picked(keys.Index(safe * 16 + j).Load(), 0.0);
+  EXPECT_NE(src.find("uopc_pickf(alu"), std::string::npos) << src;
+  EXPECT_NE(src.find("float val1 = data1["), std::string::npos) << src;
+  // the same read past the buffer where the gate is off: in the branch
+  src = picked(keys.Index(block * 16 + j).Load(), 0.0);
+  EXPECT_EQ(src.find("uopc_pickf"), std::string::npos) << src;
+  EXPECT_NE(src.find("?(data1["), std::string::npos) << src;
+  // -0 is not what a mask gives
+  src = picked(keys.Index(safe * 16 + j).Load(), -0.0);
+  EXPECT_EQ(src.find("uopc_pickf"), std::string::npos) << src;
+}
+
 TEST(RenderC, HalfPrecisionTypes) {
   UOp h = UOp::Buffer(DType::kF16, 0, 4), b = UOp::Buffer(DType::kBF16, 1, 4);
   UOp i = UOp::Range(4, 0), k = UOp::Range(4, 1);
