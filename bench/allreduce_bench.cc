@@ -286,11 +286,12 @@ void RegisterAll() {
       ->Unit(benchmark::kMicrosecond);
 }
 
-/// How rank 0 reaches its successor: "unix sockets" or "TCP".
+/// How rank 0 reaches its successor: "shared memory", "unix sockets" or "TCP".
 std::string Via() {
   const int p = g_group->world_size();
   if (p == 1) return "no peers";
-  return g_group->address_of(1 % p).rfind("unix-abstract:", 0) == 0 ? "unix sockets" : "TCP";
+  if (g_group->address_of(1 % p).rfind("unix-abstract:", 0) != 0) return "TCP";
+  return g_group->shared_bytes_sent() ? "shared memory" : "unix sockets";
 }
 
 /// Rank 0 prints the usual table, then a summary of the busbw figures and ratios.
@@ -373,7 +374,8 @@ int main(int argc, char** argv) {
           "All-reduce busbw of the gRPC ring next to the same ring over raw TCP, and raw TCP and\n"
           "unix-socket streams, 1 KiB to 64 MiB, interleaved iteration by iteration, and the\n"
           "latency of an 8-byte all-reduce; with no --nproc, for 2 and then 4 ranks.\n"
-          "UOPC_UNIX_SOCKETS=0 makes the gRPC ring use TCP between ranks on one host too.\n");
+          "UOPC_UNIX_SOCKETS=0 makes the gRPC ring use TCP between ranks on one host too;\n"
+          "UOPC_SHARED_MEMORY=0 sends its frames through the unix socket, not /dev/shm.\n");
       return 0;
     }
   if (!std::getenv("RANK")) return Launch(argc, argv);

@@ -176,11 +176,6 @@ struct ProcessGroup::Call {
                        /*borrow=*/!copy);
   }
 
-  /// Passes a received segment on as it is (gRPC's buffers, not a copy).
-  void Forward(int to, uint32_t step, Span s, const InFrame& f) {
-    g.job_->transport->Send(g.ranks_[to], Header(step, s), f.PayloadSlices());
-  }
-
   absl::StatusOr<InFrame> Take(int from, uint32_t step, DType wire, Span s) {
     Expect e{op,
              std::string(DTypeName(dtype)),
@@ -241,7 +236,10 @@ absl::Status ProcessGroup::RingAllGather(Call& c, void* data, DType wire, int64_
     for (Span s : Chunk(total, p, chunk, per)) {
       ASSIGN_OR_RETURN(InFrame f, c.Take(prev, first + step, wire, s));
       f.CopyTo(base + s.offset * w);
-      if (step + 1 < p - 1) c.Forward(next, first + step + 1, s, f);
+      // passed on from where it now lies, not from the frame's buffers: a frame that lies in
+      // shared memory would hold its slot until sent, and around a ring of full links no
+      // slot would free
+      if (step + 1 < p - 1) c.Send(next, first + step + 1, data, wire, s);
     }
   }
   return absl::OkStatus();
@@ -368,7 +366,7 @@ absl::Status ProcessGroup::DoBroadcast(uint64_t seq, void* data, int64_t count, 
     }
     ASSIGN_OR_RETURN(InFrame f, c.Take(prev, 0, dtype, s));
     f.CopyTo(static_cast<char*>(data) + s.offset * w);
-    if (pos < p - 1) c.Forward(next, 0, s, f);
+    if (pos < p - 1) c.Send(next, 0, data, dtype, s);  // from there, as the all-gather
   }
   return absl::OkStatus();
 }

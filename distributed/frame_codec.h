@@ -21,6 +21,7 @@ struct InFrame {
   wire::Frame header;
   grpc::ByteBuffer bytes;
   size_t payload_at = 0, payload_size = 0;
+  bool in_shared_memory = false;  // `bytes` lie in a shared-memory slot (shm_link.h)
 
   /// Copies the payload to `dst` (payload_size bytes).
   void CopyTo(void* dst) const;

@@ -1,6 +1,7 @@
 #include "distributed/job_env.h"
 
 #include <cstdlib>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -71,11 +72,13 @@ absl::StatusOr<JobEnv> JobEnv::FromEnvironment() {
       if (absl::Status st = Int(name, &e.restart, 0, 1 << 30); !st.ok()) return st;
       break;
     }
-  if (const char* u = Env("UOPC_UNIX_SOCKETS")) {
-    absl::StatusOr<bool> on = ParseBool("UOPC_UNIX_SOCKETS", u);
-    if (!on.ok()) return on.status();
-    e.unix_sockets = *on;
-  }
+  for (auto [name, flag] : {std::pair{"UOPC_UNIX_SOCKETS", &e.unix_sockets},
+                            std::pair{"UOPC_SHARED_MEMORY", &e.shared_memory}})
+    if (const char* u = Env(name)) {
+      absl::StatusOr<bool> on = ParseBool(name, u);
+      if (!on.ok()) return on.status();
+      *flag = *on;
+    }
   return e;
 }
 

@@ -5,7 +5,8 @@
 // ..._LOCAL_RANK, ..._LOCAL_SIZE) when torchrun's are absent, so a job starts under the
 // schedulers people already use. UOPC_JOB_TOKEN is the job's secret; UOPC_TIMEOUT the
 // seconds any call or wait may take (default 600); UOPC_UNIX_SOCKETS=0 makes ranks on one
-// host talk over TCP too (default 1: through unix sockets). UOPC_RESTART_COUNT (or
+// host talk over TCP too (default 1: through unix sockets), and UOPC_SHARED_MEMORY=0 sends
+// their frames over that socket too (default 1: through /dev/shm). UOPC_RESTART_COUNT (or
 // TORCHELASTIC_RESTART_COUNT, as torchrun sets it) says which start of the job this is: the
 // ranks of one start meet at that start's store.
 #pragma once
@@ -24,7 +25,8 @@ struct JobEnv {
   int master_port = 0;
   std::string token;
   std::chrono::milliseconds timeout{600000};
-  bool unix_sockets = true;  // to ranks on the same host
+  bool unix_sockets = true;   // to ranks on the same host
+  bool shared_memory = true;  // frames to ranks on the same host through /dev/shm
   int restart = 0;           // which start of the job (0: the first)
   std::string source;        // "torchrun", "slurm", "openmpi": where the rank came from
 

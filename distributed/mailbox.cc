@@ -1,5 +1,7 @@
 #include "distributed/mailbox.h"
 
+#include <climits>
+
 #include "absl/strings/str_cat.h"
 
 namespace uopc {
@@ -44,6 +46,22 @@ absl::Status Mailbox::Deposit(InFrame in) {
   frames_.emplace(key, std::move(in));
   cv_.notify_all();
   return absl::OkStatus();
+}
+
+void Mailbox::Materialize(int from) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = frames_.lower_bound({from, 0, false, 0, INT_MIN, 0, 0});
+       it != frames_.end() && std::get<0>(it->first) == from; ++it) {
+    InFrame& f = it->second;
+    if (!f.in_shared_memory) continue;
+    grpc::Slice copy(f.bytes.Length());
+    char* out = reinterpret_cast<char*>(const_cast<uint8_t*>(copy.begin()));
+    std::vector<grpc::Slice> slices;
+    (void)f.bytes.Dump(&slices);
+    for (const grpc::Slice& s : slices) out = std::copy(s.begin(), s.end(), out);
+    f.bytes = grpc::ByteBuffer(&copy, 1);  // the slot's last reference goes
+    f.in_shared_memory = false;
+  }
 }
 
 void Mailbox::Forget(uint32_t group, uint64_t collective) {

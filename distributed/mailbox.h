@@ -37,6 +37,9 @@ class Mailbox {
 
   /// Stores a frame from a stream; an error (malformed, duplicated) also breaks the sender.
   absl::Status Deposit(InFrame frame);
+  /// Copies the frames from `from` that lie in shared memory out of it, freeing their slots
+  /// for the sender (which waits for one).
+  void Materialize(int from);
   /// Collective `collective` of `group` is done here: drops what was kept to check its headers.
   void Forget(uint32_t group, uint64_t collective);
   /// The sender closed its stream cleanly.

@@ -1,5 +1,9 @@
 #include "distributed/peer_service.h"
 
+#include <atomic>
+#include <optional>
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 
 #include "distributed/frame_codec.h"
@@ -29,13 +33,76 @@ PeerService::PeerService(std::string token, Mailbox* mailbox)
           this)));
 }
 
+namespace {
+
+/// Checks a frame's sender and stream_seq against the stream's so far: consecutive, or (on
+/// a path that shares the sender's frames with another) growing.
+absl::Status CheckOrder(const wire::Frame& h, int* from, uint64_t* next, bool gaps) {
+  if (*from < 0) *from = h.from();
+  if (h.from() != *from)
+    return absl::InvalidArgumentError(
+        absl::StrCat("a stream from rank ", *from, " carried a frame of rank ", h.from()));
+  if (h.stream_seq() < *next || (!gaps && h.stream_seq() != *next))
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", *from, " sent frame ", h.stream_seq(), " after frame ",
+                     *next == 0 ? -1 : static_cast<int64_t>(*next - 1),
+                     h.stream_seq() < *next ? " (a repeat)" : " (out of order or lost)"));
+  *next = h.stream_seq() + 1;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void PeerService::ReadShared(ShmReader& in, int from, const std::atomic<bool>& stop) {
+  uint64_t next = 0;
+  auto broken = [&](absl::string_view why) {
+    mailbox_->Broken(from, absl::StrCat("rank ", from, "'s shared memory link: ", why));
+  };
+  for (;;) {
+    // once stopped (the stream ended), what was published and no more: a sender that exits
+    // as soon as its collective is done has published every frame its peers need
+    const bool last = stop.load(std::memory_order_acquire);
+    absl::StatusOr<std::optional<grpc::ByteBuffer>> bytes =
+        in.Next(std::chrono::milliseconds(last ? 0 : 100));
+    if (!bytes.ok()) return broken(bytes.status().message());
+    if (!*bytes) {
+      if (last) return;
+      // the sender waits for a slot that frames kept here (taken later) hold: copy them out
+      if (in.starving()) mailbox_->Materialize(from);
+      continue;
+    }
+    absl::StatusOr<InFrame> f = DecodeFrame(**std::move(bytes));
+    if (!f.ok()) return broken(absl::StrCat("rank ", from, " sent ", f.status().message()));
+    int sender = from;
+    if (absl::Status s = CheckOrder(f->header, &sender, &next, /*gaps=*/true); !s.ok())
+      return broken(s.message());
+    if (f->header.op() == "bye") return;
+    f->in_shared_memory = true;
+    if (!mailbox_->Deposit(*std::move(f)).ok()) return;  // (the mailbox broke the sender)
+  }
+}
+
 grpc::Status PeerService::Push(grpc::ServerContext* ctx,
                                grpc::ServerReader<grpc::ByteBuffer>* reader, wire::Empty*) {
   if (grpc::Status s = CheckToken(ctx, token_); !s.ok()) return s;
   grpc::ByteBuffer bytes;
   int from = -1;
   uint64_t next = 0;
+  // frames through shared memory (op "shm"): read on a thread of their own until its "bye"
+  std::unique_ptr<ShmReader> shared;
+  std::atomic<bool> stop{false};
+  std::thread shared_reader;
+  // (at_once: the stream ended without a bye; the reader takes what was published and ends)
+  auto end_shared = [&](bool at_once) {
+    if (!shared_reader.joinable()) return;
+    if (at_once) {
+      stop = true;
+      shared->Wake();
+    }
+    shared_reader.join();
+  };
   auto refuse = [&](const std::string& why) {
+    end_shared(true);
     if (from >= 0) mailbox_->Broken(from, why);
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why);
   };
@@ -45,24 +112,35 @@ grpc::Status PeerService::Push(grpc::ServerContext* ctx,
       return refuse(from < 0 ? absl::StrCat("a peer sent ", f.status().message())
                              : absl::StrCat("rank ", from, " sent ", f.status().message()));
     const wire::Frame& h = f->header;
-    if (from < 0) from = h.from();
-    if (h.from() != from)
-      return refuse(
-          absl::StrCat("a stream from rank ", from, " carried a frame of rank ", h.from()));
-    if (h.stream_seq() != next)
-      return refuse(
-          absl::StrCat("rank ", from, " sent frame ", h.stream_seq(), " after frame ",
-                       next == 0 ? -1 : static_cast<int64_t>(next - 1),
-                       h.stream_seq() < next ? " (a repeat)" : " (out of order or lost)"));
-    ++next;
+    // a sender that waits for shared memory checks the stream (outside its sequence)
+    if (shared && h.op() == "ping" && h.from() == from) continue;
+    if (absl::Status s = CheckOrder(h, &from, &next, shared != nullptr); !s.ok())
+      return refuse(std::string(s.message()));
+    if (h.op() == "shm") {
+      // a file this process cannot open (another /dev/shm) is not an error: the sender,
+      // which waits for this side to open it, goes on over this stream
+      if (shared)
+        return refuse(absl::StrCat("rank ", from, " offered a second shared memory link"));
+      absl::StatusOr<std::unique_ptr<ShmReader>> in = ShmReader::Open(h.shared_memory());
+      if (!in.ok()) continue;
+      shared = *std::move(in);
+      shared_reader =
+          std::thread([this, &stop, in = shared.get(), from] { ReadShared(*in, from, stop); });
+      continue;
+    }
     if (h.op() == "bye") {
+      // its frames (and its own bye, written before this one, if the sender used the link)
+      end_shared(/*at_once=*/h.shared_memory().empty());
       mailbox_->Bye(from);
       return grpc::Status::OK;
     }
-    if (absl::Status s = mailbox_->Deposit(*std::move(f)); !s.ok())
+    if (absl::Status s = mailbox_->Deposit(*std::move(f)); !s.ok()) {
+      end_shared(true);
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string(s.message()));
+    }
     bytes.Clear();
   }
+  end_shared(true);
   if (from >= 0)
     mailbox_->Broken(from,
                      absl::StrCat("rank ", from, "'s connection dropped (did the process die?)"));

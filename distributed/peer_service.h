@@ -1,14 +1,17 @@
 // The peer service every rank hosts (uopc.wire.Peer): it takes the streams its peers push
-// and the aborts they send, checking the job token first, and hands everything to the
-// mailbox. Written out by hand rather than generated, so that Push reads frames as gRPC's
-// raw buffers (frame_codec.h) instead of parsing every payload into a fresh string.
+// (and the shared-memory links a stream offers, for a peer on this host) and the aborts
+// they send, checking the job token first, and hands everything to the mailbox. Written
+// out by hand rather than generated, so that Push reads frames as gRPC's raw buffers
+// (frame_codec.h) instead of parsing every payload into a fresh string.
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
 
 #include "distributed/mailbox.h"
+#include "distributed/shm_link.h"
 #include "distributed/wire.grpc.pb.h"  // gRPC's service and handler types, as generated code uses them
 
 namespace uopc {
@@ -24,6 +27,10 @@ class PeerService final : public grpc::Service {
   grpc::Status Abort(grpc::ServerContext* ctx, const wire::AbortRequest* req, wire::Empty*);
 
  private:
+  /// Deposits the frames of rank `from` that come through `in` until its "bye", `stop` (and
+  /// then the frames already there), or an error (which breaks `from` in the mailbox).
+  void ReadShared(ShmReader& in, int from, const std::atomic<bool>& stop);
+
   std::string token_;
   Mailbox* mailbox_;
 };

@@ -122,7 +122,7 @@ absl::Status ProcessGroup::Start() {
     if (r != env.rank) channels[r] = ChannelTo(*peer, me.host, &addresses[r]);
   }
   j.transport = std::make_unique<Transport>(env.rank, std::move(channels), addresses, env.token,
-                                            env.timeout, &j.mailbox);
+                                            env.timeout, &j.mailbox, env.shared_memory);
   j.worker = std::thread([&j] { j.Loop(); });
   if (absl::Status s = Barrier()->Wait(); !s.ok())
     return absl::Status(s.code(), absl::StrCat("rendezvous: ", s.message()));

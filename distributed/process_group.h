@@ -101,6 +101,8 @@ class ProcessGroup {
   /// Payload bytes this rank has sent, over all groups of the job (segments of tensors;
   /// not gRPC's framing).
   uint64_t bytes_sent() const { return job_->transport->payload_bytes_sent(); }
+  /// Of them, those that went through shared memory (to ranks on this host).
+  uint64_t shared_bytes_sent() const { return job_->transport->shared_bytes_sent(); }
 
  private:
   /// What the groups of one job share: the server, the connections, the mailbox, and the

@@ -1,5 +1,6 @@
 #include "distributed/transport.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 #include "distributed/frame_codec.h"
@@ -10,12 +11,13 @@ namespace uopc {
 
 Transport::Transport(int rank, std::vector<std::shared_ptr<grpc::Channel>> channels,
                      std::vector<std::string> addresses, std::string token,
-                     std::chrono::milliseconds timeout, Mailbox* mailbox)
+                     std::chrono::milliseconds timeout, Mailbox* mailbox, bool shared_memory)
     : rank_(rank),
       addresses_(std::move(addresses)),
       token_(std::move(token)),
       timeout_(timeout),
       mailbox_(mailbox),
+      shared_memory_(shared_memory),
       channels_(std::move(channels)) {
   const int p = static_cast<int>(addresses_.size());
   for (int r = 0; r < p; ++r) {
@@ -40,13 +42,38 @@ void Transport::Send(int to, wire::Frame header, const void* payload, size_t siz
 }
 
 void Transport::Send(int to, wire::Frame header, std::vector<grpc::Slice> payload) {
-  for (const grpc::Slice& s : payload) payload_bytes_.fetch_add(s.size(), std::memory_order_relaxed);
+  size_t size = 0;
+  for (const grpc::Slice& s : payload) size += s.size();
+  payload_bytes_.fetch_add(size, std::memory_order_relaxed);
   Link& l = *links_[to];
   std::lock_guard<std::mutex> lock(l.mu);
   header.set_from(rank_);
   header.set_stream_seq(l.next_seq++);
-  l.queue.push_back(EncodeFrame(header, std::move(payload)));
+  l.queue.push_back({EncodeFrame(header, std::move(payload)), header.stream_seq(), size});
   l.cv.notify_all();
+}
+
+namespace {
+
+// The largest frame: a segment of 4 MiB (collectives.cc) and its header.
+constexpr size_t kMaxFrameBytes = (4 << 20) + 4096;
+
+}  // namespace
+
+std::unique_ptr<ShmWriter> Transport::OfferSharedMemory(
+    int to, uint64_t seq, grpc::ClientWriter<grpc::ByteBuffer>& writer) {
+  absl::StatusOr<std::unique_ptr<ShmWriter>> shm = ShmWriter::Create(kMaxFrameBytes);
+  if (!shm.ok()) return nullptr;  // (no /dev/shm, or full: the stream carries everything)
+  wire::Frame hello;
+  hello.set_from(rank_);
+  hello.set_stream_seq(seq);
+  hello.set_op("shm");
+  hello.set_shared_memory((*shm)->name());
+  if (!writer.Write(EncodeFrame(hello, nullptr, 0), grpc::WriteOptions().set_write_through()))
+    return nullptr;
+  // a peer that cannot open it (another /dev/shm) says nothing: the stream carries on
+  if (!(*shm)->WaitAttached(std::min(timeout_, std::chrono::milliseconds(5000)))) return nullptr;
+  return *std::move(shm);
 }
 
 void Transport::Run(int to) {
@@ -63,9 +90,40 @@ void Transport::Run(int to) {
   const grpc::internal::RpcMethod push(kPushMethod, grpc::internal::RpcMethod::CLIENT_STREAMING,
                                        channels_[to]);
   std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer;
+  auto open = [&] {
+    if (!writer)
+      writer.reset(grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
+          channels_[to].get(), push, ctx.get(), &reply));
+  };
+  std::unique_ptr<ShmWriter> shm;
+  bool shm_tried = !shared_memory_ || !absl::StartsWith(addresses_[to], "unix");
+  // a wait for a free slot goes on while the stream can be written (a ping now and then
+  // finds a peer that is gone)
+  auto last_ping = std::chrono::steady_clock::now();
+  auto go_on = [&] {
+    {
+      std::lock_guard<std::mutex> lock(l.mu);
+      if (l.cancelled) return false;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ping < std::chrono::milliseconds(200)) return true;
+    last_ping = now;
+    wire::Frame ping;  // (outside the stream's sequence: frames queued before it come after)
+    ping.set_from(rank_);
+    ping.set_op("ping");
+    return writer->Write(EncodeFrame(ping, nullptr, 0), grpc::WriteOptions().set_write_through());
+  };
   bool failed = false;
+  auto broken = [&](const std::string& why) {
+    failed = true;
+    // (the same cause as a receive's drop, which may come second: said the same way)
+    mailbox_->Broken(to, absl::StrCat("rank ", to,
+                                      "'s connection dropped (did the process die?): "
+                                      "sending to it at ",
+                                      addresses_[to], " failed: ", why));
+  };
   for (;;) {
-    grpc::ByteBuffer f;
+    Out f;
     {
       std::unique_lock<std::mutex> lock(l.mu);
       l.cv.wait(lock, [&] { return !l.queue.empty() || l.closing; });
@@ -74,20 +132,24 @@ void Transport::Run(int to) {
       l.queue.pop_front();
     }
     if (!failed) {  // else drop: the peer is gone (waits on it fail through the mailbox)
-      if (!writer)
-        writer.reset(grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
-            channels_[to].get(), push, ctx.get(), &reply));
-      // written through: Write returns once the frame is in the kernel, not merely queued
-      // in gRPC, so that Flush knows when a borrowed payload is free again
-      if (!writer->Write(f, grpc::WriteOptions().set_write_through())) {
-        failed = true;
+      open();
+      if (!shm_tried) {
+        shm_tried = true;
+        shm = OfferSharedMemory(to, f.seq, *writer);
+      }
+      absl::Status via_shm = absl::UnavailableError("");
+      if (shm) {
+        via_shm = shm->Write(f.bytes, go_on);
+        if (via_shm.ok()) shared_bytes_.fetch_add(f.payload, std::memory_order_relaxed);
+        if (absl::IsCancelled(via_shm)) broken("waiting for shared memory it holds");
+      }
+      // else, and where shared memory had no room (out of memory): the stream. Written
+      // through: Write returns once the frame is in the kernel, not merely queued in gRPC,
+      // so that Flush knows when a borrowed payload is free again
+      if (!via_shm.ok() && !failed &&
+          !writer->Write(f.bytes, grpc::WriteOptions().set_write_through())) {
         grpc::Status s = writer->Finish();
-        // (the same cause as a receive's drop, which may come second: said the same way)
-        mailbox_->Broken(to, absl::StrCat("rank ", to,
-                                          "'s connection dropped (did the process die?): "
-                                          "sending to it at ",
-                                          addresses_[to], " failed: ",
-                                          s.ok() ? "the stream closed" : s.error_message()));
+        broken(s.ok() ? "the stream closed" : s.error_message());
       }
     }
     std::lock_guard<std::mutex> lock(l.mu);
@@ -98,10 +160,18 @@ void Transport::Run(int to) {
     wire::Frame bye;
     bye.set_from(rank_);
     bye.set_op("bye");
+    if (shm) {  // its own bye first: the peer reads it before the stream's
+      {
+        std::lock_guard<std::mutex> lock(l.mu);
+        bye.set_stream_seq(l.next_seq++);
+      }
+      (void)shm->Write(EncodeFrame(bye, nullptr, 0), go_on);
+    }
     {
       std::lock_guard<std::mutex> lock(l.mu);
       bye.set_stream_seq(l.next_seq++);
     }
+    if (shm) bye.set_shared_memory(shm->name());  // (its bye came before)
     writer->Write(EncodeFrame(bye, nullptr, 0));
     writer->WritesDone();
     writer->Finish();
@@ -143,6 +213,7 @@ void Transport::Close(bool cancel) {
   for (auto& l : links_) {
     std::lock_guard<std::mutex> lock(l->mu);
     l->closing = true;
+    l->cancelled = cancel;
     if (cancel && l->ctx) l->ctx->TryCancel();
     l->cv.notify_all();
   }
@@ -151,8 +222,10 @@ void Transport::Close(bool cancel) {
     if (!l->thread.joinable()) continue;
     {
       std::unique_lock<std::mutex> lock(l->mu);
-      if (!l->cv.wait_until(lock, deadline, [&] { return l->done; }) && l->ctx)
-        l->ctx->TryCancel();  // a stalled peer
+      if (!l->cv.wait_until(lock, deadline, [&] { return l->done; })) {
+        l->cancelled = true;  // a stalled peer
+        if (l->ctx) l->ctx->TryCancel();
+      }
     }
     l->thread.join();
   }

@@ -2,7 +2,10 @@
 // thread from a queue, so that a collective can go on (reducing the next segment) while the
 // previous one is on the wire. Frames get their stream sequence numbers here. A stream that
 // cannot be written marks the peer broken in the mailbox, so that whoever waits on that
-// peer fails at once.
+// peer fails at once. To a peer on this host, frames go through shared memory
+// (shm_link.h) once the peer has opened it: a memcpy instead of a socket's two kernel
+// copies, and a futex instead of gRPC's wake-ups (the stream stays, to notice the peer's
+// end, and for a frame that shared memory has no room for).
 #pragma once
 
 #include <atomic>
@@ -20,16 +23,19 @@
 #include "absl/status/status.h"
 
 #include "distributed/mailbox.h"
+#include "distributed/shm_link.h"
 #include "distributed/wire.grpc.pb.h"
 
 namespace uopc {
 
 class Transport {
  public:
-  /// `channels[r]` reaches rank r (null for this rank); `addresses[r]` names it in messages.
+  /// `channels[r]` reaches rank r (null for this rank); `addresses[r]` names it in messages
+  /// (a unix socket's: the peer is on this host). `shared_memory`: to peers on this host,
+  /// frames go through shared memory.
   Transport(int rank, std::vector<std::shared_ptr<grpc::Channel>> channels,
             std::vector<std::string> addresses, std::string token,
-            std::chrono::milliseconds timeout, Mailbox* mailbox);
+            std::chrono::milliseconds timeout, Mailbox* mailbox, bool shared_memory = true);
   ~Transport();
 
   const std::string& address(int r) const { return addresses_[r]; }
@@ -42,6 +48,8 @@ class Transport {
   void Send(int to, wire::Frame header, std::vector<grpc::Slice> payload);
   /// Payload bytes queued to peers so far (what the collectives cost on the wire).
   uint64_t payload_bytes_sent() const { return payload_bytes_.load(std::memory_order_relaxed); }
+  /// Of them, the bytes of frames that went through shared memory.
+  uint64_t shared_bytes_sent() const { return shared_bytes_.load(std::memory_order_relaxed); }
   /// Blocks until every frame queued so far is written to the kernel (or dropped, its link
   /// broken): borrowed payloads are free again, and the frames reach the peers even if this
   /// process exits now. An error at the deadline names the peer.
@@ -53,12 +61,18 @@ class Transport {
   void Close(bool cancel = false);
 
  private:
-  std::atomic<uint64_t> payload_bytes_{0};
+  std::atomic<uint64_t> payload_bytes_{0}, shared_bytes_{0};
+  struct Out {
+    grpc::ByteBuffer bytes;
+    uint64_t seq;    // its stream_seq
+    size_t payload;  // bytes
+  };
   struct Link {
     std::mutex mu;
     std::condition_variable cv;
-    std::deque<grpc::ByteBuffer> queue;
+    std::deque<Out> queue;
     bool closing = false;
+    bool cancelled = false;  // Close gave up on the stream: so does a wait for shared memory
     uint64_t next_seq = 0;
     uint64_t written = 0;                // frames written to the kernel or dropped
     bool done = false;                   // the sender thread has finished
@@ -66,12 +80,17 @@ class Transport {
     std::thread thread;
   };
   void Run(int to);
+  /// A shared-memory link to `to`, offered on the stream `writer` (frame `seq` is the first
+  /// to use it), once the peer has opened it; null where it cannot be made or opened.
+  std::unique_ptr<ShmWriter> OfferSharedMemory(int to, uint64_t seq,
+                                               grpc::ClientWriter<grpc::ByteBuffer>& writer);
 
   const int rank_;
   const std::vector<std::string> addresses_;
   const std::string token_;
   const std::chrono::milliseconds timeout_;
   Mailbox* mailbox_;
+  const bool shared_memory_;
   std::vector<std::shared_ptr<grpc::Channel>> channels_;
   std::vector<std::unique_ptr<wire::Peer::Stub>> stubs_;  // for Abort
   std::vector<std::unique_ptr<Link>> links_;

@@ -23,7 +23,10 @@
 //   die-in-plan        rank 1 kills itself (SIGKILL) while a plan's 64 MiB all-reduce step runs
 //   tp                 a GPT split over the ranks (Megatron tensor parallelism): its logits,
 //                      loss and every gradient equal the whole model's in one process
-//   hello              prints its environment and its peers' addresses, passes a barrier
+//   hello              prints its environment and its peers' addresses, all-reduces 4 MiB
+//                      and prints the bytes sent (and how many through shared memory)
+//   p2p-order          rank 1 receives rank 0's messages (1 MiB each, a tag each) in the
+//                      opposite order they were sent
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -795,6 +798,27 @@ int Reuse(ProcessGroup& g) {
   std::_Exit(g_wrong ? 1 : 0);  // no goodbye, no flush by the group's destructor
 }
 
+/// Rank 0 sends 12 messages of 1 MiB, each on its own tag; rank 1 receives them in the
+/// opposite order, so that what came first waits longest.
+int P2pOrder(ProcessGroup& group) {
+  constexpr int kMessages = 12;
+  constexpr int64_t n = 1 << 18;
+  std::vector<std::vector<float>> m(kMessages, std::vector<float>(n));
+  for (int k = 0; k < kMessages; ++k)
+    for (int64_t i = 0; i < n; ++i) m[k][i] = static_cast<float>(k * n + i);
+  if (group.rank() == 0)
+    for (int k = 0; k < kMessages; ++k) Must(group.Send(m[k].data(), n, DType::kF32, 1, k)->Wait());
+  if (group.rank() == 1)
+    for (int k = kMessages - 1; k >= 0; --k) {
+      std::vector<float> got(n);
+      Must(group.Recv(got.data(), n, DType::kF32, 0, k)->Wait());
+      Expect(got == m[k], absl::StrCat("message ", k, " came wrong"));
+    }
+  Must(group.Barrier()->Wait());
+  std::printf("%d checks, %d wrong\n", g_checks, g_wrong);
+  return g_wrong ? 1 : 0;
+}
+
 }  // namespace
 }  // namespace uopc
 
@@ -837,9 +861,16 @@ int main(int argc, char** argv) {
                 group.world_size(), env->local_rank, env->local_world_size, env->source.c_str());
     for (int r = 0; r < group.world_size(); ++r)
       if (r != group.rank()) std::printf("reaches rank %d at %s\n", r, group.address_of(r).c_str());
+    std::vector<float> x(1 << 20, 1.0f);
+    Must(group.AllReduce(x.data(), static_cast<int64_t>(x.size()), DType::kF32, ReduceOp::kSum)
+             ->Wait());
+    std::printf("a 4 MiB all-reduce sent %llu bytes, %llu through shared memory\n",
+                static_cast<unsigned long long>(group.bytes_sent()),
+                static_cast<unsigned long long>(group.shared_bytes_sent()));
     Must(group.Barrier()->Wait());
     return 0;
   }
+  if (scenario == "p2p-order") return P2pOrder(group);
   std::printf("unknown scenario %s\n", scenario.c_str());
   return 2;
 }

@@ -10,12 +10,26 @@ namespace {
 class JobEnvTest : public testing::Test {
  protected:
   void SetUp() override {
-    for (const char* v :
-         {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-          "UOPC_JOB_TOKEN", "UOPC_TIMEOUT", "UOPC_UNIX_SOCKETS", "UOPC_RESTART_COUNT",
-          "TORCHELASTIC_RESTART_COUNT", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
-          "SLURM_NTASKS_PER_NODE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-          "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"})
+    for (const char* v : {"RANK",
+                          "WORLD_SIZE",
+                          "LOCAL_RANK",
+                          "LOCAL_WORLD_SIZE",
+                          "MASTER_ADDR",
+                          "MASTER_PORT",
+                          "UOPC_JOB_TOKEN",
+                          "UOPC_TIMEOUT",
+                          "UOPC_UNIX_SOCKETS",
+                          "UOPC_SHARED_MEMORY",
+                          "UOPC_RESTART_COUNT",
+                          "TORCHELASTIC_RESTART_COUNT",
+                          "SLURM_PROCID",
+                          "SLURM_NTASKS",
+                          "SLURM_LOCALID",
+                          "SLURM_NTASKS_PER_NODE",
+                          "OMPI_COMM_WORLD_RANK",
+                          "OMPI_COMM_WORLD_SIZE",
+                          "OMPI_COMM_WORLD_LOCAL_RANK",
+                          "OMPI_COMM_WORLD_LOCAL_SIZE"})
       unsetenv(v);
   }
   static void Set(const char* k, const char* v) { setenv(k, v, 1); }
@@ -37,8 +51,11 @@ TEST_F(JobEnvTest, TorchrunsContract) {
   EXPECT_EQ(e->token, "s3cret");
   EXPECT_EQ(e->timeout.count(), 2500);
   EXPECT_EQ(e->restart, 0);  // the first start
+  EXPECT_TRUE(e->unix_sockets && e->shared_memory);
   Set("UOPC_UNIX_SOCKETS", "0");
   EXPECT_FALSE(JobEnv::FromEnvironment()->unix_sockets);
+  Set("UOPC_SHARED_MEMORY", "0");
+  EXPECT_FALSE(JobEnv::FromEnvironment()->shared_memory);
   Set("TORCHELASTIC_RESTART_COUNT", "2");
   EXPECT_EQ(JobEnv::FromEnvironment()->restart, 2);
   Set("UOPC_RESTART_COUNT", "1");  // uopc_launch's name first
@@ -89,7 +106,10 @@ TEST_F(JobEnvTest, ErrorsNameTheVariable) {
             std::string::npos);
   Set("UOPC_TIMEOUT", "inf");
   EXPECT_FALSE(JobEnv::FromEnvironment().ok());
-  unsetenv("UOPC_TIMEOUT"), Set("UOPC_UNIX_SOCKETS", "maybe");
+  unsetenv("UOPC_TIMEOUT"), Set("UOPC_SHARED_MEMORY", "2");
+  EXPECT_NE(JobEnv::FromEnvironment().status().message().find("UOPC_SHARED_MEMORY=2"),
+            std::string::npos);
+  unsetenv("UOPC_SHARED_MEMORY"), Set("UOPC_UNIX_SOCKETS", "maybe");
   EXPECT_NE(JobEnv::FromEnvironment().status().message().find("UOPC_UNIX_SOCKETS=maybe: expected true or false"),
             std::string::npos);
 }

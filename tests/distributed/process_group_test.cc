@@ -139,6 +139,35 @@ TEST(Transport, RanksOnOneHostTalkThroughUnixSocketsUnlessToldNot) {
   }
 }
 
+// Frames to ranks on one host go through shared memory, unless UOPC_SHARED_MEMORY=0 or
+// the ranks talk over TCP.
+TEST(Transport, RanksOnOneHostSendThroughSharedMemoryUnlessToldNot) {
+  for (const char* env : {"", "UOPC_SHARED_MEMORY=0", "UOPC_UNIX_SOCKETS=0"}) {
+    CommandResult j = RunCommand(Launch(3, "hello", env), 60);
+    EXPECT_EQ(j.status, 0) << j.out;
+    std::smatch m;
+    const std::regex sent(R"(\[rank (\d)\] a 4 MiB all-reduce sent (\d+) bytes, (\d+) through)");
+    int ranks = 0;
+    for (auto it = std::sregex_iterator(j.out.begin(), j.out.end(), sent);
+         it != std::sregex_iterator(); ++it, ++ranks) {
+      const long long bytes = std::stoll((*it)[2]), shared = std::stoll((*it)[3]);
+      EXPECT_GE(bytes, (4 << 20) * 4 / 3) << j.out;  // 2(p-1)/p of 4 MiB
+      EXPECT_EQ(shared, *env ? 0 : bytes) << env << "\n" << j.out;
+    }
+    EXPECT_EQ(ranks, 3) << j.out;
+  }
+}
+
+// Frames a rank keeps until it asks for them (received in another order than sent) never
+// stall their sender, however many there are (a shared-memory link has a few slots).
+TEST(Transport, MessagesReceivedInTheOppositeOrderStillArrive) {
+  for (const char* env : {"", "UOPC_SHARED_MEMORY=0"}) {
+    CommandResult j = RunCommand(Launch(2, "p2p-order", env + std::string(" UOPC_TIMEOUT=20")), 60);
+    EXPECT_EQ(j.status, 0) << env << "\n" << j.out;
+    EXPECT_TRUE(Has(j.out, "[rank 1] 12 checks, 0 wrong")) << env << "\n" << j.out;
+  }
+}
+
 // The transport sends from the caller's buffers; once a collective is done they are the
 // caller's again: overwritten and freed at once, what the peers got is still right. Rank 2
 // takes no part in the send/recv between the all-reduces (p2p must not shift its numbering).
