@@ -81,6 +81,19 @@ void Mailbox::Broken(int from, const std::string& why) {
   cv_.notify_all();
 }
 
+void Mailbox::Connected(int from, bool connected) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (from >= 0 && from < world_) connected_[from] = connected;
+}
+
+void Mailbox::Lost(int from, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (from >= 0 && from < world_ && connected_[from]) return;
+  }
+  Broken(from, why);
+}
+
 void Mailbox::Abort(const std::string& why) {
   std::lock_guard<std::mutex> lock(mu_);
   if (abort_.empty()) abort_ = why;

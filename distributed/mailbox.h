@@ -46,6 +46,11 @@ class Mailbox {
   void Bye(int from);
   /// The sender's stream broke, or sending to it failed: waits on it fail with `why`.
   void Broken(int from, const std::string& why);
+  /// A stream from `from` began, or ended.
+  void Connected(int from, bool connected);
+  /// Sending to `from` found it gone: Broken, unless its stream to this rank is up (whose end
+  /// says so once every frame that came before it is here).
+  void Lost(int from, const std::string& why);
   /// Another rank aborted: every wait fails with `why`.
   void Abort(const std::string& why);
   /// The segment `key`, checked against `expect`, waiting until `deadline`.
@@ -65,6 +70,7 @@ class Mailbox {
   std::map<std::tuple<int, uint32_t, uint64_t>, wire::Frame> headers_;
   std::vector<std::string> broken_;
   std::vector<bool> closed_ = std::vector<bool>(world_, false);
+  std::vector<bool> connected_ = std::vector<bool>(world_, false);
   std::string abort_;
 };
 

@@ -103,7 +103,7 @@ grpc::Status PeerService::Push(grpc::ServerContext* ctx,
   };
   auto refuse = [&](const std::string& why) {
     end_shared(true);
-    if (from >= 0) mailbox_->Broken(from, why);
+    if (from >= 0) mailbox_->Broken(from, why), mailbox_->Connected(from, false);
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why);
   };
   while (reader->Read(&bytes)) {
@@ -114,8 +114,10 @@ grpc::Status PeerService::Push(grpc::ServerContext* ctx,
     const wire::Frame& h = f->header;
     // a sender that waits for shared memory checks the stream (outside its sequence)
     if (shared && h.op() == "ping" && h.from() == from) continue;
+    const bool first = from < 0;
     if (absl::Status s = CheckOrder(h, &from, &next, shared != nullptr); !s.ok())
       return refuse(std::string(s.message()));
+    if (first) mailbox_->Connected(from, true);
     if (h.op() == "shm") {
       // a file this process cannot open (another /dev/shm) is not an error: the sender,
       // which waits for this side to open it, goes on over this stream
@@ -132,6 +134,7 @@ grpc::Status PeerService::Push(grpc::ServerContext* ctx,
       // its frames (and its own bye, written before this one, if the sender used the link)
       end_shared(/*at_once=*/h.shared_memory().empty());
       mailbox_->Bye(from);
+      mailbox_->Connected(from, false);
       return grpc::Status::OK;
     }
     if (absl::Status s = mailbox_->Deposit(*std::move(f)); !s.ok()) {
@@ -141,9 +144,11 @@ grpc::Status PeerService::Push(grpc::ServerContext* ctx,
     bytes.Clear();
   }
   end_shared(true);
-  if (from >= 0)
+  if (from >= 0) {
     mailbox_->Broken(from,
                      absl::StrCat("rank ", from, "'s connection dropped (did the process die?)"));
+    mailbox_->Connected(from, false);
+  }
   return grpc::Status::OK;
 }
 

@@ -97,36 +97,51 @@ void Transport::Run(int to) {
   };
   std::unique_ptr<ShmWriter> shm;
   bool shm_tried = !shared_memory_ || !absl::StartsWith(addresses_[to], "unix");
-  // a wait for a free slot goes on while the stream can be written (a ping now and then
-  // finds a peer that is gone)
+  // Writes to shared memory succeed whether the peer lives or not: a ping on the stream every
+  // so often finds a peer that is gone (as a write to its socket would), while this link
+  // waits for frames to send or for a free slot.
+  constexpr auto kPingEvery = std::chrono::milliseconds(200);
   auto last_ping = std::chrono::steady_clock::now();
-  auto go_on = [&] {
-    {
-      std::lock_guard<std::mutex> lock(l.mu);
-      if (l.cancelled) return false;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_ping < std::chrono::milliseconds(200)) return true;
-    last_ping = now;
+  auto ping = [&] {
+    last_ping = std::chrono::steady_clock::now();
     wire::Frame ping;  // (outside the stream's sequence: frames queued before it come after)
     ping.set_from(rank_);
     ping.set_op("ping");
     return writer->Write(EncodeFrame(ping, nullptr, 0), grpc::WriteOptions().set_write_through());
   };
+  auto go_on = [&] {
+    {
+      std::lock_guard<std::mutex> lock(l.mu);
+      if (l.cancelled) return false;
+    }
+    return std::chrono::steady_clock::now() - last_ping < kPingEvery || ping();
+  };
   bool failed = false;
-  auto broken = [&](const std::string& why) {
+  // (the same cause as a receive's drop, which may come second: said the same way)
+  auto broken = [&](const std::string& why, bool ping = false) {
     failed = true;
-    // (the same cause as a receive's drop, which may come second: said the same way)
-    mailbox_->Broken(to, absl::StrCat("rank ", to,
-                                      "'s connection dropped (did the process die?): "
-                                      "sending to it at ",
-                                      addresses_[to], " failed: ", why));
+    std::string msg = absl::StrCat("rank ", to,
+                                   "'s connection dropped (did the process die?): "
+                                   "sending to it at ",
+                                   addresses_[to], " failed: ", why);
+    // a peer found gone by a ping has frames here, maybe, that its stream's end will mark
+    if (ping) return mailbox_->Lost(to, msg);
+    mailbox_->Broken(to, msg);
   };
   for (;;) {
     Out f;
     {
       std::unique_lock<std::mutex> lock(l.mu);
-      l.cv.wait(lock, [&] { return !l.queue.empty() || l.closing; });
+      auto ready = [&] { return !l.queue.empty() || l.closing; };
+      while (!ready()) {
+        if (!shm || failed || l.cv.wait_for(lock, kPingEvery, ready)) {
+          l.cv.wait(lock, ready);
+          break;
+        }
+        lock.unlock();
+        if (!ping()) broken("the stream closed", /*ping=*/true);
+        lock.lock();
+      }
       if (l.queue.empty()) break;  // closing, and all sent
       f = std::move(l.queue.front());
       l.queue.pop_front();
@@ -141,7 +156,7 @@ void Transport::Run(int to) {
       if (shm) {
         via_shm = shm->Write(f.bytes, go_on);
         if (via_shm.ok()) shared_bytes_.fetch_add(f.payload, std::memory_order_relaxed);
-        if (absl::IsCancelled(via_shm)) broken("waiting for shared memory it holds");
+        if (absl::IsCancelled(via_shm)) broken("waiting for shared memory it holds", /*ping=*/true);
       }
       // else, and where shared memory had no room (out of memory): the stream. Written
       // through: Write returns once the frame is in the kernel, not merely queued in gRPC,
