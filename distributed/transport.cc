@@ -38,10 +38,10 @@ void Transport::Send(int to, wire::Frame header, const void* payload, size_t siz
         const_cast<void*>(payload), size, [](void*) {}, nullptr));
   else if (size)
     slices.push_back(grpc::Slice(payload, size));
-  Send(to, std::move(header), std::move(slices));
+  Queue(to, std::move(header), std::move(slices));
 }
 
-void Transport::Send(int to, wire::Frame header, std::vector<grpc::Slice> payload) {
+void Transport::Queue(int to, wire::Frame header, std::vector<grpc::Slice> payload) {
   size_t size = 0;
   for (const grpc::Slice& s : payload) size += s.size();
   payload_bytes_.fetch_add(size, std::memory_order_relaxed);
@@ -118,14 +118,14 @@ void Transport::Run(int to) {
   };
   bool failed = false;
   // (the same cause as a receive's drop, which may come second: said the same way)
-  auto broken = [&](const std::string& why, bool ping = false) {
+  auto broken = [&](const std::string& why, bool by_ping = false) {
     failed = true;
     std::string msg = absl::StrCat("rank ", to,
                                    "'s connection dropped (did the process die?): "
                                    "sending to it at ",
                                    addresses_[to], " failed: ", why);
     // a peer found gone by a ping has frames here, maybe, that its stream's end will mark
-    if (ping) return mailbox_->Lost(to, msg);
+    if (by_ping) return mailbox_->Lost(to, msg);
     mailbox_->Broken(to, msg);
   };
   for (;;) {
@@ -139,7 +139,7 @@ void Transport::Run(int to) {
           break;
         }
         lock.unlock();
-        if (!ping()) broken("the stream closed", /*ping=*/true);
+        if (!ping()) broken("the stream closed", /*by_ping=*/true);
         lock.lock();
       }
       if (l.queue.empty()) break;  // closing, and all sent
@@ -156,7 +156,8 @@ void Transport::Run(int to) {
       if (shm) {
         via_shm = shm->Write(f.bytes, go_on);
         if (via_shm.ok()) shared_bytes_.fetch_add(f.payload, std::memory_order_relaxed);
-        if (absl::IsCancelled(via_shm)) broken("waiting for shared memory it holds", /*ping=*/true);
+        if (absl::IsCancelled(via_shm))
+          broken("waiting for shared memory it holds", /*by_ping=*/true);
       }
       // else, and where shared memory had no room (out of memory): the stream. Written
       // through: Write returns once the frame is in the kernel, not merely queued in gRPC,

@@ -44,8 +44,6 @@ class Transport {
   /// stream_seq are filled in here. The payload is copied, unless `borrow`: then gRPC sends
   /// it from where it lies, and it must stay unchanged until Flush() returns.
   void Send(int to, wire::Frame header, const void* payload, size_t size, bool borrow = false);
-  /// The same with the payload as slices (what a received frame holds: forwarded uncopied).
-  void Send(int to, wire::Frame header, std::vector<grpc::Slice> payload);
   /// Payload bytes queued to peers so far (what the collectives cost on the wire).
   uint64_t payload_bytes_sent() const { return payload_bytes_.load(std::memory_order_relaxed); }
   /// Of them, the bytes of frames that went through shared memory.
@@ -79,6 +77,8 @@ class Transport {
     grpc::ClientContext* ctx = nullptr;  // the stream's context, to cancel it
     std::thread thread;
   };
+  /// Send's queueing, with the payload as slices.
+  void Queue(int to, wire::Frame header, std::vector<grpc::Slice> payload);
   void Run(int to);
   /// A shared-memory link to `to`, offered on the stream `writer` (frame `seq` is the first
   /// to use it), once the peer has opened it; null where it cannot be made or opened.
