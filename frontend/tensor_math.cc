@@ -137,7 +137,9 @@ Tensor Tensor::Sigmoid() const {
   return ((-Maximum(Like(-87.0))).Exp() + 1.0).Reciprocal();
 }
 Tensor Tensor::Tanh() const { return (*this * 2.0).Sigmoid() * 2.0 - 1.0; }
-Tensor Tensor::Relu() const { return Maximum(Like(0)); }
+// (not a maximum with 0, whose gradient at the tie would be 0.5: PyTorch's is 0 there, and
+// NaN stays NaN)
+Tensor Tensor::Relu() const { return Le(Like(0)).Where(Like(0), *this); }
 Tensor Tensor::Abs() const { return Maximum(-*this); }
 
 Tensor Tensor::Gelu() const {  // the tanh approximation, as GPT-2

@@ -122,6 +122,18 @@ TEST(Autograd, SaturatedActivationsAndPowAtZeroHaveFiniteGradients) {
   }
 }
 
+// ReLU as PyTorch has it: the gradient at exactly 0 is 0 (a maximum with 0 would share it
+// between the tie's sides, 0.5), and NaN stays NaN.
+TEST(Autograd, ReluAtZeroHasGradientZeroAndKeepsNaN) {
+  Tensor x = Tensor::FromVector<float>({-1.0f, -0.0f, 0.0f, 2.0f, NAN}, {5}).RequiresGrad();
+  Tensor y = x.Relu();
+  std::vector<Tensor> g = Gradients(y.Slice(0, 0, 4).Sum(), {x});
+  const std::vector<float> value = y.ToVector<float>(), grad = g[0].ToVector<float>();
+  EXPECT_EQ(std::vector<float>(value.begin(), value.begin() + 4), (std::vector<float>{0, 0, 0, 2}));
+  EXPECT_TRUE(std::isnan(value[4]));
+  EXPECT_EQ(grad, (std::vector<float>{0, 0, 0, 1, 0}));
+}
+
 TEST(Autograd, CastsPassTheGradientThrough) {
   // (finite differences through an f32 rounding are not meaningful: checked exactly)
   Tensor x = Tensor::FromVector<double>({0.1, -2.5, 3}, {3}, DType::kF64).RequiresGrad();
