@@ -49,5 +49,6 @@ launch() {
     bazel-bin/bench/allreduce_bench "${@:2}"
 }
 launch 1 "$@" > "$dir/node1.log" 2>&1 &
+node1=$!
 launch 0 "$@"
-wait
+wait $node1  # (not the relay, which runs until the cleanup kills it)
