@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
     std::cerr << "gpt_generate: " << what << "\n";
     return 1;
   };
+  if (flags.Given("prompt") && flags.Given("prompt-ids"))
+    return fail("--prompt and --prompt-ids; expected one of them");
   if (precision != "f32" && precision != "bf16")
     return fail("--precision " + precision + "; expected f32 or bf16");
   absl::StatusOr<InferenceModel> loaded = LoadInferenceModel(checkpoint, heads);

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include <grpcpp/grpcpp.h>
 
@@ -206,7 +207,13 @@ int main(int argc, char** argv) {
   if (int rc = flags.Parse(argc, argv); rc >= 0) return rc;
   if (Token().empty())
     return Fail("no token: set UOPC_SERVE_TOKEN (the server requires it of every call)");
-  if (!c.address.empty()) return RunClient(c);
+  if (!c.address.empty()) {  // one prompt (--load's are random)
+    for (auto [a, b] :
+         {std::pair{"prompt", "prompt-ids"}, {"prompt", "load"}, {"prompt-ids", "load"}})
+      if (flags.Given(a) && flags.Given(b))
+        return Fail(absl::StrCat("--", a, " and --", b, "; expected one of them"));
+    return RunClient(c);
+  }
 
   absl::StatusOr<InferenceModel> loaded = LoadInferenceModel(checkpoint, heads);
   if (!loaded.ok()) return Fail(std::string(loaded.status().message()));

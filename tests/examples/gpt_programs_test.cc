@@ -870,6 +870,12 @@ TEST(GptGenerate, AGpt2CheckpointTiedAndInTheHuggingFaceNamingTakesTokenIds) {
   EXPECT_NE(no_ids.out.find("has no character vocabulary; give the prompt as --prompt-ids"),
             std::string::npos)
       << no_ids.out;
+  CommandResult both = RunCommand(Bin("gpt_generate") + " --checkpoint " + hf +
+                                  " --heads 2 --prompt-ids 3,1 --prompt 'The '");
+  EXPECT_EQ(both.status, 1);
+  EXPECT_NE(both.out.find("gpt_generate: --prompt and --prompt-ids; expected one of them"),
+            std::string::npos)
+      << both.out;
   CommandResult bad = RunCommand(Bin("gpt_generate") + " --checkpoint " + hf +
                                  " --heads 2 --prompt-ids 3,x");
   EXPECT_EQ(bad.status, 1);

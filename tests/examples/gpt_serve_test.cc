@@ -76,6 +76,18 @@ TEST_F(GptServe, HelpAndATokenAreRequired) {
             "gpt_serve: no token: set UOPC_SERVE_TOKEN (the server requires it of every call)\n");
 }
 
+// A client given its prompt both ways, or a prompt with --load (whose prompts are random),
+// is refused before it connects, not served one of them
+TEST_F(GptServe, AClientGivenTwoPromptsIsRefused) {
+  for (const char* flags : {"--prompt 'the ' --prompt-ids 1,2", "--load 3 --prompt 'the '",
+                            "--load 3 --prompt-ids 1"}) {
+    CommandResult r = RunCommand(kToken + Bin("gpt_serve") + " --client 127.0.0.1:1 " + flags);
+    EXPECT_EQ(r.status, 1) << flags;
+    EXPECT_EQ(r.out.find("gpt_serve: --"), 0u) << r.out;
+    EXPECT_NE(r.out.find("expected one of them"), std::string::npos) << r.out;
+  }
+}
+
 TEST_F(GptServe, BatchedGreedyStreamsAreGptGeneratesTokens) {
   std::unique_ptr<ServerProcess> server = Serve("--max-sequences 8 --step-tokens 16");
   ASSERT_TRUE(server->ok()) << server->first_line();
