@@ -4,6 +4,7 @@
 // header is decoded from the first bytes, and the payload is read where it lies.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -15,6 +16,10 @@
 #include "distributed/wire.pb.h"
 
 namespace uopc {
+
+/// The largest frame a link beside a stream carries (shm_link.h, tcp_link.h): a segment of
+/// 4 MiB (collectives.cc) and its header. A larger one goes over the stream.
+inline constexpr size_t kMaxLinkFrameBytes = (4 << 20) + 4096;
 
 /// A received frame: its header (payload empty) and the bytes it came in.
 struct InFrame {

@@ -72,8 +72,9 @@ absl::StatusOr<JobEnv> JobEnv::FromEnvironment() {
       if (absl::Status st = Int(name, &e.restart, 0, 1 << 30); !st.ok()) return st;
       break;
     }
-  for (auto [name, flag] : {std::pair{"UOPC_UNIX_SOCKETS", &e.unix_sockets},
-                            std::pair{"UOPC_SHARED_MEMORY", &e.shared_memory}})
+  for (auto [name, flag] :
+       {std::pair{"UOPC_UNIX_SOCKETS", &e.unix_sockets},
+        std::pair{"UOPC_SHARED_MEMORY", &e.shared_memory}, std::pair{"UOPC_TCP_LINK", &e.tcp_link}})
     if (const char* u = Env(name)) {
       absl::StatusOr<bool> on = ParseBool(name, u);
       if (!on.ok()) return on.status();

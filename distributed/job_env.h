@@ -27,6 +27,7 @@ struct JobEnv {
   std::chrono::milliseconds timeout{600000};
   bool unix_sockets = true;   // to ranks on the same host
   bool shared_memory = true;  // frames to ranks on the same host through /dev/shm
+  bool tcp_link = true;       // frames to ranks on other hosts through a TCP link of their own
   int restart = 0;           // which start of the job (0: the first)
   std::string source;        // "torchrun", "slurm", "openmpi": where the rank came from
 

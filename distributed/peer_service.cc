@@ -3,6 +3,7 @@
 #include <atomic>
 #include <optional>
 #include <thread>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 
@@ -53,10 +54,14 @@ absl::Status CheckOrder(const wire::Frame& h, int* from, uint64_t* next, bool ga
 
 }  // namespace
 
-void PeerService::ReadShared(ShmReader& in, int from, const std::atomic<bool>& stop) {
+template <typename Reader>
+void PeerService::ReadLink(Reader& in, int from, const std::atomic<bool>& stop) {
+  constexpr bool kShared = std::is_same_v<Reader, ShmReader>;
   uint64_t next = 0;
   auto broken = [&](absl::string_view why) {
-    mailbox_->Broken(from, absl::StrCat("rank ", from, "'s shared memory link: ", why));
+    mailbox_->Broken(
+        from,
+        absl::StrCat("rank ", from, kShared ? "'s shared memory link: " : "'s TCP link: ", why));
   };
   for (;;) {
     // once stopped (the stream ended), what was published and no more: a sender that exits
@@ -64,11 +69,17 @@ void PeerService::ReadShared(ShmReader& in, int from, const std::atomic<bool>& s
     const bool last = stop.load(std::memory_order_acquire);
     absl::StatusOr<std::optional<grpc::ByteBuffer>> bytes =
         in.Next(std::chrono::milliseconds(last ? 0 : 100));
-    if (!bytes.ok()) return broken(bytes.status().message());
+    if (!bytes.ok()) {
+      // a TCP link whose writer stopped waiting for it (it sends on the stream instead) ends
+      // before its first frame: not a fault (a writer that died ends its stream too)
+      if (!kShared && next == 0 && absl::IsUnavailable(bytes.status())) return;
+      return broken(bytes.status().message());
+    }
     if (!*bytes) {
       if (last) return;
       // the sender waits for a slot that frames kept here (taken later) hold: copy them out
-      if (in.starving()) mailbox_->Materialize(from);
+      if constexpr (kShared)
+        if (in.starving()) mailbox_->Materialize(from);
       continue;
     }
     absl::StatusOr<InFrame> f = DecodeFrame(**std::move(bytes));
@@ -77,7 +88,7 @@ void PeerService::ReadShared(ShmReader& in, int from, const std::atomic<bool>& s
     if (absl::Status s = CheckOrder(f->header, &sender, &next, /*gaps=*/true); !s.ok())
       return broken(s.message());
     if (f->header.op() == "bye") return;
-    f->in_shared_memory = true;
+    f->in_shared_memory = kShared;
     if (!mailbox_->Deposit(*std::move(f)).ok()) return;  // (the mailbox broke the sender)
   }
 }
@@ -90,6 +101,7 @@ grpc::Status PeerService::Push(grpc::ServerContext* ctx,
   uint64_t next = 0;
   // frames through shared memory (op "shm"): read on a thread of their own until its "bye"
   std::unique_ptr<ShmReader> shared;
+  std::unique_ptr<TcpReader> tcp;  // (op "tcp": the same, through a connection of their own)
   std::atomic<bool> stop{false};
   std::thread shared_reader;
   // (at_once: the stream ended without a bye; the reader takes what was published and ends)
@@ -97,7 +109,8 @@ grpc::Status PeerService::Push(grpc::ServerContext* ctx,
     if (!shared_reader.joinable()) return;
     if (at_once) {
       stop = true;
-      shared->Wake();
+      if (shared) shared->Wake();
+      if (tcp) tcp->Wake();
     }
     shared_reader.join();
   };
@@ -113,26 +126,36 @@ grpc::Status PeerService::Push(grpc::ServerContext* ctx,
                              : absl::StrCat("rank ", from, " sent ", f.status().message()));
     const wire::Frame& h = f->header;
     // a sender that waits for shared memory checks the stream (outside its sequence)
-    if (shared && h.op() == "ping" && h.from() == from) continue;
+    const bool linked = shared || tcp;
+    if (linked && h.op() == "ping" && h.from() == from) continue;
     const bool first = from < 0;
-    if (absl::Status s = CheckOrder(h, &from, &next, shared != nullptr); !s.ok())
+    if (absl::Status s = CheckOrder(h, &from, &next, linked); !s.ok())
       return refuse(std::string(s.message()));
     if (first) mailbox_->Connected(from, true);
-    if (h.op() == "shm") {
-      // a file this process cannot open (another /dev/shm) is not an error: the sender,
-      // which waits for this side to open it, goes on over this stream
-      if (shared)
-        return refuse(absl::StrCat("rank ", from, " offered a second shared memory link"));
-      absl::StatusOr<std::unique_ptr<ShmReader>> in = ShmReader::Open(h.shared_memory());
-      if (!in.ok()) continue;
-      shared = *std::move(in);
-      shared_reader =
-          std::thread([this, &stop, in = shared.get(), from] { ReadShared(*in, from, stop); });
+    if (h.op() == "shm" || h.op() == "tcp") {
+      // a file this process cannot open (another /dev/shm), or an address it cannot reach,
+      // is not an error: the sender, which waits for this side to open it, goes on over
+      // this stream
+      if (linked) return refuse(absl::StrCat("rank ", from, " offered a second link"));
+      if (h.op() == "shm") {
+        absl::StatusOr<std::unique_ptr<ShmReader>> in = ShmReader::Open(h.shared_memory());
+        if (!in.ok()) continue;
+        shared = *std::move(in);
+        shared_reader =
+            std::thread([this, &stop, in = shared.get(), from] { ReadLink(*in, from, stop); });
+      } else {
+        absl::StatusOr<std::unique_ptr<TcpReader>> in =
+            TcpReader::Connect(h.tcp_link(), kMaxLinkFrameBytes);
+        if (!in.ok()) continue;
+        tcp = *std::move(in);
+        shared_reader =
+            std::thread([this, &stop, in = tcp.get(), from] { ReadLink(*in, from, stop); });
+      }
       continue;
     }
     if (h.op() == "bye") {
       // its frames (and its own bye, written before this one, if the sender used the link)
-      end_shared(/*at_once=*/h.shared_memory().empty());
+      end_shared(/*at_once=*/h.shared_memory().empty() && h.tcp_link().empty());
       mailbox_->Bye(from);
       mailbox_->Connected(from, false);
       return grpc::Status::OK;

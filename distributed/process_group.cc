@@ -121,8 +121,9 @@ absl::Status ProcessGroup::Start() {
           absl::StrCat("rendezvous: rank ", r, " published ", peer.status().message()));
     if (r != env.rank) channels[r] = ChannelTo(*peer, me.host, &addresses[r]);
   }
-  j.transport = std::make_unique<Transport>(env.rank, std::move(channels), addresses, env.token,
-                                            env.timeout, &j.mailbox, env.shared_memory);
+  j.transport =
+      std::make_unique<Transport>(env.rank, std::move(channels), addresses, env.token, env.timeout,
+                                  &j.mailbox, env.shared_memory, env.tcp_link);
   j.worker = std::thread([&j] { j.Loop(); });
   if (absl::Status s = Barrier()->Wait(); !s.ok())
     return absl::Status(s.code(), absl::StrCat("rendezvous: ", s.message()));

@@ -103,6 +103,8 @@ class ProcessGroup {
   uint64_t bytes_sent() const { return job_->transport->payload_bytes_sent(); }
   /// Of them, those that went through shared memory (to ranks on this host).
   uint64_t shared_bytes_sent() const { return job_->transport->shared_bytes_sent(); }
+  /// Of them, those that went through TCP links (to ranks on other hosts).
+  uint64_t tcp_link_bytes_sent() const { return job_->transport->tcp_link_bytes_sent(); }
 
  private:
   /// What the groups of one job share: the server, the connections, the mailbox, and the

@@ -11,13 +11,15 @@ namespace uopc {
 
 Transport::Transport(int rank, std::vector<std::shared_ptr<grpc::Channel>> channels,
                      std::vector<std::string> addresses, std::string token,
-                     std::chrono::milliseconds timeout, Mailbox* mailbox, bool shared_memory)
+                     std::chrono::milliseconds timeout, Mailbox* mailbox, bool shared_memory,
+                     bool tcp_link)
     : rank_(rank),
       addresses_(std::move(addresses)),
       token_(std::move(token)),
       timeout_(timeout),
       mailbox_(mailbox),
       shared_memory_(shared_memory),
+      tcp_link_(tcp_link),
       channels_(std::move(channels)) {
   const int p = static_cast<int>(addresses_.size());
   for (int r = 0; r < p; ++r) {
@@ -53,16 +55,9 @@ void Transport::Queue(int to, wire::Frame header, std::vector<grpc::Slice> paylo
   l.cv.notify_all();
 }
 
-namespace {
-
-// The largest frame: a segment of 4 MiB (collectives.cc) and its header.
-constexpr size_t kMaxFrameBytes = (4 << 20) + 4096;
-
-}  // namespace
-
 std::unique_ptr<ShmWriter> Transport::OfferSharedMemory(
     int to, uint64_t seq, grpc::ClientWriter<grpc::ByteBuffer>& writer) {
-  absl::StatusOr<std::unique_ptr<ShmWriter>> shm = ShmWriter::Create(kMaxFrameBytes);
+  absl::StatusOr<std::unique_ptr<ShmWriter>> shm = ShmWriter::Create(kMaxLinkFrameBytes);
   if (!shm.ok()) return nullptr;  // (no /dev/shm, or full: the stream carries everything)
   wire::Frame hello;
   hello.set_from(rank_);
@@ -74,6 +69,24 @@ std::unique_ptr<ShmWriter> Transport::OfferSharedMemory(
   // a peer that cannot open it (another /dev/shm) says nothing: the stream carries on
   if (!(*shm)->WaitAttached(std::min(timeout_, std::chrono::milliseconds(5000)))) return nullptr;
   return *std::move(shm);
+}
+
+std::unique_ptr<TcpWriter> Transport::OfferTcpLink(int to, uint64_t seq,
+                                                   grpc::ClientWriter<grpc::ByteBuffer>& writer) {
+  const std::string& peer = addresses_[to];
+  absl::StatusOr<std::unique_ptr<TcpWriter>> tcp =
+      TcpWriter::Listen(peer.substr(0, peer.rfind(':')), kMaxLinkFrameBytes);
+  if (!tcp.ok()) return nullptr;  // (the stream carries everything)
+  wire::Frame hello;
+  hello.set_from(rank_);
+  hello.set_stream_seq(seq);
+  hello.set_op("tcp");
+  hello.set_tcp_link((*tcp)->offer());
+  if (!writer.Write(EncodeFrame(hello, nullptr, 0), grpc::WriteOptions().set_write_through()))
+    return nullptr;
+  // a peer that cannot connect (a firewall) says nothing: the stream carries on
+  if (!(*tcp)->WaitAttached(std::min(timeout_, std::chrono::milliseconds(5000)))) return nullptr;
+  return *std::move(tcp);
 }
 
 void Transport::Run(int to) {
@@ -95,8 +108,12 @@ void Transport::Run(int to) {
       writer.reset(grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
           channels_[to].get(), push, ctx.get(), &reply));
   };
+  // a link of its own beside the stream: shared memory to a peer on this host, a TCP
+  // connection to one on another
+  const bool local = absl::StartsWith(addresses_[to], "unix");
   std::unique_ptr<ShmWriter> shm;
-  bool shm_tried = !shared_memory_ || !absl::StartsWith(addresses_[to], "unix");
+  std::unique_ptr<TcpWriter> tcp;
+  bool link_tried = local ? !shared_memory_ : !tcp_link_;
   // Writes to shared memory succeed whether the peer lives or not: a ping on the stream every
   // so often finds a peer that is gone (as a write to its socket would), while this link
   // waits for frames to send or for a free slot.
@@ -148,21 +165,30 @@ void Transport::Run(int to) {
     }
     if (!failed) {  // else drop: the peer is gone (waits on it fail through the mailbox)
       open();
-      if (!shm_tried) {
-        shm_tried = true;
-        shm = OfferSharedMemory(to, f.seq, *writer);
+      if (!link_tried) {
+        link_tried = true;
+        if (local)
+          shm = OfferSharedMemory(to, f.seq, *writer);
+        else
+          tcp = OfferTcpLink(to, f.seq, *writer);
       }
-      absl::Status via_shm = absl::UnavailableError("");
+      absl::Status via_link = absl::UnavailableError("");
       if (shm) {
-        via_shm = shm->Write(f.bytes, go_on);
-        if (via_shm.ok()) shared_bytes_.fetch_add(f.payload, std::memory_order_relaxed);
-        if (absl::IsCancelled(via_shm))
+        via_link = shm->Write(f.bytes, go_on);
+        if (via_link.ok()) shared_bytes_.fetch_add(f.payload, std::memory_order_relaxed);
+        if (absl::IsCancelled(via_link))
           broken("waiting for shared memory it holds", /*by_ping=*/true);
+      } else if (tcp) {
+        via_link = tcp->Write(f.bytes, go_on);
+        if (via_link.ok()) tcp_bytes_.fetch_add(f.payload, std::memory_order_relaxed);
+        if (absl::IsCancelled(via_link))
+          broken("waiting for room in its TCP link", /*by_ping=*/true);
+        if (absl::IsUnavailable(via_link)) broken(std::string(via_link.message()));
       }
-      // else, and where shared memory had no room (out of memory): the stream. Written
+      // else, and where the link had no room (out of memory): the stream. Written
       // through: Write returns once the frame is in the kernel, not merely queued in gRPC,
       // so that Flush knows when a borrowed payload is free again
-      if (!via_shm.ok() && !failed &&
+      if (!via_link.ok() && !failed &&
           !writer->Write(f.bytes, grpc::WriteOptions().set_write_through())) {
         grpc::Status s = writer->Finish();
         broken(s.ok() ? "the stream closed" : s.error_message());
@@ -176,18 +202,21 @@ void Transport::Run(int to) {
     wire::Frame bye;
     bye.set_from(rank_);
     bye.set_op("bye");
-    if (shm) {  // its own bye first: the peer reads it before the stream's
+    if (shm || tcp) {  // the link's own bye first: the peer reads it before the stream's
       {
         std::lock_guard<std::mutex> lock(l.mu);
         bye.set_stream_seq(l.next_seq++);
       }
-      (void)shm->Write(EncodeFrame(bye, nullptr, 0), go_on);
+      if (shm) (void)shm->Write(EncodeFrame(bye, nullptr, 0), go_on);
+      if (tcp) (void)tcp->Write(EncodeFrame(bye, nullptr, 0), go_on);
     }
     {
       std::lock_guard<std::mutex> lock(l.mu);
       bye.set_stream_seq(l.next_seq++);
     }
-    if (shm) bye.set_shared_memory(shm->name());  // (its bye came before)
+    // (its bye came before)
+    if (shm) bye.set_shared_memory(shm->name());
+    if (tcp) bye.set_tcp_link(tcp->offer());
     writer->Write(EncodeFrame(bye, nullptr, 0));
     writer->WritesDone();
     writer->Finish();

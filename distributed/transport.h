@@ -5,7 +5,9 @@
 // peer fails at once. To a peer on this host, frames go through shared memory
 // (shm_link.h) once the peer has opened it: a memcpy instead of a socket's two kernel
 // copies, and a futex instead of gRPC's wake-ups (the stream stays, to notice the peer's
-// end, and for a frame that shared memory has no room for).
+// end, and for a frame that shared memory has no room for). To a peer reached over TCP,
+// frames go on a TCP connection of their own (tcp_link.h): no HTTP/2 framing, flow-control
+// windows or gRPC copies between the segment and the socket.
 #pragma once
 
 #include <atomic>
@@ -24,6 +26,7 @@
 
 #include "distributed/mailbox.h"
 #include "distributed/shm_link.h"
+#include "distributed/tcp_link.h"
 #include "distributed/wire.grpc.pb.h"
 
 namespace uopc {
@@ -32,10 +35,11 @@ class Transport {
  public:
   /// `channels[r]` reaches rank r (null for this rank); `addresses[r]` names it in messages
   /// (a unix socket's: the peer is on this host). `shared_memory`: to peers on this host,
-  /// frames go through shared memory.
+  /// frames go through shared memory; `tcp_link`: to others, through TCP links.
   Transport(int rank, std::vector<std::shared_ptr<grpc::Channel>> channels,
             std::vector<std::string> addresses, std::string token,
-            std::chrono::milliseconds timeout, Mailbox* mailbox, bool shared_memory = true);
+            std::chrono::milliseconds timeout, Mailbox* mailbox, bool shared_memory = true,
+            bool tcp_link = true);
   ~Transport();
 
   const std::string& address(int r) const { return addresses_[r]; }
@@ -48,6 +52,8 @@ class Transport {
   uint64_t payload_bytes_sent() const { return payload_bytes_.load(std::memory_order_relaxed); }
   /// Of them, the bytes of frames that went through shared memory.
   uint64_t shared_bytes_sent() const { return shared_bytes_.load(std::memory_order_relaxed); }
+  /// Of them, the bytes of frames that went through TCP links (tcp_link.h).
+  uint64_t tcp_link_bytes_sent() const { return tcp_bytes_.load(std::memory_order_relaxed); }
   /// Blocks until every frame queued so far is written to the kernel (or dropped, its link
   /// broken): borrowed payloads are free again, and the frames reach the peers even if this
   /// process exits now. An error at the deadline names the peer.
@@ -59,7 +65,7 @@ class Transport {
   void Close(bool cancel = false);
 
  private:
-  std::atomic<uint64_t> payload_bytes_{0}, shared_bytes_{0};
+  std::atomic<uint64_t> payload_bytes_{0}, shared_bytes_{0}, tcp_bytes_{0};
   struct Out {
     grpc::ByteBuffer bytes;
     uint64_t seq;    // its stream_seq
@@ -84,13 +90,16 @@ class Transport {
   /// to use it), once the peer has opened it; null where it cannot be made or opened.
   std::unique_ptr<ShmWriter> OfferSharedMemory(int to, uint64_t seq,
                                                grpc::ClientWriter<grpc::ByteBuffer>& writer);
+  /// A TCP link to `to` (a peer on another host), the same way.
+  std::unique_ptr<TcpWriter> OfferTcpLink(int to, uint64_t seq,
+                                          grpc::ClientWriter<grpc::ByteBuffer>& writer);
 
   const int rank_;
   const std::vector<std::string> addresses_;
   const std::string token_;
   const std::chrono::milliseconds timeout_;
   Mailbox* mailbox_;
-  const bool shared_memory_;
+  const bool shared_memory_, tcp_link_;
   std::vector<std::shared_ptr<grpc::Channel>> channels_;
   std::vector<std::unique_ptr<wire::Peer::Stub>> stubs_;  // for Abort
   std::vector<std::unique_ptr<Link>> links_;

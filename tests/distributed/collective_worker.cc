@@ -864,9 +864,12 @@ int main(int argc, char** argv) {
     std::vector<float> x(1 << 20, 1.0f);
     Must(group.AllReduce(x.data(), static_cast<int64_t>(x.size()), DType::kF32, ReduceOp::kSum)
              ->Wait());
-    std::printf("a 4 MiB all-reduce sent %llu bytes, %llu through shared memory\n",
-                static_cast<unsigned long long>(group.bytes_sent()),
-                static_cast<unsigned long long>(group.shared_bytes_sent()));
+    std::printf(
+        "a 4 MiB all-reduce sent %llu bytes, %llu through shared memory, %llu through TCP "
+        "links\n",
+        static_cast<unsigned long long>(group.bytes_sent()),
+        static_cast<unsigned long long>(group.shared_bytes_sent()),
+        static_cast<unsigned long long>(group.tcp_link_bytes_sent()));
     Must(group.Barrier()->Wait());
     return 0;
   }

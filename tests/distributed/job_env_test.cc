@@ -20,6 +20,7 @@ class JobEnvTest : public testing::Test {
                           "UOPC_TIMEOUT",
                           "UOPC_UNIX_SOCKETS",
                           "UOPC_SHARED_MEMORY",
+                          "UOPC_TCP_LINK",
                           "UOPC_RESTART_COUNT",
                           "TORCHELASTIC_RESTART_COUNT",
                           "SLURM_PROCID",
@@ -51,11 +52,13 @@ TEST_F(JobEnvTest, TorchrunsContract) {
   EXPECT_EQ(e->token, "s3cret");
   EXPECT_EQ(e->timeout.count(), 2500);
   EXPECT_EQ(e->restart, 0);  // the first start
-  EXPECT_TRUE(e->unix_sockets && e->shared_memory);
+  EXPECT_TRUE(e->unix_sockets && e->shared_memory && e->tcp_link);
   Set("UOPC_UNIX_SOCKETS", "0");
   EXPECT_FALSE(JobEnv::FromEnvironment()->unix_sockets);
   Set("UOPC_SHARED_MEMORY", "0");
   EXPECT_FALSE(JobEnv::FromEnvironment()->shared_memory);
+  Set("UOPC_TCP_LINK", "0");
+  EXPECT_FALSE(JobEnv::FromEnvironment()->tcp_link);
   Set("TORCHELASTIC_RESTART_COUNT", "2");
   EXPECT_EQ(JobEnv::FromEnvironment()->restart, 2);
   Set("UOPC_RESTART_COUNT", "1");  // uopc_launch's name first
@@ -109,7 +112,10 @@ TEST_F(JobEnvTest, ErrorsNameTheVariable) {
   unsetenv("UOPC_TIMEOUT"), Set("UOPC_SHARED_MEMORY", "2");
   EXPECT_NE(JobEnv::FromEnvironment().status().message().find("UOPC_SHARED_MEMORY=2"),
             std::string::npos);
-  unsetenv("UOPC_SHARED_MEMORY"), Set("UOPC_UNIX_SOCKETS", "maybe");
+  unsetenv("UOPC_SHARED_MEMORY"), Set("UOPC_TCP_LINK", "yes please");
+  EXPECT_NE(JobEnv::FromEnvironment().status().message().find("UOPC_TCP_LINK=yes please"),
+            std::string::npos);
+  unsetenv("UOPC_TCP_LINK"), Set("UOPC_UNIX_SOCKETS", "maybe");
   EXPECT_NE(JobEnv::FromEnvironment().status().message().find("UOPC_UNIX_SOCKETS=maybe: expected true or false"),
             std::string::npos);
 }

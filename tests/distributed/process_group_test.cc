@@ -141,18 +141,25 @@ TEST(Transport, RanksOnOneHostTalkThroughUnixSocketsUnlessToldNot) {
 
 // Frames to ranks on one host go through shared memory, unless UOPC_SHARED_MEMORY=0 or
 // the ranks talk over TCP.
-TEST(Transport, RanksOnOneHostSendThroughSharedMemoryUnlessToldNot) {
-  for (const char* env : {"", "UOPC_SHARED_MEMORY=0", "UOPC_UNIX_SOCKETS=0"}) {
+// Frames go through a link beside the stream: shared memory to ranks on one host, a TCP
+// connection of their own to ranks that are reached over TCP (as on other hosts), unless
+// told not to.
+TEST(Transport, FramesGoThroughSharedMemoryOrATcpLinkUnlessToldNot) {
+  for (const char* env :
+       {"", "UOPC_SHARED_MEMORY=0", "UOPC_UNIX_SOCKETS=0", "UOPC_UNIX_SOCKETS=0 UOPC_TCP_LINK=0"}) {
     CommandResult j = RunCommand(Launch(3, "hello", env), 60);
     EXPECT_EQ(j.status, 0) << j.out;
-    std::smatch m;
-    const std::regex sent(R"(\[rank (\d)\] a 4 MiB all-reduce sent (\d+) bytes, (\d+) through)");
+    const std::regex sent(
+        R"(\[rank (\d)\] a 4 MiB all-reduce sent (\d+) bytes, (\d+) through shared memory, (\d+) through TCP links)");
+    const bool shm = std::string(env).empty(), tcp = std::string(env) == "UOPC_UNIX_SOCKETS=0";
     int ranks = 0;
     for (auto it = std::sregex_iterator(j.out.begin(), j.out.end(), sent);
          it != std::sregex_iterator(); ++it, ++ranks) {
-      const long long bytes = std::stoll((*it)[2]), shared = std::stoll((*it)[3]);
+      const long long bytes = std::stoll((*it)[2]), shared = std::stoll((*it)[3]),
+                      linked = std::stoll((*it)[4]);
       EXPECT_GE(bytes, (4 << 20) * 4 / 3) << j.out;  // 2(p-1)/p of 4 MiB
-      EXPECT_EQ(shared, *env ? 0 : bytes) << env << "\n" << j.out;
+      EXPECT_EQ(shared, shm ? bytes : 0) << env << "\n" << j.out;
+      EXPECT_EQ(linked, tcp ? bytes : 0) << env << "\n" << j.out;
     }
     EXPECT_EQ(ranks, 3) << j.out;
   }
@@ -161,7 +168,7 @@ TEST(Transport, RanksOnOneHostSendThroughSharedMemoryUnlessToldNot) {
 // Frames a rank keeps until it asks for them (received in another order than sent) never
 // stall their sender, however many there are (a shared-memory link has a few slots).
 TEST(Transport, MessagesReceivedInTheOppositeOrderStillArrive) {
-  for (const char* env : {"", "UOPC_SHARED_MEMORY=0"}) {
+  for (const char* env : {"", "UOPC_SHARED_MEMORY=0", "UOPC_UNIX_SOCKETS=0"}) {
     CommandResult j = RunCommand(Launch(2, "p2p-order", env + std::string(" UOPC_TIMEOUT=20")), 60);
     EXPECT_EQ(j.status, 0) << env << "\n" << j.out;
     EXPECT_TRUE(Has(j.out, "[rank 1] 12 checks, 0 wrong")) << env << "\n" << j.out;
@@ -181,8 +188,10 @@ TEST(Buffers, AreFreeAsSoonAsTheCollectiveIsDone) {
 // A done collective's frames have left the process: ranks that exit at once, without
 // closing the group, still leave their peers everything they need.
 TEST(Buffers, ARankMayExitAsSoonAsItsCollectiveIsDone) {
-  for (int attempt = 0; attempt < 3; ++attempt) {  // the ranks race differently each time
-    CommandResult j = RunCommand(Launch(3, "quick-exit"), 60);
+  for (int attempt = 0; attempt < 4; ++attempt) {  // the ranks race differently each time
+    // (through shared memory, and through TCP links)
+    CommandResult j =
+        RunCommand(Launch(3, "quick-exit", attempt % 2 ? "UOPC_UNIX_SOCKETS=0" : ""), 60);
     EXPECT_EQ(j.status, 0) << j.out;
     for (int r = 0; r < 3; ++r)
       EXPECT_TRUE(Has(j.out, "[rank " + std::to_string(r) + "] 2 checks, 0 wrong")) << j.out;
