@@ -55,39 +55,28 @@ void Transport::Queue(int to, wire::Frame header, std::vector<grpc::Slice> paylo
   l.cv.notify_all();
 }
 
-std::unique_ptr<ShmWriter> Transport::OfferSharedMemory(
-    int to, uint64_t seq, grpc::ClientWriter<grpc::ByteBuffer>& writer) {
-  absl::StatusOr<std::unique_ptr<ShmWriter>> shm = ShmWriter::Create(kMaxLinkFrameBytes);
-  if (!shm.ok()) return nullptr;  // (no /dev/shm, or full: the stream carries everything)
+namespace {
+
+// `link` (made, or why not) offered to the peer on the stream `writer` in a frame that
+// `describe` fills in (its op and where the link is), the link's frames from `seq` on; null
+// where it cannot be made or the peer does not open it within `wait` (a peer that cannot,
+// as on another /dev/shm or behind a firewall, says nothing: the stream carries on).
+template <typename Writer, typename Describe>
+std::unique_ptr<Writer> Offer(absl::StatusOr<std::unique_ptr<Writer>> link, Describe describe,
+                              int rank, uint64_t seq, std::chrono::milliseconds wait,
+                              grpc::ClientWriter<grpc::ByteBuffer>& writer) {
+  if (!link.ok()) return nullptr;
   wire::Frame hello;
-  hello.set_from(rank_);
+  hello.set_from(rank);
   hello.set_stream_seq(seq);
-  hello.set_op("shm");
-  hello.set_shared_memory((*shm)->name());
-  if (!writer.Write(EncodeFrame(hello, nullptr, 0), grpc::WriteOptions().set_write_through()))
+  describe(hello, **link);
+  if (!writer.Write(EncodeFrame(hello, nullptr, 0), grpc::WriteOptions().set_write_through()) ||
+      !(*link)->WaitAttached(std::min(wait, std::chrono::milliseconds(5000))))
     return nullptr;
-  // a peer that cannot open it (another /dev/shm) says nothing: the stream carries on
-  if (!(*shm)->WaitAttached(std::min(timeout_, std::chrono::milliseconds(5000)))) return nullptr;
-  return *std::move(shm);
+  return *std::move(link);
 }
 
-std::unique_ptr<TcpWriter> Transport::OfferTcpLink(int to, uint64_t seq,
-                                                   grpc::ClientWriter<grpc::ByteBuffer>& writer) {
-  const std::string& peer = addresses_[to];
-  absl::StatusOr<std::unique_ptr<TcpWriter>> tcp =
-      TcpWriter::Listen(peer.substr(0, peer.rfind(':')), kMaxLinkFrameBytes);
-  if (!tcp.ok()) return nullptr;  // (the stream carries everything)
-  wire::Frame hello;
-  hello.set_from(rank_);
-  hello.set_stream_seq(seq);
-  hello.set_op("tcp");
-  hello.set_tcp_link((*tcp)->offer());
-  if (!writer.Write(EncodeFrame(hello, nullptr, 0), grpc::WriteOptions().set_write_through()))
-    return nullptr;
-  // a peer that cannot connect (a firewall) says nothing: the stream carries on
-  if (!(*tcp)->WaitAttached(std::min(timeout_, std::chrono::milliseconds(5000)))) return nullptr;
-  return *std::move(tcp);
-}
+}  // namespace
 
 void Transport::Run(int to) {
   Link& l = *links_[to];
@@ -111,6 +100,7 @@ void Transport::Run(int to) {
   // a link of its own beside the stream: shared memory to a peer on this host, a TCP
   // connection to one on another
   const bool local = absl::StartsWith(addresses_[to], "unix");
+  const std::string peer_host = addresses_[to].substr(0, addresses_[to].rfind(':'));
   std::unique_ptr<ShmWriter> shm;
   std::unique_ptr<TcpWriter> tcp;
   bool link_tried = local ? !shared_memory_ : !tcp_link_;
@@ -168,9 +158,15 @@ void Transport::Run(int to) {
       if (!link_tried) {
         link_tried = true;
         if (local)
-          shm = OfferSharedMemory(to, f.seq, *writer);
+          shm = Offer(
+              ShmWriter::Create(kMaxLinkFrameBytes),
+              [](wire::Frame& h, ShmWriter& w) { h.set_op("shm"), h.set_shared_memory(w.name()); },
+              rank_, f.seq, timeout_, *writer);
         else
-          tcp = OfferTcpLink(to, f.seq, *writer);
+          tcp = Offer(
+              TcpWriter::Listen(peer_host, kMaxLinkFrameBytes),
+              [](wire::Frame& h, TcpWriter& w) { h.set_op("tcp"), h.set_tcp_link(w.offer()); },
+              rank_, f.seq, timeout_, *writer);
       }
       absl::Status via_link = absl::UnavailableError("");
       if (shm) {

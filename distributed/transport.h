@@ -86,13 +86,6 @@ class Transport {
   /// Send's queueing, with the payload as slices.
   void Queue(int to, wire::Frame header, std::vector<grpc::Slice> payload);
   void Run(int to);
-  /// A shared-memory link to `to`, offered on the stream `writer` (frame `seq` is the first
-  /// to use it), once the peer has opened it; null where it cannot be made or opened.
-  std::unique_ptr<ShmWriter> OfferSharedMemory(int to, uint64_t seq,
-                                               grpc::ClientWriter<grpc::ByteBuffer>& writer);
-  /// A TCP link to `to` (a peer on another host), the same way.
-  std::unique_ptr<TcpWriter> OfferTcpLink(int to, uint64_t seq,
-                                          grpc::ClientWriter<grpc::ByteBuffer>& writer);
 
   const int rank_;
   const std::vector<std::string> addresses_;

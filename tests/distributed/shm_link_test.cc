@@ -15,35 +15,12 @@
 
 #include "distributed/frame_codec.h"
 #include "distributed/mailbox.h"
+#include "tests/distributed/link_frames.h"
 
 namespace uopc {
 namespace {
 
 using std::chrono::milliseconds;
-
-grpc::ByteBuffer Bytes(size_t n, int seed) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + seed * 7) % 251);
-  grpc::Slice slice(s);
-  return grpc::ByteBuffer(&slice, 1);
-}
-
-std::string Contents(const grpc::ByteBuffer& b) {
-  grpc::Slice whole;
-  EXPECT_TRUE(b.DumpToSingleSlice(&whole).ok());
-  return std::string(reinterpret_cast<const char*>(whole.begin()), whole.size());
-}
-
-/// The next frame, waiting up to a few seconds.
-grpc::ByteBuffer Take(ShmReader& in) {
-  for (int i = 0; i < 50; ++i) {
-    absl::StatusOr<std::optional<grpc::ByteBuffer>> b = in.Next(milliseconds(100));
-    EXPECT_TRUE(b.ok()) << b.status();
-    if (b.ok() && *b) return **b;
-  }
-  ADD_FAILURE() << "no frame came";
-  return {};
-}
 
 bool Exists(const std::string& name) { return access(("/dev/shm" + name).c_str(), F_OK) == 0; }
 

@@ -14,35 +14,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tests/distributed/link_frames.h"
+
 namespace uopc {
 namespace {
 
 using std::chrono::milliseconds;
-
-grpc::ByteBuffer Bytes(size_t n, int seed) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + seed * 7) % 251);
-  std::vector<grpc::Slice> slices;  // in pieces, as an encoded frame is
-  for (size_t at = 0; at < n; at += 100000) slices.emplace_back(s.substr(at, 100000));
-  return grpc::ByteBuffer(slices.data(), slices.size());
-}
-
-std::string Contents(const grpc::ByteBuffer& b) {
-  grpc::Slice whole;
-  EXPECT_TRUE(b.DumpToSingleSlice(&whole).ok());
-  return std::string(reinterpret_cast<const char*>(whole.begin()), whole.size());
-}
-
-/// The next frame, waiting up to a few seconds.
-grpc::ByteBuffer Take(TcpReader& in) {
-  for (int i = 0; i < 50; ++i) {
-    absl::StatusOr<std::optional<grpc::ByteBuffer>> b = in.Next(milliseconds(100));
-    EXPECT_TRUE(b.ok()) << b.status();
-    if (b.ok() && *b) return **b;
-  }
-  ADD_FAILURE() << "no frame came";
-  return {};
-}
 
 const auto kAlways = [] { return true; };
 constexpr size_t kMax = (4 << 20) + 4096;
