@@ -103,19 +103,19 @@ grpc::Status PeerService::Push(grpc::ServerContext* ctx,
   std::unique_ptr<ShmReader> shared;
   std::unique_ptr<TcpReader> tcp;  // (op "tcp": the same, through a connection of their own)
   std::atomic<bool> stop{false};
-  std::thread shared_reader;
+  std::thread link_reader;
   // (at_once: the stream ended without a bye; the reader takes what was published and ends)
-  auto end_shared = [&](bool at_once) {
-    if (!shared_reader.joinable()) return;
+  auto end_link = [&](bool at_once) {
+    if (!link_reader.joinable()) return;
     if (at_once) {
       stop = true;
       if (shared) shared->Wake();
       if (tcp) tcp->Wake();
     }
-    shared_reader.join();
+    link_reader.join();
   };
   auto refuse = [&](const std::string& why) {
-    end_shared(true);
+    end_link(true);
     if (from >= 0) mailbox_->Broken(from, why), mailbox_->Connected(from, false);
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why);
   };
@@ -141,32 +141,32 @@ grpc::Status PeerService::Push(grpc::ServerContext* ctx,
         absl::StatusOr<std::unique_ptr<ShmReader>> in = ShmReader::Open(h.shared_memory());
         if (!in.ok()) continue;
         shared = *std::move(in);
-        shared_reader =
+        link_reader =
             std::thread([this, &stop, in = shared.get(), from] { ReadLink(*in, from, stop); });
       } else {
         absl::StatusOr<std::unique_ptr<TcpReader>> in =
             TcpReader::Connect(h.tcp_link(), kMaxLinkFrameBytes);
         if (!in.ok()) continue;
         tcp = *std::move(in);
-        shared_reader =
+        link_reader =
             std::thread([this, &stop, in = tcp.get(), from] { ReadLink(*in, from, stop); });
       }
       continue;
     }
     if (h.op() == "bye") {
       // its frames (and its own bye, written before this one, if the sender used the link)
-      end_shared(/*at_once=*/h.shared_memory().empty() && h.tcp_link().empty());
+      end_link(/*at_once=*/h.shared_memory().empty() && h.tcp_link().empty());
       mailbox_->Bye(from);
       mailbox_->Connected(from, false);
       return grpc::Status::OK;
     }
     if (absl::Status s = mailbox_->Deposit(*std::move(f)); !s.ok()) {
-      end_shared(true);
+      end_link(true);
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string(s.message()));
     }
     bytes.Clear();
   }
-  end_shared(true);
+  end_link(true);
   if (from >= 0) {
     mailbox_->Broken(from,
                      absl::StrCat("rank ", from, "'s connection dropped (did the process die?)"));

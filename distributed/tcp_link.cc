@@ -130,9 +130,9 @@ absl::Status TcpWriter::Write(const grpc::ByteBuffer& frame, const std::function
       if (errno == EINTR) continue;
       if (errno != EAGAIN) return Errno("sending");
       pollfd p{fd_, POLLOUT, 0};
-      while (poll(&p, 1, 100) == 0)
+      do {
         if (!go_on()) return absl::CancelledError("tcp link: stopped while the socket was full");
-      if (!go_on()) return absl::CancelledError("tcp link: stopped while the socket was full");
+      } while (poll(&p, 1, 100) == 0);
       continue;
     }
     for (size_t done = n; done > 0;) {  // past the iovecs written
