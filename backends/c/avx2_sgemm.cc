@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "backends/c/packed_b_cache.h"
 #include "backends/c/scratch.h"
 #include "backends/c/thread_pool.h"
 #include "core/float16.h"
@@ -227,8 +228,8 @@ __attribute__((target("avx2,fma"))) void PackA(const MatmulParams& p, const In* 
 
 // out (f32) = a @ b for the call p, a and b of type In.
 template <typename In>
-void Multiply(const MatmulParams& p, float* out, const In* a, const In* b, int64_t l1d_bytes,
-              int64_t l2_bytes) {
+void Multiply(const MatmulParams& p, float* out, const In* a, const In* b, BufferVersion b_version,
+              int64_t l1d_bytes, int64_t l2_bytes) {
   const int64_t count = p.batch2 * p.batch;
   if (p.k == 0) {  // sums of nothing
     for (int64_t z = 0; z < count; ++z)
@@ -250,6 +251,15 @@ void Multiply(const MatmulParams& p, float* out, const In* a, const In* b, int64
   const bool direct_a =
       std::is_same_v<In, float> && np <= kDirectColPanels &&
       (p.a_col == 1 || kc_all * std::abs(p.a_col) * int64_t{sizeof(float)} <= kDirectAPageSpan);
+  // a single matmul's packed b kept for the calls that find b unchanged: every block of k
+  // packed, block k0's panel jp at k0 * np * kNr + jp * kc * kNr (backends/c/packed_b_cache.h)
+  PackedBCache::Key key;
+  PackedBCache::Use kept;
+  if (count == 1 && !direct_b) {
+    key = {b_version.id, b, {p.b_offset, p.b_row, p.b_col, p.k, p.n, kc_all}, sizeof(In)};
+    kept = PackedBCache::Get().Find(key, b_version, p.k * np * kNr);
+  }
+  const auto kept_block = [&](int64_t k0) { return kept.data.get() + k0 * np * kNr; };
   // row panels [ip0, ip1) x column panels [jp0, jp1) of matmul z, steps [k0, k0 + kc), b's
   // panels from panel pb_first packed at pb (null: b read where it lies, but for a last panel
   // short of kNr)
@@ -278,6 +288,11 @@ void Multiply(const MatmulParams& p, float* out, const In* a, const In* b, int64
           PackB(p, bz, k0, kc, jp, jp + 1, edge_b);
           bp = edge_b;
         }
+        // the next packed panel on its way into L2 while this one's tiles run (a kept one
+        // comes from L3: the panel's first tile waited for it)
+        if (pb && jp + 1 < jp1)
+          for (int64_t q = 0; q < kc; ++q)
+            _mm_prefetch(reinterpret_cast<const char*>(bp + (kc + q) * kNr), _MM_HINT_T1);
         for (int64_t ip = ib; ip < ie; ++ip) {
           const int64_t r0 = ip * kMr, rows = std::min(kMr, p.m - r0);
           const float* ap = pa + (ip - ib) * kc * kMr;
@@ -327,29 +342,39 @@ void Multiply(const MatmulParams& p, float* out, const In* a, const In* b, int64
                     ip1 = by_rows ? mp * (t + 1) / threads : mp,
                     jp0 = by_rows ? 0 : np * t / threads,
                     jp1 = by_rows ? np : np * (t + 1) / threads;
-      float* pb = direct_b ? nullptr : scratch_b.Get((jp1 - jp0) * kNr * kc_all);
+      float* pb = direct_b || kept.data ? nullptr : scratch_b.Get((jp1 - jp0) * kNr * kc_all);
       for (int64_t z = 0; z < count; ++z)
         for (int64_t k0 = 0; k0 < p.k; k0 += kc_all) {
           const int64_t kc = std::min(kc_all, p.k - k0);
+          if (kept.data) {  // (this thread's panels of it)
+            if (!kept.filled)
+              PackB(p, b + p.BOffset(z), k0, kc, jp0, jp1, kept_block(k0) + jp0 * kc * kNr);
+            multiply(z, kept_block(k0), 0, k0, kc, ip0, ip1, jp0, jp1);
+            continue;
+          }
           if (pb) PackB(p, b + p.BOffset(z), k0, kc, jp0, jp1, pb);
           multiply(z, pb, jp0, k0, kc, ip0, ip1, jp0, jp1);
         }
     });
+    if (kept.data && !kept.filled) PackedBCache::Get().Ready(key, b_version);
     return;
   }
   thread_local Scratch<float> scratch_b;  // (the queue's thread's)
-  float* pb = scratch_b.Get(np * kNr * kc_all);
+  float* const scratch_pb = kept.data ? nullptr : scratch_b.Get(np * kNr * kc_all);
   for (int64_t z = 0; z < count; ++z)
     for (int64_t k0 = 0; k0 < p.k; k0 += kc_all) {
       const int64_t kc = std::min(kc_all, p.k - k0);
-      pool.ParallelFor(threads, [&](int t) {
-        const int64_t jp0 = np * t / threads;
-        PackB(p, b + p.BOffset(z), k0, kc, jp0, np * (t + 1) / threads, pb + jp0 * kc * kNr);
-      });
+      float* pb = kept.data ? kept_block(k0) : scratch_pb;
+      if (!kept.filled)
+        pool.ParallelFor(threads, [&](int t) {
+          const int64_t jp0 = np * t / threads;
+          PackB(p, b + p.BOffset(z), k0, kc, jp0, np * (t + 1) / threads, pb + jp0 * kc * kNr);
+        });
       pool.ParallelFor(threads, [&](int t) {
         multiply(z, pb, 0, k0, kc, mp * t / threads, mp * (t + 1) / threads, 0, np);
       });
     }
+  if (kept.data && !kept.filled) PackedBCache::Get().Ready(key, b_version);
 }
 
 // n f32 sums rounded to bf16, F32ToBF16's arithmetic on 8 a step (a call an element took
@@ -378,7 +403,8 @@ __attribute__((target("avx2,fma"))) void RoundToBf16(const float* sums, uint16_t
 }  // namespace
 
 absl::Status RunAvx2Sgemm(const MatmulParams& p, void* out, bool bf16_out, const void* a,
-                          const void* b, bool bf16_in, int64_t l1d_bytes, int64_t l2_bytes) {
+                          const void* b, bool bf16_in, BufferVersion b_version, int64_t l1d_bytes,
+                          int64_t l2_bytes) {
 #if !defined(__x86_64__)
   return absl::UnimplementedError("avx2_sgemm: not an x86-64 CPU");
 #else
@@ -393,10 +419,10 @@ absl::Status RunAvx2Sgemm(const MatmulParams& p, void* out, bool bf16_out, const
   }
   if (bf16_in)
     Multiply(sums, sums_out, static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b),
-             l1d_bytes, l2_bytes);
+             b_version, l1d_bytes, l2_bytes);
   else
-    Multiply(sums, sums_out, static_cast<const float*>(a), static_cast<const float*>(b), l1d_bytes,
-             l2_bytes);
+    Multiply(sums, sums_out, static_cast<const float*>(a), static_cast<const float*>(b), b_version,
+             l1d_bytes, l2_bytes);
   if (bf16_out) {  // each sum rounded once, the rows shared among the matmul's threads
     uint16_t* o = static_cast<uint16_t*>(out);
     ThreadPool& pool = ThreadPool::Get();

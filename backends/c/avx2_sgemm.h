@@ -17,14 +17,17 @@
 
 #include "absl/status/status.h"
 
+#include "backends/c/packed_b_cache.h"
 #include "core/matmul_call.h"
 
 namespace uopc::cpu {
 
 /// out = a @ b for the call `p` (checked against its buffers by the caller), on the threads of
 /// backends/c/thread_pool.h; blocks sized for these caches (a core's L1 data and L2). a and b
-/// are f32, or bf16 where `bf16_in`; out f32, or bf16 where `bf16_out`.
+/// are f32, or bf16 where `bf16_in`; out f32, or bf16 where `bf16_out`. b's packed copy is
+/// kept for later calls with the same `b_version` (backends/c/packed_b_cache.h).
 absl::Status RunAvx2Sgemm(const MatmulParams& p, void* out, bool bf16_out, const void* a,
-                          const void* b, bool bf16_in, int64_t l1d_bytes, int64_t l2_bytes);
+                          const void* b, bool bf16_in, BufferVersion b_version, int64_t l1d_bytes,
+                          int64_t l2_bytes);
 
 }  // namespace uopc::cpu

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "backends/c/matmul_kernels.h"
+#include "backends/c/packed_b_cache.h"
 #include "backends/c/thread_pool.h"
 #include "backends/cuda/gpu_target.h"
 #include "backends/plugin_sdk.h"
@@ -142,8 +143,24 @@ uopc_error* Configure() {
 
 // ---- references that keep buffers alive while work uses them ----
 
+// An id for a new buffer: never 0, never reused (packed_b_cache.h keys on it).
+uint64_t NewBufferId() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+// What queued work calls once it has written b (before its completion is signalled, so that
+// work ordered after it sees the count).
+void Wrote(uopc_buffer* b) { b->writes.fetch_add(1, std::memory_order_release); }
+
+BufferVersion VersionOf(const uopc_buffer* b) {
+  const uint64_t writes = b->writes.load(std::memory_order_acquire);
+  return {b->exposed.load(std::memory_order_acquire) ? 0 : b->id, writes};
+}
+
 void Unref(uopc_buffer* b) {
   if (b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (b->id) PackedBCache::Get().Forget(b->id);
   if (b->release) {
     b->release(b->release_ctx);
     delete b;
@@ -278,6 +295,7 @@ uopc_error* BufferAlloc(uopc_buffer_alloc_args* a) {
     return uopc_sdk_error(UOPC_RESOURCE_EXHAUSTED, "c plugin: out of memory allocating %llu bytes",
                           (unsigned long long)size);
   }
+  b->id = NewBufferId();
   {
     std::lock_guard<std::mutex> lock(g_live_mu);
     g_live.insert(b);
@@ -303,6 +321,7 @@ uopc_error* BufferFree(uopc_buffer_free_args* a) {
 uopc_error* BufferAddress(uopc_buffer_address_args* a) {
   if (!a || !a->buffer) return NULL_ARG(a ? "buffer" : "args");
   if (uopc_error* e = CheckLive(a->buffer, "buffer_address")) return e;
+  a->buffer->exposed.store(true, std::memory_order_release);
   a->address = a->buffer->data;
   return nullptr;
 }
@@ -350,6 +369,7 @@ uopc_error* CopyH2D(uopc_copy_h2d_args* a) {
       q,
       [r = Ref(dst), off, src, size] {
         if (size) std::memcpy(static_cast<char*>(r.b->data) + off, src, size);
+        Wrote(r.b);
         return WorkStatus{};
       },
       a->done, /*inline_if_idle=*/true);
@@ -388,6 +408,7 @@ uopc_error* Copy(uopc_copy_args* a) {
         if (size)
           std::memmove(static_cast<char*>(d.b->data) + doff,
                        static_cast<const char*>(s.b->data) + soff, size);
+        Wrote(d.b);
         return WorkStatus{};
       },
       a->done);
@@ -481,6 +502,7 @@ uopc_error* Launch(uopc_launch_args* a) {
         else
           ThreadPool::Get().ParallelFor(chunks,
                                         [&](int c) { fn(ptrs.data(), vars.data(), c, chunks); });
+        for (const Ref& r : refs) Wrote(r.b);  // (which of them it wrote is the host's to know)
         return WorkStatus{};
       },
       a->done);
@@ -535,11 +557,12 @@ uopc_error* KernelLaunch(uopc_kernel_launch_args* a) {
                                          " was lost during a launch (UOPC_", kPrefix, "_FAULT)")};
         absl::Status s =
             dev->emulates.empty()
-                ? RunMatmulKernel(k.name.c_str(), p, out, x, y)
+                ? RunMatmulKernel(k.name.c_str(), p, out, x, y, VersionOf(refs[2].b))
                 : RunMatmulReference(
                       p, {out, k.out, static_cast<int64_t>(bytes[0] / DTypeSize(k.out))},
                       {const_cast<void*>(x), k.a, static_cast<int64_t>(bytes[1] / DTypeSize(k.a))},
                       {const_cast<void*>(y), k.b, static_cast<int64_t>(bytes[2] / DTypeSize(k.b))});
+        Wrote(refs[0].b);
         return s.ok() ? WorkStatus{}
                       : WorkStatus{static_cast<uopc_code>(s.code()), std::string(s.message())};
       },

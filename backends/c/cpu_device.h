@@ -60,6 +60,12 @@ struct uopc_buffer {
   std::atomic<int> refs{1};  // the owner's, and one per piece of queued work using it
   void (*release)(void*) = nullptr;  // memory of buffer_wrap's caller: given back, not freed
   void* release_ctx = nullptr;
+  // Its content, as a supplied matmul's b (backends/c/packed_b_cache.h): an id no other buffer
+  // has (0 for wrapped memory), the writes queued work has finished making to it, and whether
+  // the host was given its address (then it may change unseen, and is never kept packed).
+  uint64_t id = 0;
+  std::atomic<uint64_t> writes{0};
+  mutable std::atomic<bool> exposed{false};
 };
 
 struct uopc_program {

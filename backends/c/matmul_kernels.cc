@@ -23,6 +23,7 @@
 #include "backends/cuda/matmul_kernels.h"
 #include "core/env.h"
 #include "core/float16.h"
+#include "core/parse_number.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -423,6 +424,11 @@ absl::Status Configure(absl::Span<const std::pair<std::string, std::string>> opt
         return absl::InvalidArgumentError(
             absl::StrCat("c plugin: UOPC_C_SGEMM=", value, ": expected auto, avx2 or none"));
       sgemm = value;
+    } else if (key == "pack_cache_mb") {  // (backends/c/packed_b_cache.h)
+      absl::StatusOr<int64_t> mb = ParseInt("UOPC_C_PACK_CACHE_MB", value, 0, int64_t{1} << 30);
+      if (!mb.ok())
+        return absl::InvalidArgumentError(absl::StrCat("c plugin: ", mb.status().message()));
+      PackedBCache::Get().SetCapacity(static_cast<uint64_t>(*mb) << 20);
     }
   }
 #if defined(__x86_64__)
@@ -490,7 +496,7 @@ std::vector<SuppliedKernel> EmulatedGpuKernels(absl::string_view arch) {
 }
 
 absl::Status RunMatmulKernel(const char* name, const MatmulParams& p, void* out, const void* a,
-                             const void* b) {
+                             const void* b, BufferVersion b_version) {
   const absl::string_view n = name ? name : "";
   if (!FindMatmulKernel(name))
     return absl::NotFoundError(absl::StrCat("c plugin: no supplied kernel '", n, "'"));
@@ -504,8 +510,8 @@ absl::Status RunMatmulKernel(const char* name, const MatmulParams& p, void* out,
     return RunAmx(q, out, n == "amx_bf16_to_bf16", static_cast<const uint16_t*>(a),
                   static_cast<const uint16_t*>(b));
   if (n == "avx2_sgemm" || n == "avx2_bf16_to_f32" || n == "avx2_bf16_to_bf16")
-    return RunAvx2Sgemm(q, out, n == "avx2_bf16_to_bf16", a, b, n != "avx2_sgemm", g_l1d_bytes,
-                        g_l2_bytes);
+    return RunAvx2Sgemm(q, out, n == "avx2_bf16_to_bf16", a, b, n != "avx2_sgemm", b_version,
+                        g_l1d_bytes, g_l2_bytes);
 #endif
   return absl::InternalError(absl::StrCat("c plugin: kernel '", n, "' has no code"));
 }

@@ -2,10 +2,14 @@
 // and CPU:2 lost at its second launch by UOPC_CPU_FAULT, all set by the BUILD rule): each has
 // its own memory and queue, peer copies between them, events that order one queue after
 // another, and a device that fails leaves the others working.
+#include <array>
+#include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include <gtest/gtest.h>
 
+#include "core/matmul_call.h"
 #include "devices/kernel_cache.h"
 #include "devices/registry.h"
 
@@ -89,6 +93,82 @@ TEST(CpuDevices, PeerCopyOrderedAfterTheOtherDevicesKernel) {
             "copy to CPU:1: 262144 bytes at offset 8 of a 262144-byte buffer");
   EXPECT_EQ(b.EnqueueCopy(there, 0, Buffer(), 0, 4).status().message(),
             "copy: no source buffer");
+}
+
+// A supplied matmul keeps a b that it multiplies unchanged packed
+// (backends/c/packed_b_cache.h). Every way the plugin writes a buffer, and the host writing at
+// its address, makes the next call pack b again: after each, three calls give the result for
+// a fresh copy of b (a buffer never seen, so packed anew), bit for bit.
+TEST(CpuDevices, ASuppliedMatmulSeesEveryWriteToItsB) {
+  Device& d = Get("CPU:0");
+  bool supplied = false;
+  for (const SuppliedKernel& k : d.target().kernels) supplied |= k.name == "avx2_sgemm";
+  if (!supplied) GTEST_SKIP() << "this CPU has no AVX2 and FMA (no avx2_sgemm)";
+  const int64_t m = 64, k = 300, n = 62;
+  MatmulParams p;
+  p.m = m, p.n = n, p.k = k, p.a_row = k, p.a_col = 1, p.b_row = n, p.b_col = 1, p.out_row = n;
+  const std::array<int64_t, MatmulParams::kCount> params = p.Values();
+  auto values = [](int64_t count, float scale) {
+    std::vector<float> v(count);
+    for (int64_t i = 0; i < count; ++i) v[i] = std::sin(scale * static_cast<float>(i));
+    return v;
+  };
+  Buffer a = *d.Allocate(DType::kF32, m * k), w = *d.Allocate(DType::kF32, k * n),
+         out = *d.Allocate(DType::kF32, m * n), other = *d.Allocate(DType::kF32, k * n);
+  ASSERT_TRUE(d.CopyIn(a, values(m * k, 0.37f).data(), a.bytes()).ok());
+  auto multiply = [&](const Buffer& x, const Buffer& b, const Buffer& into) {
+    absl::StatusOr<Event> done =
+        d.LaunchSupplied("avx2_sgemm", {into.handle(), x.handle(), b.handle()}, {}, params);
+    ASSERT_TRUE(done.ok()) << done.status();
+    ASSERT_TRUE(done->Wait().ok());
+  };
+  auto expect_multiplied = [&](const char* after) {
+    SCOPED_TRACE(after);
+    Buffer fresh = *d.Allocate(DType::kF32, k * n);
+    ASSERT_TRUE(d.EnqueueCopy(fresh, 0, w, 0, w.bytes())->Wait().ok());
+    multiply(a, fresh, out);
+    const std::vector<float> want = Read<float>(out);
+    for (int call = 0; call < 3; ++call) {
+      multiply(a, w, out);
+      const std::vector<float> got = Read<float>(out);
+      ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << call;
+    }
+  };
+  ASSERT_TRUE(d.CopyIn(w, values(k * n, 0.11f).data(), w.bytes()).ok());
+  expect_multiplied("first");
+  ASSERT_TRUE(d.CopyIn(w, values(k * n, 0.13f).data(), w.bytes()).ok());
+  expect_multiplied("a copy from the host");
+  ASSERT_TRUE(d.CopyIn(other, values(k * n, 0.17f).data(), other.bytes()).ok());
+  ASSERT_TRUE(d.EnqueueCopy(w, 0, other, 0, w.bytes())->Wait().ok());
+  expect_multiplied("a copy on the device");
+  {
+    UOp to = UOp::Buffer(DType::kF32, 0, k * n), from = UOp::Buffer(DType::kF32, 1, k * n);
+    UOp i = UOp::Range(k * n, 0);
+    UOp half = UOp::Sink(
+        {to.Index(i).Store(from.Index(i).Load() * UOp::ConstFloat(DType::kF32, -0.5)).End({i})});
+    KernelCache kernels(d);  // (its program stays loaded until the launch is done)
+    absl::StatusOr<Event> e = kernels.Launch({half, {w, other}, {}});
+    ASSERT_TRUE(e.ok()) << e.status();
+    ASSERT_TRUE(e->Wait().ok());
+  }
+  expect_multiplied("a generated kernel");
+  MatmulParams q = p;  // w = other[:, :8] @ a[:8, :n], k x n
+  q.m = k, q.k = 8, q.a_row = n, q.b_row = k;
+  {
+    absl::StatusOr<Event> e =
+        d.LaunchSupplied("avx2_sgemm", {w.handle(), other.handle(), a.handle()}, {}, q.Values());
+    ASSERT_TRUE(e.ok()) << e.status();
+    ASSERT_TRUE(e->Wait().ok());
+  }
+  expect_multiplied("a supplied matmul");
+  absl::StatusOr<void*> at = d.Address(w);
+  ASSERT_TRUE(at.ok()) << at.status();
+  ASSERT_TRUE(d.Synchronize().ok());
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<float> v = values(k * n, 0.19f + round);
+    std::memcpy(*at, v.data(), w.bytes());
+    expect_multiplied(round == 0 ? "the host, at the address" : "the host again");
+  }
 }
 
 TEST(CpuDevices, AKernelLaunchOnAnotherDevicesBufferIsRefused) {

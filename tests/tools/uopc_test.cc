@@ -119,6 +119,10 @@ TEST(UopcTool, DevicesListsSeveralCpuDevicesAndRefusesABadCount) {
       << m.out;
   Result f = RunCommand("env UOPC_CPU_FAULT=CPU:7@1 " + Runfile("tools/uopc") + " devices");
   EXPECT_NE(f.out.find("UOPC_CPU_FAULT=CPU:7@1; expected DEVICE@N"), std::string::npos) << f.out;
+  Result c = RunCommand("env UOPC_C_PACK_CACHE_MB=1x " + Runfile("tools/uopc") + " devices");
+  EXPECT_NE(c.out.find("c plugin: UOPC_C_PACK_CACHE_MB=1x: expected an integer from 0 to "),
+            std::string::npos)
+      << c.out;
 }
 
 // A plugin of ABI 2.0 that leaves optional calls out, and has no backend: listed with what it

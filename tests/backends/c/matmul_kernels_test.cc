@@ -17,6 +17,7 @@
 #include "core/float16.h"
 #include "devices/registry.h"
 #include "frontend/autocast.h"
+#include "frontend/dlpack.h"
 #include "frontend/nn.h"
 #include "frontend/realize.h"
 #include "frontend/sym_int.h"
@@ -357,6 +358,48 @@ TEST(Avx2SgemmTest, AttentionScoresOfABiasedProjectionCallIt) {
             1);
   ASSERT_EQ(got.size(), static_cast<size_t>(b * h * t * t));
   ExpectSameBits(got, generated);
+}
+
+// A weight that several calls multiply unchanged is kept packed (backends/c/packed_b_cache.h),
+// and packed again after every way a program writes it: assigned host values, a computed
+// value, a matmul's result, and the host through its DLPack address. After each, three calls
+// (the third reads the kept copy) give the generated matmul's bits for the new weight.
+// (cpu_devices_test writes it through each of the plugin's calls.)
+TEST(Avx2SgemmTest, AWeightKeptPackedIsPackedAgainAfterEveryWrite) {
+  if (!Supplies("avx2_sgemm")) GTEST_SKIP() << "this CPU has no AVX2 and FMA, or UOPC_C_SGEMM=none";
+  const int64_t m = 64, k = 300, n = 70;  // (k in two blocks, a last panel short of 16)
+  const Tensor x = Tensor::FromVector(Data(m * k, 7), {m, k}).Realize();
+  Tensor w = Tensor::FromVector(Data(k * n, 8), {k, n}).Realize();
+  auto expect_multiplied = [&](const char* after) {
+    SCOPED_TRACE(after);
+    const std::vector<float> generated = (x.Matmul(w) * 1.0f).ToVector<float>();
+    for (int call = 0; call < 3; ++call) {
+      std::vector<float> got;
+      ASSERT_EQ(Calls([&] { got = x.Matmul(w).ToVector<float>(); }), 1);
+      ExpectSameBits(got, generated);
+    }
+  };
+  expect_multiplied("first");
+  w.Assign(Tensor::FromVector(Data(k * n, 9), {k, n}));
+  w.Realize();
+  expect_multiplied("a copy from the host");
+  w.Assign(w * -0.5f);
+  w.Realize();
+  expect_multiplied("a generated kernel");
+  const Tensor u = Tensor::FromVector(Data(k * m, 10), {k, m}).Realize();
+  ASSERT_EQ(Calls([&] {
+              w.Assign(u.Matmul(x.Shrink({{0, m}, {0, n}})));
+              w.Realize();
+            }),
+            1);
+  expect_multiplied("a supplied matmul");
+  DLManagedTensor* shared = ToDLPack(w);
+  float* data = static_cast<float*>(shared->dl_tensor.data);
+  for (int64_t i = 0; i < k * n; ++i) data[i] = std::cos(0.1f * i);
+  expect_multiplied("the host, through DLPack");
+  for (int64_t i = 0; i < k * n; ++i) data[i] = std::sin(0.3f * i);
+  expect_multiplied("the host again");
+  shared->deleter(shared);
 }
 
 // With UOPC_C_BLAS=openblas (matmul_kernels_openblas_test), f32 matmuls call OpenBLAS.
