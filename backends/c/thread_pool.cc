@@ -103,14 +103,19 @@ void Relax() {
 #endif
 }
 
-// Spins until `ready()` or kSpin has passed; whether it became ready.
+// Spins until `ready()` or kSpin has passed; whether it became ready. Every 64 pauses it
+// yields the core to any other thread that wants it: the host thread preparing the next step
+// waited behind a spinning worker (a batched decode step of the bench GPT on 2 cores, 1.07x
+// faster with the yield, medians of 6 rounds alternating, AMD EPYC Zen 3).
 template <typename F>
 bool SpinUntil(F ready) {
   const auto end = std::chrono::steady_clock::now() + kSpin;
   for (int i = 0;; ++i) {
     if (ready()) return true;
     Relax();
-    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= end) return ready();
+    if ((i & 63) != 63) continue;
+    if (std::chrono::steady_clock::now() >= end) return ready();
+    sched_yield();
   }
 }
 

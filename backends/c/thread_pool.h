@@ -1,7 +1,8 @@
 // ThreadPool: the worker threads that the CPU devices run a kernel's chunks on (the chunks
 // of its global range, see passes/thread_outer_loop.h): UOPC_THREADS threads in all
 // (default: every core the process may run on), the launching thread being one of them.
-// An idle worker spins for the next kernel for 200 us, then sleeps on a condition variable;
+// An idle worker spins for the next kernel for 200 us (yielding its core to any thread that
+// wants it), then sleeps on a condition variable;
 // a device wakes the sleepers as it queues a kernel that will want them (Wake), so that they
 // spin by the time its chunks come.
 // Several devices may share it at once: each launch waits for its own chunks only.
