@@ -322,6 +322,7 @@ uopc_error* BufferAddress(uopc_buffer_address_args* a) {
   if (!a || !a->buffer) return NULL_ARG(a ? "buffer" : "args");
   if (uopc_error* e = CheckLive(a->buffer, "buffer_address")) return e;
   a->buffer->exposed.store(true, std::memory_order_release);
+  if (a->buffer->id) PackedBCache::Get().Forget(a->buffer->id);  // (never used again)
   a->address = a->buffer->data;
   return nullptr;
 }

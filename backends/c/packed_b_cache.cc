@@ -16,11 +16,11 @@ void PackedBCache::SetCapacity(uint64_t bytes) {
 }
 
 void PackedBCache::Drop(Entry& e) {
+  e.state = Entry::kSeen;
   if (!e.data) return;
   bytes_ -= e.bytes;
   used_.erase(e.lru);
   e.data.reset();
-  e.filled = false;
 }
 
 PackedBCache::Use PackedBCache::Find(const Key& key, BufferVersion v, int64_t floats) {
@@ -32,33 +32,38 @@ PackedBCache::Use PackedBCache::Find(const Key& key, BufferVersion v, int64_t fl
   Entry& e = it->second;
   if (inserted) ++keys_of_[key.id];
   if (inserted || e.writes != v.writes) {  // seen first at this content
-    Drop(e);
     e.writes = v.writes;
+    e.state = Entry::kSeen;
     return {};
   }
-  if (e.data) {
-    if (!e.filled) return {};  // (another call fills it)
+  if (e.state == Entry::kFilled) {
     used_.splice(used_.begin(), used_, e.lru);
     return {e.data, true};
   }
-  // the second call at this content: keep b packed, room made by the least recently used
-  while (bytes_ + bytes > capacity_) Drop(entries_.find(used_.back())->second);
-  std::shared_ptr<float[]> data(new (std::nothrow) float[floats]);
-  if (!data) return {};
-  e.data = data;
-  e.bytes = bytes;
-  e.filled = false;
-  bytes_ += bytes;
-  used_.push_front(key);
-  e.lru = used_.begin();
-  return {std::move(data), false};
+  if (e.state == Entry::kFilling) return {};  // (another call fills it)
+  // the second call at this content: b packed into the copy's memory where no call still
+  // reads its old content; else into new memory, room made by the least recently used
+  if (!e.data || e.data.use_count() > 1 || e.bytes != bytes) {
+    Drop(e);
+    while (bytes_ + bytes > capacity_) Drop(entries_.find(used_.back())->second);
+    e.data.reset(new (std::nothrow) float[floats]);
+    if (!e.data) return {};
+    e.bytes = bytes;
+    bytes_ += bytes;
+    used_.push_front(key);
+    e.lru = used_.begin();
+  } else {
+    used_.splice(used_.begin(), used_, e.lru);
+  }
+  e.state = Entry::kFilling;
+  return {e.data, false};
 }
 
 void PackedBCache::Ready(const Key& key, BufferVersion v) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(key);
-  if (it != entries_.end() && it->second.writes == v.writes && it->second.data)
-    it->second.filled = true;
+  if (it != entries_.end() && it->second.writes == v.writes && it->second.state == Entry::kFilling)
+    it->second.state = Entry::kFilled;
 }
 
 void PackedBCache::Forget(uint64_t id) {

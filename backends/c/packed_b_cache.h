@@ -9,9 +9,12 @@
 // never cached (id 0).
 //
 // A b is kept from its second call with the same content on (a training step's weights change
-// between their calls, so it keeps nothing there and costs a lookup a call). Copies are dropped
-// when their content changes or their buffer is freed, and the least recently used ones go
-// where the copies would pass the capacity (UOPC_C_PACK_CACHE_MB, 256 by default; 0: none).
+// between their calls, so it keeps nothing there and costs a lookup a call). A copy whose
+// content changes is packed anew into the same memory at the second call with the new content
+// (micro-batches that share a step's weights allocate nothing after the first step); its
+// memory goes when its buffer is freed, or, least recently used first, where the copies would
+// pass the capacity (UOPC_C_PACK_CACHE_MB, 256 by default; 0: none).
+// That memory is the plugin's own: no device's limit (UOPC_CPU_MEMORY) counts it.
 #pragma once
 
 #include <cstdint>
@@ -68,10 +71,10 @@ class PackedBCache {
  private:
   struct Entry {
     uint64_t writes = 0;            // the version the entry has seen last
-    std::shared_ptr<float[]> data;  // null: seen once at `writes`, not yet kept
+    std::shared_ptr<float[]> data;  // the copy's memory (null: none)
     uint64_t bytes = 0;
-    bool filled = false;
-    std::list<Key>::iterator lru;  // (in used_, most recent first)
+    enum { kSeen, kFilling, kFilled } state = kSeen;  // the copy, at version `writes`
+    std::list<Key>::iterator lru;  // (in used_, most recent first, where there is data)
   };
   void Drop(Entry& e);
   mutable std::mutex mu_;

@@ -40,13 +40,24 @@ TEST(PackedBCache, KeptFromTheSecondCallAtOneContent) {
   PackedBCache::Use kept = cache.Find(key, {1, 0}, 256);
   EXPECT_EQ(kept.data, fill.data);
   EXPECT_TRUE(kept.filled);
-  // a write: dropped, and kept again from the second call at the new content
+  const float* memory = kept.data.get();
+  // a write: packed as always at the first call with the new content, and again into the
+  // same memory at the second (where no call still holds the old content: else new memory)
   EXPECT_EQ(cache.Find(key, {1, 1}, 256).data, nullptr);
-  EXPECT_EQ(cache.bytes(), 0u);
+  EXPECT_EQ(cache.bytes(), 1024u);
   cache.Ready(key, {1, 0});  // (a fill of the old content ends late: nothing to mark)
-  PackedBCache::Use again = cache.Find(key, {1, 1}, 256);
-  ASSERT_NE(again.data, nullptr);
+  PackedBCache::Use held_elsewhere = cache.Find(key, {1, 1}, 256);
+  ASSERT_NE(held_elsewhere.data, nullptr);
+  EXPECT_NE(held_elsewhere.data.get(), memory);
+  EXPECT_EQ(cache.bytes(), 1024u);
+  memory = held_elsewhere.data.get();
+  fill = kept = held_elsewhere = {};
+  EXPECT_EQ(cache.Find(key, {1, 2}, 256).data, nullptr);
+  PackedBCache::Use again = cache.Find(key, {1, 2}, 256);
+  EXPECT_EQ(again.data.get(), memory);
   EXPECT_FALSE(again.filled);
+  cache.Ready(key, {1, 2});
+  EXPECT_TRUE(cache.Find(key, {1, 2}, 256).filled);
 }
 
 TEST(PackedBCache, NothingKeptOfMemoryTheHostMayWrite) {
