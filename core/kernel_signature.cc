@@ -24,6 +24,10 @@ LaunchDims LaunchDimsOf(const UOp& sink) {
 
 std::optional<int64_t> EvalIndex(const UOp& expr,
                                  const absl::flat_hash_map<std::string, int64_t>& vars) {
+  // (most launch params are constants: a matmul call's 19 were a tenth of a batched decode
+  // step's host time, each a sort and a map)
+  if (expr.is(Ops::CONST))
+    if (const int64_t* i = expr.arg().TryGet<int64_t>()) return *i;
   absl::flat_hash_map<const UOp::Node*, Arg> value;
   for (const UOp& u : expr.Toposort()) {
     Arg v;

@@ -83,22 +83,22 @@ absl::StatusOr<MatmulParams> EvalMatmulParams(
 
 absl::Status CheckMatmul(const MatmulParams& p, int64_t out_count, int64_t a_count,
                          int64_t b_count) {
-  const std::string what = p.ToString();
+  const auto what = [&p] { return p.ToString(); };  // (for a message: not made on success)
   if (p.batch2 < 0 || p.batch < 0 || p.m < 0 || p.n < 0 || p.k < 0)
-    return absl::InvalidArgumentError(absl::StrCat("matmul call: negative size in ", what));
+    return absl::InvalidArgumentError(absl::StrCat("matmul call: negative size in ", what()));
   if (p.batch2 == 0 || p.batch == 0 || p.m == 0 || p.n == 0) return absl::OkStatus();
   // a length-1 axis has any stride
   if (p.a_row != 1 && p.a_col != 1 && p.m > 1 && p.k > 1)
-    return absl::InvalidArgumentError(absl::StrCat("matmul call ", what, ": a has strides (",
+    return absl::InvalidArgumentError(absl::StrCat("matmul call ", what(), ": a has strides (",
                                                    p.a_row, ", ", p.a_col, "), neither 1"));
   if (p.b_row != 1 && p.b_col != 1 && p.k > 1 && p.n > 1)
-    return absl::InvalidArgumentError(absl::StrCat("matmul call ", what, ": b has strides (",
+    return absl::InvalidArgumentError(absl::StrCat("matmul call ", what(), ": b has strides (",
                                                    p.b_row, ", ", p.b_col, "), neither 1"));
   const int64_t one = (p.m - 1) * p.out_row + p.n;  // the elements one matmul of out spans
   if ((p.m > 1 && p.out_row < p.n) || (p.batch > 1 && p.out_batch < one) ||
       (p.batch2 > 1 && p.out_batch2 < (p.batch - 1) * p.out_batch + one))
     return absl::InvalidArgumentError(
-        absl::StrCat("matmul call ", what, ": out's elements overlap (row stride ", p.out_row,
+        absl::StrCat("matmul call ", what(), ": out's elements overlap (row stride ", p.out_row,
                      ", batch strides ", p.out_batch, " and ", p.out_batch2, ")"));
   struct Operand {
     const char* name;
@@ -121,7 +121,7 @@ absl::Status CheckMatmul(const MatmulParams& p, int64_t out_count, int64_t a_cou
   for (const Operand& o : ops) {
     if (p.k == 0 && o.name[0] != 'o') continue;
     if (o.e.lo < 0 || o.e.hi >= o.count)
-      return absl::OutOfRangeError(absl::StrCat("matmul call ", what, ": ", o.name,
+      return absl::OutOfRangeError(absl::StrCat("matmul call ", what(), ": ", o.name,
                                                 " reaches elements [", o.e.lo, ", ", o.e.hi,
                                                 "] of a buffer of ", o.count));
   }
