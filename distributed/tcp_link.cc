@@ -23,6 +23,7 @@ namespace uopc {
 namespace {
 
 constexpr size_t kNonceBytes = 37;     // NewUnixName()'s length: "uopc-" and 32 hex digits
+constexpr size_t kPendingConnections = 16;  // read side by side while the writer waits
 constexpr int kBufferBytes = 4 << 20;  // socket buffers: a segment in flight
 
 absl::Status Errno(absl::string_view what) {
@@ -76,32 +77,50 @@ absl::StatusOr<std::unique_ptr<TcpWriter>> TcpWriter::Listen(const std::string& 
 }
 
 bool TcpWriter::WaitAttached(std::chrono::milliseconds timeout) {
+  // Every connection is read as its bytes come, side by side (the newest kPendingConnections
+  // of them): one that sends nothing, or part of a nonce, holds up no other. The first to send
+  // the whole nonce is the reader; the others are closed.
+  struct Pending {
+    int fd;
+    std::string got;  // the nonce's bytes so far
+  };
+  std::vector<Pending> pending;
+  const auto drop = [&](size_t i) {
+    close(pending[i].fd);
+    pending.erase(pending.begin() + static_cast<ptrdiff_t>(i));
+  };
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (fd_ < 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{listener_, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-    int c = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c < 0) continue;
-    // the nonce, within what is left of the wait (a connection that does not send it
-    // is not the reader)
-    timeval tv{static_cast<time_t>(left.count() / 1000),
-               static_cast<suseconds_t>(left.count() % 1000 * 1000)};
-    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    char got[kNonceBytes];
-    size_t n = 0;
-    for (ssize_t r; n < sizeof got && (r = read(c, got + n, sizeof got - n)) > 0;) n += r;
-    if (n != sizeof got || nonce_.size() != sizeof got ||
-        std::memcmp(got, nonce_.data(), sizeof got) != 0) {
-      close(c);
-      continue;
+    if (left.count() <= 0) break;
+    std::vector<pollfd> p = {{listener_, POLLIN, 0}};
+    for (const Pending& c : pending) p.push_back({c.fd, POLLIN, 0});
+    if (poll(p.data(), p.size(), static_cast<int>(left.count())) <= 0) continue;
+    for (size_t i = pending.size(); i-- > 0;) {
+      if (!p[i + 1].revents) continue;
+      Pending& c = pending[i];
+      char got[kNonceBytes];
+      const ssize_t r = read(c.fd, got, kNonceBytes - c.got.size());
+      if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (r > 0) c.got.append(got, static_cast<size_t>(r));
+      if (r <= 0 || nonce_.compare(0, c.got.size(), c.got) != 0) {  // gone, or not the nonce
+        drop(i);
+      } else if (c.got.size() == kNonceBytes && nonce_.size() == kNonceBytes) {
+        fd_ = c.fd;
+        pending.erase(pending.begin() + static_cast<ptrdiff_t>(i));
+        Tune(fd_);
+        break;
+      }
     }
-    Tune(c);
-    fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK);
-    fd_ = c;
+    if (fd_ >= 0 || !(p[0].revents & POLLIN)) continue;
+    const int c = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c < 0) continue;
+    if (pending.size() == kPendingConnections) drop(0);
+    pending.push_back({c, {}});
   }
+  for (size_t i = pending.size(); i-- > 0;) drop(i);
+  if (fd_ < 0) return false;
   close(listener_);
   listener_ = -1;
   return true;

@@ -8,7 +8,11 @@
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "tests/distributed/link_frames.h"
 
@@ -73,6 +77,38 @@ TEST(TcpLink, AConnectionWithoutTheNonceIsNotTheReader) {
   EXPECT_EQ(Contents(Take(**r)), Contents(Bytes(10, 2)));
   absl::StatusOr<std::optional<grpc::ByteBuffer>> none = (*stranger)->Next(milliseconds(500));
   EXPECT_FALSE(none.ok() && *none) << "the stranger got a frame";
+}
+
+// A connection that sends nothing, or part of a nonce, holds up no other: the writer reads
+// every connection as its bytes come, and takes the reader's while the strangers stay silent.
+TEST(TcpLink, ASilentConnectionHoldsUpNoOther) {
+  absl::StatusOr<std::unique_ptr<TcpWriter>> w = TcpWriter::Listen("127.0.0.1", kMax);
+  ASSERT_TRUE(w.ok()) << w.status();
+  const std::string offer = (*w)->offer();
+  const std::string host = offer.substr(0, offer.find(':'));
+  const int port = std::stoi(offer.substr(offer.find(':') + 1));
+  std::vector<int> strangers;
+  for (const std::string& says : {std::string(), offer.substr(offer.find('/') + 1, 10)}) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    inet_pton(AF_INET, host.c_str(), &a.sin_addr);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(send(fd, says.data(), says.size(), 0), static_cast<ssize_t>(says.size()));
+    strangers.push_back(fd);
+  }
+  absl::StatusOr<std::unique_ptr<TcpReader>> r = TcpReader::Connect(offer, kMax);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE((*w)->WaitAttached(milliseconds(3000)));  // (the strangers are still open)
+  ASSERT_TRUE((*w)->Write(Bytes(10, 3), kAlways).ok());
+  EXPECT_EQ(Contents(Take(**r)), Contents(Bytes(10, 3)));
+  for (int fd : strangers) {  // closed by the writer once it had its reader
+    char c;
+    EXPECT_EQ(recv(fd, &c, 1, 0), 0);
+    close(fd);
+  }
 }
 
 TEST(TcpLink, BadOffersAreRefused) {
