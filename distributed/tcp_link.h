@@ -7,7 +7,8 @@
 // The writer listens on this host's address towards the peer (port 0) and offers
 // "ADDRESS:PORT/NONCE" on the gRPC stream, whose token authenticates it; the reader
 // connects and sends the nonce first, and the writer takes the first connection that
-// sends it (others are closed) and stops listening.
+// sends it (others are closed; all are read side by side, so a silent one holds up none)
+// and stops listening.
 #pragma once
 
 #include <chrono>
