@@ -1,5 +1,7 @@
 #include "passes/layout_copies.h"
 
+#include <algorithm>
+#include <climits>
 #include <functional>
 #include <numeric>
 #include <optional>
@@ -9,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 
+#include "core/bounds.h"
 #include "core/placement.h"
 #include "core/status_macros.h"
 #include "core/substitute.h"
@@ -428,8 +431,14 @@ DType ReadDType(UOp x) {
 bool SuppliedMatmulTakes(const UOp& sum, const Shape& in, const Target& t) {
   const UOp& body = sum.src(0);
   if (!body.is(Ops::MUL) || t.kernels.empty()) return false;
+  // (a symbolic size at its bound, as supplied_kernels measures it; saturating: a symbolic
+  // size counted as 2^61 made the product overflow, and x @ W^T with a run-time row count
+  // copied W transposed at every run)
   int64_t flops = 2;
-  for (const Dim& d : in) flops = d.IsStatic() ? flops * d.value() : INT64_MAX / 4;
+  for (const Dim& d : in) {
+    const int64_t v = d.IsStatic() ? d.value() : VMax(d.AsUOp());
+    flops = v > 0 && flops > INT64_MAX / v ? INT64_MAX : flops * std::max<int64_t>(v, 0);
+  }
   const DType a = ReadDType(body.src(0)), b = ReadDType(body.src(1));
   for (const SuppliedKernel& k : t.kernels)
     if (k.op == "matmul" && flops >= k.min_flops &&

@@ -402,6 +402,36 @@ TEST(Avx2SgemmTest, AWeightKeptPackedIsPackedAgainAfterEveryWrite) {
   shared->deleter(shared);
 }
 
+// x @ W^T with a symbolic row count (a batched decode step's logits over a tied embedding):
+// the call reads W where it lies, as with a static count. layout_copies multiplied the sizes
+// of such a sum to decide whether a supplied kernel takes it, with a symbolic size as 2^61:
+// the product overflowed, and every run copied W transposed first (25 ms of a 57 ms step of
+// a 50,257-token vocabulary).
+TEST(Avx2SgemmTest, ASymbolicRowCountReadsATransposedWeightWhereItLies) {
+  if (!Supplies("avx2_sgemm")) GTEST_SKIP() << "this CPU has no AVX2 and FMA, or UOPC_C_SGEMM=none";
+  const int64_t k = 96, n = 300;
+  const Tensor w = Tensor::FromVector(Data(n * k, 11), {n, k}).Realize();
+  const Tensor x = Tensor::FromVector(Data(32 * k, 12), {32, k}).Realize();
+  for (int64_t rows : {32, 17}) {
+    const SymInt s = SymInt::Variable("rows", 1, 32, rows);
+    std::vector<Runtime::PlanRun> runs;
+    Runtime::Get().Record(&runs);
+    const std::vector<float> got = x.Slice(0, 0, s).Matmul(w.Transpose()).ToVector<float>();
+    Runtime::Get().Record(nullptr);
+    int kernels = 0, calls = 0;
+    for (const Runtime::PlanRun& r : runs)
+      for (const Plan::Kernel* kernel : r.plan->kernels()) {
+        ++kernels;
+        calls += kernel->ast.is(Ops::MATMUL);
+      }
+    EXPECT_EQ(calls, 1) << rows;
+    EXPECT_EQ(kernels, 1) << rows << " rows: a copy of W beside the call";
+    const std::vector<float> generated =
+        (x.Slice(0, 0, rows).Matmul(w.Transpose()) * 1.0f).ToVector<float>();
+    ExpectSameBits(got, generated);
+  }
+}
+
 // With UOPC_C_BLAS=openblas (matmul_kernels_openblas_test), f32 matmuls call OpenBLAS.
 TEST(OpenBlasMatmulTest, F32MatmulsCallSgemmInEveryLayout) {
   if (!Supplies("openblas_sgemm")) GTEST_SKIP() << "UOPC_C_BLAS is not openblas";
