@@ -65,7 +65,15 @@ absl::StatusOr<KernelSignature> SignatureOf(const UOp& sink) {
         return absl::InvalidArgumentError(absl::StrCat(
             "kernel signature: buffer slot ", p.slot, " is declared as ", b.size, " x ",
             DTypeName(b.dtype), " and as ", p.size, " x ", DTypeName(u.dtype())));
-      b = {true, u.dtype(), p.size};
+      b.used = true, b.dtype = u.dtype(), b.size = p.size;
+    } else if (u.is(Ops::STORE)) {
+      const UOp& at = u.src(0);
+      if (at.is(Ops::INDEX) && at.src(0).is(Ops::BUFFER)) {
+        sig.buffers[at.src(0).arg().Get<ParamArg>().slot].written = true;
+      } else {
+        for (const UOp& v : at.Toposort())
+          if (v.is(Ops::BUFFER)) sig.buffers[v.arg().Get<ParamArg>().slot].written = true;
+      }
     } else if (u.is(Ops::VAR)) {
       const VarArg& v = u.arg().Get<VarArg>();
       auto it = std::find_if(sig.vars.begin(), sig.vars.end(),

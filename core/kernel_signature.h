@@ -21,7 +21,9 @@ struct KernelSignature {
   struct Buffer {
     bool used = false;
     DType dtype = DType::kVoid;
-    int64_t size = 0;  // elements
+    int64_t size = 0;      // elements
+    bool written = false;  // a STORE's (or, for a store whose address is not an INDEX of a
+                           // BUFFER, every buffer its address reads: what it may write)
   };
   std::vector<Buffer> buffers;  // index: slot
   std::vector<VarArg> vars;     // sorted by name

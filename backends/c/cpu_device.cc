@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -35,6 +36,9 @@ constexpr int kChunksPerThread = 4;
 
 std::mutex g_live_mu;
 absl::flat_hash_set<const uopc_buffer*> g_live;  // handles allocated and not yet freed
+
+std::mutex g_writes_mu;
+absl::flat_hash_map<std::string, std::vector<bool>> g_writes;  // of each kernel rendered
 
 std::once_flag g_once;
 uopc_error* g_init_error = nullptr;  // the first Initialize's outcome, repeated after
@@ -433,7 +437,7 @@ uopc_error* ProgramLoad(uopc_program_load_args* a) {
                           std::string(path.status().message()).c_str());
   void* h = dlopen(path->c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) return uopc_sdk_error(UOPC_INTERNAL, "c plugin: dlopen %s: %s", path->c_str(), dlerror());
-  auto prog = std::make_unique<uopc_program>(uopc_program{h, {}});
+  auto prog = std::make_unique<uopc_program>(uopc_program{h, {}, {}});
   for (uint32_t i = 0; i < n; ++i) {
     std::string sym = absl::StrCat(entries[i], "_entry");
     auto fn = reinterpret_cast<EntryFn>(dlsym(h, sym.c_str()));
@@ -442,6 +446,9 @@ uopc_error* ProgramLoad(uopc_program_load_args* a) {
       return uopc_sdk_error(UOPC_NOT_FOUND, "c plugin: the program has no kernel '%s'", entries[i]);
     }
     prog->entries.push_back(fn);
+    std::lock_guard<std::mutex> lock(g_writes_mu);
+    auto it = g_writes.find(entries[i]);
+    prog->writes.push_back(it == g_writes.end() ? std::vector<bool>() : it->second);
   }
   a->program = prog.release();
   return nullptr;
@@ -466,11 +473,13 @@ uopc_error* Launch(uopc_launch_args* a) {
   if ((a->num_buffers && !a->buffers) || (a->num_vars && !a->vars))
     return NULL_ARG("buffers or vars");
   std::vector<void*> ptrs(a->num_buffers);
-  std::vector<Ref> refs;
+  std::vector<Ref> refs, written;  // (the buffers it takes; those it may write)
   refs.reserve(a->num_buffers);
+  const std::vector<bool>& writes = a->program->writes[a->entry];
   for (uint32_t i = 0; i < a->num_buffers; ++i) {
     const uopc_buffer* b = a->buffers[i];
     if (!b) continue;
+    if (writes.empty() || (i < writes.size() && writes[i])) written.emplace_back(b);
     if (uopc_error* e = CheckLive(b, "launch")) return e;
     uint64_t off = a->offsets ? a->offsets[i] : 0;
     if (off > b->size)
@@ -492,7 +501,8 @@ uopc_error* Launch(uopc_launch_args* a) {
       ThreadPool::Get().threads() == 1 ? 1 : ThreadPool::Get().threads() * kChunksPerThread));
   return Enqueue(
       q,
-      [dev, fn, chunks, ptrs = std::move(ptrs), vars = std::move(vars), refs = std::move(refs)] {
+      [dev, fn, chunks, ptrs = std::move(ptrs), vars = std::move(vars), refs = std::move(refs),
+       written = std::move(written)] {
         if (dev->fail_at && dev->launches.fetch_add(1) + 1 >= dev->fail_at) dev->lost = true;
         if (dev->lost)
           return WorkStatus{UOPC_DEVICE_LOST,
@@ -503,7 +513,7 @@ uopc_error* Launch(uopc_launch_args* a) {
         else
           ThreadPool::Get().ParallelFor(chunks,
                                         [&](int c) { fn(ptrs.data(), vars.data(), c, chunks); });
-        for (const Ref& r : refs) Wrote(r.b);  // (which of them it wrote is the host's to know)
+        for (const Ref& r : written) Wrote(r.b);
         return WorkStatus{};
       },
       a->done);
@@ -617,6 +627,13 @@ uopc_error* Initialize(Materializer materialize) {
   });
   if (!g_init_error) return nullptr;
   return uopc_sdk_error(g_init_error->code, "%s", g_init_error->msg);
+}
+
+void NoteKernelWrites(const std::string& name, const KernelSignature& sig) {
+  std::vector<bool> writes;
+  for (const KernelSignature::Buffer& b : sig.buffers) writes.push_back(b.written);
+  std::lock_guard<std::mutex> lock(g_writes_mu);
+  g_writes[name] = std::move(writes);
 }
 
 void FillDeviceCalls(uopc_api* api) {

@@ -35,6 +35,7 @@
 
 #include "backends/c/work_queue.h"
 #include "backends/plugin_api.h"
+#include "core/kernel_signature.h"
 #include "core/target.h"
 
 #ifndef UOPC_C_DEVICE_PREFIX
@@ -72,6 +73,9 @@ struct uopc_program {
   void* handle;
   // NAME_entry(bufs, vars, chunk, chunks) of each kernel (backends/c/render_c.h)
   std::vector<void (*)(void* const*, const long long*, long long, long long)> entries;
+  // the buffer slots each kernel may write, as its render found them (empty: not known, so
+  // a launch counts a write to every buffer it takes)
+  std::vector<std::vector<bool>> writes;
 };
 
 struct uopc_queue {
@@ -94,6 +98,10 @@ using Materializer = std::function<absl::StatusOr<std::string>(absl::string_view
 uopc_error* Initialize(Materializer materialize);
 /// Sets the device calls of the plugin's table.
 void FillDeviceCalls(uopc_api* api);
+/// Notes which buffer slots kernel `name` may write (its signature's `written`), as render
+/// finds them: a program loaded later with that entry counts a launch's writes to those
+/// buffers only, so that a weight a kernel only reads stays packed (backends/c/packed_b_cache.h).
+void NoteKernelWrites(const std::string& name, const KernelSignature& sig);
 /// "CPU": the prefix of the device names.
 constexpr const char* kPrefix = UOPC_C_DEVICE_PREFIX;
 

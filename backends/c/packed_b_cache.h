@@ -2,8 +2,9 @@
 // between: a model's weights while it decodes. A batched decode step of the bench GPT (64 rows
 // a matmul) packed every weight anew at every call: 9.6% of its time (perf, AMD EPYC Zen 3).
 //
-// The plugin counts the writes it makes to each buffer (a launch's buffers, a copy's
-// destination, a supplied kernel's out: backends/c/cpu_device.h) and names each buffer by an id
+// The plugin counts the writes it makes to each buffer (the buffers a generated kernel's render
+// found it may write, a copy's destination, a supplied kernel's out: backends/c/cpu_device.h)
+// and names each buffer by an id
 // that no later buffer reuses, so (id, writes) names one content of one buffer. A buffer whose
 // address the host was given (DLPack, collectives) may change behind the plugin's back and is
 // never cached (id 0).

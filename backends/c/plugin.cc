@@ -25,6 +25,7 @@
 #include "backends/kernel_graph.h"
 #include "backends/plugin_sdk.h"
 #include "backends/target_args.h"
+#include "core/kernel_signature.h"
 #include "core/ops.h"
 #include "core/serialize.h"
 
@@ -155,6 +156,9 @@ uopc_error* Render(uopc_render_args* a) {
   return Guard([&]() -> uopc_error* {
     absl::StatusOr<UOp> sink = ReadKernel(a->kernel, a->kernel_size);  // through its form
     if (!sink.ok()) return FromStatus(sink.status());
+    absl::StatusOr<KernelSignature> sig = SignatureOf(*sink);
+    if (!sig.ok()) return FromStatus(sig.status());
+    cpu::NoteKernelWrites(a->name, *sig);
     LaunchDims dims;
     absl::StatusOr<std::string> src = RenderCKernel(*sink, a->name, &dims);
     if (!src.ok()) return FromStatus(src.status());

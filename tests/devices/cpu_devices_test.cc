@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "core/matmul_call.h"
+#include "core/serialize.h"
 #include "devices/kernel_cache.h"
 #include "devices/registry.h"
 
@@ -141,11 +142,14 @@ TEST(CpuDevices, ASuppliedMatmulSeesEveryWriteToItsB) {
   ASSERT_TRUE(d.CopyIn(other, values(k * n, 0.17f).data(), other.bytes()).ok());
   ASSERT_TRUE(d.EnqueueCopy(w, 0, other, 0, w.bytes())->Wait().ok());
   expect_multiplied("a copy on the device");
+  // slot 0 = slot 1 * -0.5, and the other way round
+  UOp first = UOp::Buffer(DType::kF32, 0, k * n), second = UOp::Buffer(DType::kF32, 1, k * n);
+  UOp i = UOp::Range(k * n, 0);
+  const UOp half = UOp::Sink(
+      {first.Index(i).Store(second.Index(i).Load() * UOp::ConstFloat(DType::kF32, -0.5)).End({i})});
+  const UOp back = UOp::Sink(
+      {second.Index(i).Store(first.Index(i).Load() * UOp::ConstFloat(DType::kF32, -0.5)).End({i})});
   {
-    UOp to = UOp::Buffer(DType::kF32, 0, k * n), from = UOp::Buffer(DType::kF32, 1, k * n);
-    UOp i = UOp::Range(k * n, 0);
-    UOp half = UOp::Sink(
-        {to.Index(i).Store(from.Index(i).Load() * UOp::ConstFloat(DType::kF32, -0.5)).End({i})});
     KernelCache kernels(d);  // (its program stays loaded until the launch is done)
     absl::StatusOr<Event> e = kernels.Launch({half, {w, other}, {}});
     ASSERT_TRUE(e.ok()) << e.status();
@@ -161,6 +165,33 @@ TEST(CpuDevices, ASuppliedMatmulSeesEveryWriteToItsB) {
     ASSERT_TRUE(e->Wait().ok());
   }
   expect_multiplied("a supplied matmul");
+  {
+    // A launch counts writes to the buffers that its kernel's render found it writes, and to
+    // no other: a kernel that only reads b leaves b's copy kept. Shown by a program whose
+    // entry's name was last rendered for `back` (which writes slot 1) while its code is
+    // `half`'s (which writes slot 0, w): w changes unseen, and the kept copy is multiplied.
+    multiply(a, w, out);
+    const std::vector<float> kept = Read<float>(out);
+    const std::string name = "k_rendered_last_as_back";
+    absl::StatusOr<RenderedKernel> code = d.Render(SerializeGraph(half), name);
+    ASSERT_TRUE(code.ok()) << code.status();
+    ASSERT_TRUE(d.Render(SerializeGraph(back), name).ok());
+    absl::StatusOr<std::shared_ptr<Program>> program = d.Build({code->source}, {name});
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<Event> e =
+        d.Launch(**program, 0, {w.handle(), other.handle()}, {}, {}, code->dims);
+    ASSERT_TRUE(e.ok()) << e.status();
+    ASSERT_TRUE(e->Wait().ok());
+    multiply(a, w, out);
+    const std::vector<float> got = Read<float>(out);
+    EXPECT_EQ(std::memcmp(got.data(), kept.data(), got.size() * sizeof(float)), 0);
+    Buffer fresh = *d.Allocate(DType::kF32, k * n);  // (w did change)
+    ASSERT_TRUE(d.EnqueueCopy(fresh, 0, w, 0, w.bytes())->Wait().ok());
+    multiply(a, fresh, out);
+    EXPECT_NE(std::memcmp(Read<float>(out).data(), kept.data(), got.size() * sizeof(float)), 0);
+    ASSERT_TRUE(d.CopyIn(w, values(k * n, 0.29f).data(), w.bytes()).ok());
+    expect_multiplied("a copy from the host, after the unseen write");
+  }
   absl::StatusOr<void*> at = d.Address(w);
   ASSERT_TRUE(at.ok()) << at.status();
   ASSERT_TRUE(d.Synchronize().ok());
