@@ -479,7 +479,6 @@ uopc_error* Launch(uopc_launch_args* a) {
   for (uint32_t i = 0; i < a->num_buffers; ++i) {
     const uopc_buffer* b = a->buffers[i];
     if (!b) continue;
-    if (writes.empty() || (i < writes.size() && writes[i])) written.emplace_back(b);
     if (uopc_error* e = CheckLive(b, "launch")) return e;
     uint64_t off = a->offsets ? a->offsets[i] : 0;
     if (off > b->size)
@@ -491,6 +490,7 @@ uopc_error* Launch(uopc_launch_args* a) {
                             dev->name.c_str(), i, b->device->name.c_str());
     ptrs[i] = static_cast<char*>(b->data) + off;
     refs.emplace_back(b);
+    if (writes.empty() || (i < writes.size() && writes[i])) written.emplace_back(b);
   }
   std::vector<long long> vars(a->vars, a->vars + a->num_vars);
   EntryFn fn = a->program->entries[a->entry];
