@@ -39,7 +39,7 @@ absl::Status Fill(const UOp& node, const absl::flat_hash_map<const UOp::Node*, u
   const bool loop_level = IsAlu(op) || op == Ops::SINK || op == Ops::CONST || op == Ops::VAR ||
                           op == Ops::BUFFER || op == Ops::ALLOC || op == Ops::RANGE ||
                           op == Ops::INDEX || op == Ops::LOAD || op == Ops::STORE ||
-                          op == Ops::END || op == Ops::AFTER;
+                          op == Ops::END || op == Ops::AFTER || op == Ops::BARRIER;
   if (!loop_level)
     return absl::InvalidArgumentError(absl::StrCat(
         "kernel form: a ", OpName(op), " node is not a loop-level op (lower the kernel first)"));
@@ -58,6 +58,7 @@ absl::Status Fill(const UOp& node, const absl::flat_hash_map<const UOp::Node*, u
     n.arg = UOPC_KERNEL_ARG_VAR, n.name = h.Keep(v->name), n.lo = v->lo, n.hi = v->hi;
   } else if (const ParamArg* p = a.TryGet<ParamArg>()) {
     n.arg = UOPC_KERNEL_ARG_PARAM, n.i = p->slot, n.size = p->size;
+    if (op == Ops::ALLOC && !p->device.empty()) n.name = h.Keep(p->device);
   } else if (const RangeArg* r = a.TryGet<RangeArg>()) {
     n.arg = UOPC_KERNEL_ARG_RANGE, n.i = r->idx, n.name = RangeKindName(r->kind).data();
   } else {

@@ -12,14 +12,21 @@
  * axes where the backend launches threads, plain loops where it does not); the END that
  * lists it among its sources after the first closes it, and every node between is inside
  * the loop. A node sits in the innermost loop its sources need (loop-invariant work comes
- * before the loop). The ops (core/ops.h names them; their sources in order):
+ * before the loop). A kernel whose block shares storage (a reduction across a block's threads)
+ * has a local range that ends inside the grid, then a barrier, then the block's own work,
+ * outside every local range: done alike by each of its threads, its stores to buffers by the
+ * first. The ops (core/ops.h names them; their sources in order):
  *   const        a literal (arg CONST)
  *   var          a kernel parameter, an i32 in [lo, hi] (arg VAR; the launch passes it)
  *   buffer       kernel parameter `i` (the slot), `size` elements of `dtype` (arg PARAM)
- *   alloc        storage local to a run, `size` elements of `dtype` (arg PARAM; `i` names it)
+ *   alloc        storage local to a run, `size` elements of `dtype` (arg PARAM; `i` names it);
+ *                a thread's own, or with `name` "shared" one that a block of threads shares
  *   range        end                           end      statement, ranges it closes...
  *   index        buffer or alloc, flat index   load     index
  *   store        index, value                  after    value, statements it follows...
+ *   barrier      statements every thread of the block has done before anything after it
+ *                reads what they stored (CUDA's __syncthreads; nothing where a block's
+ *                threads run in turn, a local range being a loop)
  *   add mul fdiv floordiv mod max cmplt cmpne cmpeq and or xor shl shr (2 sources),
  *   exp2 log2 sin sqrt recip trunc cast bitcast (1), where (cond, a, b), mulacc (a * b + c,
  *   rounded once): ALU ops with core/alu.h's meanings: floordiv rounds to -infinity and mod

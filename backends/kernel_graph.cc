@@ -20,7 +20,8 @@ absl::StatusOr<Arg> ArgOf(const uopc_kernel_node& n, DType dtype) {
       if (IsBool(dtype)) return Arg(n.i != 0);
       return Arg(static_cast<int64_t>(n.i));
     case UOPC_KERNEL_ARG_VAR: return Arg(VarArg{n.name ? n.name : "", n.lo, n.hi});
-    case UOPC_KERNEL_ARG_PARAM: return Arg(ParamArg{static_cast<int>(n.i), n.size, ""});
+    case UOPC_KERNEL_ARG_PARAM:
+      return Arg(ParamArg{static_cast<int>(n.i), n.size, n.name ? n.name : ""});
     case UOPC_KERNEL_ARG_RANGE: {
       RangeKind kind;
       if (!n.name || !ParseRangeKind(n.name, &kind))

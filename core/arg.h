@@ -18,7 +18,11 @@ namespace uopc {
 
 /// BUFFER and ALLOC: which kernel parameter (or local slot) and how many elements. A
 /// tensor-level BUFFER also names the device whose memory holds it ("CPU:1"); a kernel's
-/// buffers name none (a kernel is the same on every device).
+/// buffers name none (a kernel is the same on every device). An ALLOC's names the memory it
+/// lives in: none for a thread's own (registers), kSharedMemory for one a block of threads
+/// shares (a GPU's shared memory; where a backend runs a block's threads in turn, one array a
+/// block), which its threads exchange values through across a BARRIER.
+inline constexpr absl::string_view kSharedMemory = "shared";
 struct ParamArg {
   int slot = 0;
   int64_t size = 0;

@@ -167,6 +167,7 @@ B Compute(const UOp& u) {
     case Ops::LOAD:
     case Ops::STORE:
     case Ops::END:
+    case Ops::BARRIER:
     case Ops::RESHAPE:
     case Ops::EXPAND:
     case Ops::PERMUTE:

@@ -125,7 +125,8 @@ absl::Status Machine::Step(size_t pc) {
     case Ops::BUFFER:
     case Ops::ALLOC:
     case Ops::RANGE:
-    case Ops::END: return absl::OkStatus();  // loops are run by Run
+    case Ops::END:                               // loops are run by Run
+    case Ops::BARRIER: return absl::OkStatus();  // (a block's threads, a local loop, run in turn)
     case Ops::RESHAPE: case Ops::EXPAND: case Ops::PERMUTE: case Ops::PAD: case Ops::SHRINK:
     case Ops::FLIP: case Ops::IOTA: case Ops::REDUCE: case Ops::STAGE: case Ops::COPY: case Ops::ASSIGN:
     case Ops::COLLECTIVE:

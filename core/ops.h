@@ -1,7 +1,7 @@
 // The ops of uopc's one IR, defined once in an X-macro table that generates the enum,
 // the text names, the arities and the groups. Tensor-level ops (movement, REDUCE, STAGE,
 // COPY, ASSIGN, COLLECTIVE) are lowered by passes into loop-level ops (RANGE, INDEX, LOAD, STORE,
-// ALLOC, AFTER, END); ALU ops live at both levels.
+// ALLOC, AFTER, END, BARRIER); ALU ops live at both levels.
 #pragma once
 
 #include <cstdint>
@@ -40,14 +40,15 @@ inline constexpr uint32_t kGroupAssociative = 1u << 9;    // f(f(a, b), c) == f(
   X(CONST, "const", 0, 0, Const)   /* arg: ConstValue */                                    \
   X(VAR, "var", 0, 0, Var)         /* arg: VarArg{name, lo, hi}, i32 */                     \
   X(BUFFER, "buffer", 0, 0, Param) /* arg: ParamArg, a kernel param */                      \
-  X(ALLOC, "alloc", 0, 0, Param)   /* arg: ParamArg, local storage */                       \
+  X(ALLOC, "alloc", 0, 0, Param)   /* arg: ParamArg, local storage (core/arg.h) */          \
   /* loop level */                                                                          \
-  X(RANGE, "range", 1, 0, Range) /* src: end; arg: RangeArg */                              \
-  X(INDEX, "index", 2, 0, None)  /* src: buffer, flat index */                              \
-  X(LOAD, "load", 1, 0, None)    /* src: index */                                           \
-  X(STORE, "store", 2, 0, None)  /* src: index, value */                                    \
-  X(END, "end", -1, 0, None)     /* src: statement, ranges closed */                        \
-  X(AFTER, "after", -1, 0, None) /* src[0] once src[1:] are done */                         \
+  X(RANGE, "range", 1, 0, Range)     /* src: end; arg: RangeArg */                          \
+  X(INDEX, "index", 2, 0, None)      /* src: buffer, flat index */                          \
+  X(LOAD, "load", 1, 0, None)        /* src: index */                                       \
+  X(STORE, "store", 2, 0, None)      /* src: index, value */                                \
+  X(END, "end", -1, 0, None)         /* src: statement, ranges closed */                    \
+  X(AFTER, "after", -1, 0, None)     /* src[0] once src[1:] are done */                     \
+  X(BARRIER, "barrier", -1, 0, None) /* src: statements every thread of a block has done */ \
   /* tensor level */                                                                        \
   X(RESHAPE, "reshape", -1, kGroupMovement, None) /* src: x, dims... */                     \
   X(EXPAND, "expand", -1, kGroupMovement, None)   /* src: x, dims... */                     \

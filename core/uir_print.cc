@@ -59,7 +59,12 @@ bool PrintsDType(const UOp& u) {
     case Ops::CAST:
     case Ops::BITCAST: return true;
     case Ops::SINK: case Ops::RANGE: case Ops::INDEX: case Ops::LOAD: case Ops::STORE:
-    case Ops::END: case Ops::AFTER: case Ops::RESHAPE: case Ops::EXPAND: case Ops::PERMUTE:
+    case Ops::END:
+    case Ops::BARRIER:
+    case Ops::AFTER:
+    case Ops::RESHAPE:
+    case Ops::EXPAND:
+    case Ops::PERMUTE:
     case Ops::PAD: case Ops::SHRINK: case Ops::FLIP: case Ops::REDUCE: case Ops::STAGE:
     case Ops::COPY:
     case Ops::ASSIGN:

@@ -207,6 +207,7 @@ std::optional<DType> DerivedDType(Ops op, absl::Span<const UOp> src) {
     case Ops::SINK:
     case Ops::STORE:
     case Ops::END:
+    case Ops::BARRIER:
     case Ops::MATMUL: return DType::kVoid;
     case Ops::CMPLT:
     case Ops::CMPNE:

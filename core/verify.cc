@@ -81,8 +81,8 @@ absl::Status NodeCheck::CheckStructure() const {
   if (!ok)
     return Fail("argument of the wrong kind", "the argument this op carries (see core/ops.h)");
   if (u_.dtype() == DType::kVoid &&
-      !(u_.is(Ops::SINK) || u_.is(Ops::STORE) || u_.is(Ops::END) || u_.is(Ops::MATMUL) ||
-        (u_.is(Ops::AFTER) && T(0) == DType::kVoid)))
+      !(u_.is(Ops::SINK) || u_.is(Ops::STORE) || u_.is(Ops::END) || u_.is(Ops::BARRIER) ||
+        u_.is(Ops::MATMUL) || (u_.is(Ops::AFTER) && T(0) == DType::kVoid)))
     return Fail("dtype void", "a value dtype");
   if (std::optional<DType> d = DerivedDType(u_.op(), u_.src()); d && *d != u_.dtype())
     return Fail(absl::StrCat("dtype ", DTypeName(u_.dtype())),
@@ -143,6 +143,13 @@ absl::Status NodeCheck::CheckDTypes() const {
         if (!u_.src(i).is(Ops::RANGE))
           return Fail(absl::StrCat("closing a ", OpName(u_.src(i).op())),
                       "RANGEs after the statement");
+      return absl::OkStatus();
+    case Ops::BARRIER:
+      for (const UOp& s : u_.src())
+        if (s.dtype() != DType::kVoid)
+          return Fail(
+              absl::StrCat("waiting for a ", OpName(s.op()), " of dtype ", DTypeName(s.dtype())),
+              "statements (dtype void)");
       return absl::OkStatus();
     case Ops::REDUCE: {
       Ops r = u_.arg().Get<ReduceArg>().op;
@@ -347,7 +354,12 @@ absl::StatusOr<Shape> NodeCheck::MovementShape() const {
     case Ops::FLIP: RETURN_IF_ERROR(CheckAxes(u_.arg().Get<Axes>().v, in.size(), false)); return in;
     case Ops::SINK: case Ops::CONST: case Ops::VAR: case Ops::BUFFER: case Ops::ALLOC:
     case Ops::IOTA: case Ops::RANGE: case Ops::INDEX: case Ops::LOAD: case Ops::STORE: case Ops::END:
-    case Ops::AFTER: case Ops::REDUCE: case Ops::STAGE: case Ops::COPY: case Ops::ASSIGN:
+    case Ops::BARRIER:
+    case Ops::AFTER:
+    case Ops::REDUCE:
+    case Ops::STAGE:
+    case Ops::COPY:
+    case Ops::ASSIGN:
     case Ops::COLLECTIVE:
     case Ops::MATMUL: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE) return in;
   }
@@ -395,7 +407,12 @@ absl::StatusOr<Shape> NodeCheck::Run() {
     case Ops::BITCAST: return S(0);
     case Ops::ASSIGN:
     case Ops::SINK: case Ops::CONST: case Ops::VAR: case Ops::RANGE: case Ops::INDEX:
-    case Ops::LOAD: case Ops::STORE: case Ops::END: case Ops::RESHAPE: case Ops::EXPAND:
+    case Ops::LOAD:
+    case Ops::STORE:
+    case Ops::END:
+    case Ops::BARRIER:
+    case Ops::RESHAPE:
+    case Ops::EXPAND:
     case Ops::PERMUTE: case Ops::PAD: case Ops::SHRINK: case Ops::FLIP: case Ops::EXP2:
     case Ops::LOG2: case Ops::SIN: case Ops::SQRT: case Ops::RECIP: case Ops::TRUNC:
     case Ops::ADD: case Ops::MUL: case Ops::FDIV: case Ops::FLOORDIV: case Ops::MOD:

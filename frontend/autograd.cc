@@ -228,6 +228,7 @@ void Backprop::Rule(const UOp& u, const Tensor& g) {
     case Ops::RANGE:
     case Ops::STORE:
     case Ops::END:
+    case Ops::BARRIER:
     case Ops::AFTER:
     case Ops::MATMUL: break;
   }

@@ -99,7 +99,12 @@ SourceIndex IndexThrough(const UOp& view, const Index& idx, const ShapeMap& shap
     }
     case Ops::SINK: case Ops::CONST: case Ops::VAR: case Ops::BUFFER: case Ops::ALLOC:
     case Ops::RANGE: case Ops::INDEX: case Ops::LOAD: case Ops::STORE: case Ops::END:
-    case Ops::AFTER: case Ops::IOTA: case Ops::REDUCE: case Ops::STAGE: case Ops::COPY:
+    case Ops::BARRIER:
+    case Ops::AFTER:
+    case Ops::IOTA:
+    case Ops::REDUCE:
+    case Ops::STAGE:
+    case Ops::COPY:
     case Ops::ASSIGN:
     case Ops::COLLECTIVE:
     case Ops::MATMUL: UOPC_FOR_EACH_ALU_OP(UOPC_OP_CASE) break;

@@ -19,8 +19,9 @@ UOp NumberKernelLoops(const UOp& kernel) {
     if (it == number.end()) return rebuilt;
     if (orig.is(Ops::RANGE))  // (its end may hold other loops: the rebuilt one's)
       return UOp::Range(rebuilt.src(0), it->second, orig.arg().Get<RangeArg>().kind);
-    const ParamArg& p = orig.arg().Get<ParamArg>();
-    return UOp::Alloc(orig.dtype(), it->second, p.size);
+    ParamArg p = orig.arg().Get<ParamArg>();
+    p.slot = it->second;
+    return UOp::Make(Ops::ALLOC, orig.dtype(), {}, std::move(p));
   });
 }
 

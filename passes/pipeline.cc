@@ -1,6 +1,7 @@
 #include "passes/pipeline.h"
 
 #include "core/symbolic/simplify.h"
+#include "passes/block_reduce.h"
 #include "passes/copy_rules.h"
 #include "passes/half_in_f32.h"
 #include "passes/index_sums.h"
@@ -37,6 +38,7 @@ const struct {
     {"reduce_collapse", ReduceCollapse},
     {"supplied_kernels", SuppliedKernels},
     {"schedule_opts", ScheduleOpts},
+    {"block_reduce", BlockReduce},  // (a GPU kernel's)
     {"reduce_to_accumulators", ReduceToAccumulators},
     {"half_in_f32", HalfInF32},
     {"simplify", SimplifyPass},

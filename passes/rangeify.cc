@@ -70,6 +70,7 @@ absl::StatusOr<UOp> KernelBuilder::Compute(const UOp& u, const Index& idx) {
     case Ops::SINK: case Ops::ALLOC: case Ops::RANGE: case Ops::INDEX: case Ops::LOAD:
     case Ops::STORE:
     case Ops::END:
+    case Ops::BARRIER:
     case Ops::COPY:
     case Ops::ASSIGN:
     case Ops::COLLECTIVE:

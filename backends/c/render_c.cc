@@ -43,6 +43,11 @@ struct CStyle {
   // the used ones, and an entry that takes the launch convention calls the kernel
   bool every_slot_a_parameter;
   const char* kernel_prefix;  // before the kernel's name
+  // storage that a block's threads share (an ALLOC in kSharedMemory), and the barrier that
+  // waits for the block's threads: where the block's threads run in turn (C: a local range is
+  // a loop, and what follows it comes after all of them), neither needs a word
+  const char* shared_prefix;
+  const char* barrier;
   // a WHERE that picks an f32 read (in range wherever it is) or +0 is the read's bits and a
   // mask: gcc vectorizes that in a chain of fmas, and not the select (a decode step's q . k
   // over a paged cache, one key at a time: 2x slower)
@@ -63,6 +68,8 @@ constexpr CStyle kC = {
     .restrict_kw = "restrict",
     .every_slot_a_parameter = false,
     .kernel_prefix = "void ",
+    .shared_prefix = "",
+    .barrier = "",
     .masked_picks = true,
 };
 constexpr CStyle kCuda = {
@@ -79,6 +86,8 @@ constexpr CStyle kCuda = {
     .restrict_kw = "__restrict__",
     .every_slot_a_parameter = true,
     .kernel_prefix = "extern \"C\" __global__ void ",
+    .shared_prefix = "__shared__ ",
+    .barrier = "__syncthreads();",
     .masked_picks = false,
 };
 
@@ -259,7 +268,10 @@ class Renderer {
   absl::flat_hash_map<const UOp::Node*, int> use_depth_;  // deepest loop depth of a use
   std::string body_;
   const CStyle& lang_;
-  int depth_ = 1, vals_ = 0, alus_ = 0, globals_ = 0, locals_ = 0;
+  int depth_ = 1, vals_ = 0, alus_ = 0, globals_ = 0;
+  int locals_ = 0;         // the block's axes that local ranges used (grid_ranges)
+  int open_locals_ = 0;    // local ranges whose END has not come
+  bool returned_ = false;  // threads past a run-time end return (grid_ranges)
 };
 
 // f16 and bf16 results are rounded to their dtype after every op, as the IR defines, and
@@ -374,6 +386,7 @@ absl::StatusOr<std::string> Renderer::Alu(const UOp& u) const {
     case Ops::LOAD:
     case Ops::STORE:
     case Ops::END:
+    case Ops::BARRIER:
     case Ops::AFTER:
     case Ops::RESHAPE:
     case Ops::EXPAND:
@@ -429,25 +442,39 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
     case Ops::ALLOC: {
       const ParamArg& a = u.arg().Get<ParamArg>();
       std::string name = absl::StrCat("acc", a.slot);
-      Line(absl::StrCat(CType(u.dtype(), lang_), " ", name,
+      Line(absl::StrCat(a.device == kSharedMemory ? lang_.shared_prefix : "",
+                        CType(u.dtype(), lang_), " ", name,
                         a.size == 1 ? "" : absl::StrCat("[", a.size, "]"), ";"));
       expr_[u.get()] = name;
       return absl::OkStatus();
     }
     case Ops::AFTER: expr_[u.get()] = R(u.src(0)); return absl::OkStatus();
+    case Ops::BARRIER:
+      if (returned_)  // (CUDA: a barrier that returned threads never reach hangs the block)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "render ", lang_.name,
+            ": a BARRIER after threads past a run-time end returned; expected constant ends"));
+      if (*lang_.barrier) Line(lang_.barrier);
+      return absl::OkStatus();
     case Ops::RANGE: {
       std::string r = absl::StrCat("ridx", u.arg().Get<RangeArg>().idx);
       expr_[u.get()] = r;
       if (!IsLoop(u, lang_)) {  // the thread's place in the grid: x, then y, then z
+        // (a local range after others have closed, a block's next stage, is the same
+        // threads again: its axis is the number of local ranges open around it)
         bool global = u.arg().Get<RangeArg>().kind == RangeKind::kGlobal;
-        int& n = global ? globals_ : locals_;
+        int n = global ? globals_++ : open_locals_++;
         if (n > 2)
           return absl::InvalidArgumentError(
               absl::StrCat("render ", lang_.name, ": more than 3 global or local ranges"));
+        if (!global) locals_ = std::max(locals_, n + 1);
         Line(absl::StrCat("int ", r, " = ", global ? lang_.block_index : lang_.thread_index,
-                          std::string(1, "xyz"[n++]), ";"));
+                          std::string(1, "xyz"[n]), ";"));
         // an end that is not the launch's (a run-time length): the threads past it return
-        if (!u.src(0).ConstIntValue()) Line(absl::StrCat("if (", r, " >= ", R(u.src(0)), ") return;"));
+        if (!u.src(0).ConstIntValue()) {
+          Line(absl::StrCat("if (", r, " >= ", R(u.src(0)), ") return;"));
+          returned_ = true;
+        }
         return absl::OkStatus();
       }
       if (u.arg().Get<RangeArg>().kind == RangeKind::kGlobal) {  // C: this chunk's part
@@ -469,7 +496,10 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
     }
     case Ops::END:
       for (size_t i = 1; i < u.src().size(); ++i) {
-        if (!IsLoop(u.src(i), lang_)) continue;
+        if (!IsLoop(u.src(i), lang_)) {
+          open_locals_ -= u.src(i).arg().Get<RangeArg>().kind == RangeKind::kLocal;
+          continue;
+        }
         --depth_;
         Line("}");
       }
@@ -506,7 +536,14 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
       std::string v = R(u.src(1));
       if (b.is(Ops::BUFFER) && AsBits(u.src(1).dtype(), lang_))
         v = ToBits(u.src(1).dtype(), WithoutBf16Rounding(u.src(1).dtype(), v));
-      Line(absl::StrCat(R(u.src(0)), " = ", v, ";"));
+      // a store to memory after a block's threads were closed (a block's result, computed
+      // alike by each of them): the block's, done by its first thread
+      std::string first;
+      if (b.is(Ops::BUFFER) && locals_ > 0 && open_locals_ == 0)
+        for (int d = 0; d < locals_; ++d)
+          absl::StrAppend(&first, first.empty() ? "if (" : " && ", lang_.thread_index,
+                          std::string(1, "xyz"[d]), " == 0");
+      Line(absl::StrCat(first.empty() ? "" : first + ") ", R(u.src(0)), " = ", v, ";"));
       return absl::OkStatus();
     }
     case Ops::RESHAPE: case Ops::EXPAND: case Ops::PERMUTE: case Ops::PAD: case Ops::SHRINK:

@@ -221,6 +221,8 @@ static const char* emit(renderer* r, uint32_t k) {
     line(r, "%s %s[%lld];", kValue[n->dtype], e, (long long)n->size);
   } else if (is(n, "after")) {
     e = str("%s", src(r, n, 0));
+  } else if (is(n, "barrier")) {
+    /* nothing to wait for: every range is a loop here, a block's threads run in turn */
   } else if (is(n, "range")) {
     e = str("r%u", k);
     line(r, "for (%s %s = 0; %s < %s; %s++) {", kValue[n->dtype], e, e, src(r, n, 0), e);

@@ -74,7 +74,7 @@ TEST(Pipeline, IsOneFlatListInOrder) {
   EXPECT_EQ(LoweringPipeline().names(),
             (std::vector<std::string>{
                 "copy_rules", "layout_copies", "split_reduces", "kernelize", "kernel_order",
-                "rangeify", "reduce_collapse", "supplied_kernels", "schedule_opts",
+                "rangeify", "reduce_collapse", "supplied_kernels", "schedule_opts", "block_reduce",
                 "reduce_to_accumulators", "half_in_f32", "simplify", "split_gated_loops",
                 "number_loops", "thread_outer_loop", "launch_dims", "index_sums"}));
 }

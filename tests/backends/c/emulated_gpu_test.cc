@@ -79,6 +79,43 @@ TEST(EmulatedGpu, AProgramRunsInBlocksOfThreadsWithTheCpusResult) {
   for (size_t i = 0; i < cpu.size(); ++i) EXPECT_NEAR(emu[i], cpu[i], 1e-5f * 3) << i;
 }
 
+// Whether any kernel the runs recorded reduces across a block's threads (a BARRIER).
+bool AnyKernelHasABarrier(const std::vector<Runtime::PlanRun>& runs) {
+  for (const Runtime::PlanRun& r : runs)
+    for (const Plan::Kernel* k : r.plan->kernels())
+      for (const UOp& u : k->ast.Toposort())
+        if (u.is(Ops::BARRIER)) return true;
+  return false;
+}
+
+// Rows of 2,048 (a softmax's max and sum, then a row's sum): each row a block's, its threads'
+// partial results through shared storage (passes/block_reduce.h), with the CPU's result
+// within the rounding of sums in another order; and their gradients.
+TEST(EmulatedGpu, LongRowsAreReducedAcrossABlocksThreads) {
+  auto program = [](const char* device) {
+    Tensor::ManualSeed(4);
+    Tensor a = Tensor::Randn({24, 2048}, DType::kF32, device);
+    a.RequiresGrad();
+    Tensor b = Tensor::Randn({24, 2048}, DType::kF32, device);
+    Tensor loss = ((a * 4.0).Softmax(-1) * b).Sum({1}).Square().Mean();
+    loss.Backward();
+    std::vector<float> out = loss.ToVector<float>();
+    std::vector<float> grad = a.grad().ToVector<float>();
+    out.insert(out.end(), grad.begin(), grad.end());
+    return out;
+  };
+  std::vector<Runtime::PlanRun> runs;
+  Runtime::Get().Record(&runs);
+  std::vector<float> emu = program(kEmu);
+  Runtime::Get().Record(nullptr);
+  EXPECT_TRUE(AnyKernelHasABarrier(runs));
+  std::vector<float> cpu = program("CPU:0");
+  ASSERT_EQ(emu.size(), cpu.size());
+  float most = 0;
+  for (float v : cpu) most = std::max(most, std::abs(v));
+  for (size_t i = 0; i < cpu.size(); ++i) EXPECT_NEAR(emu[i], cpu[i], 1e-5f * most) << i;
+}
+
 // The losses of `steps` AdamW steps of a small GPT, and then a greedy generation.
 std::pair<std::vector<float>, std::vector<int64_t>> TrainAndGenerate(const char* device,
                                                                      int steps) {

@@ -19,8 +19,10 @@
 #include "core/matmul_call.h"
 #include "core/serialize.h"
 #include "core/verify.h"
+#include "passes/block_reduce.h"
 #include "passes/launch_dims.h"
 #include "passes/linearize.h"
+#include "passes/reduce_to_accumulators.h"
 #include "passes/thread_outer_loop.h"
 
 namespace uopc {
@@ -822,6 +824,27 @@ std::vector<KernelCase> LaunchCases() {
     c.section = "launch";
     c.name += " over several blocks";
     c.map_launch = true;
+  }
+  {  // out[i] = sum(x[i*1024 : (i+1)*1024]), i < 4, as a GPU lowers it (passes/block_reduce.h):
+     // a block a row, its 256 threads' partial sums through shared storage and a barrier,
+     // then the block's sum of them; in that order everywhere (a CPU runs the threads in turn)
+    KernelCase c;
+    c.section = "launch";
+    c.name = "a reduction across a block's threads (shared storage, a barrier)";
+    constexpr int64_t kRows = 4, kCols = 1024;
+    UOp x = UOp::Buffer(DType::kF32, 0, kRows * kCols), out = UOp::Buffer(DType::kF32, 3, kN);
+    UOp i = UOp::Range(kRows, 0), j = UOp::Range(kCols, 1, RangeKind::kReduce);
+    UOp sum = UOp::Derived(Ops::REDUCE, {x.Index(i * kCols + j).Load(), j}, ReduceArg{Ops::ADD});
+    const Target gpu = Target::ReferenceGpu();
+    c.kernel = AccumulateKernel(
+        BlockReduceKernel(UOp::Sink({out.Index(i).Store(sum).End({i})}), gpu), gpu);
+    c.in_types = {DType::kF32};
+    std::vector<Arg> xs;
+    for (int64_t k = 0; k < kRows * kCols; ++k)
+      xs.push_back(Arg(static_cast<double>((k * 37 % 101) * 0.173f) - 8.1));
+    c.inputs = {xs};
+    c.out_type = DType::kF32;
+    cases.push_back(std::move(c));
   }
   return cases;
 }

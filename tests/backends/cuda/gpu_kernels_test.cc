@@ -18,6 +18,7 @@
 #include "frontend/nn.h"
 #include "frontend/optim.h"
 #include "frontend/realize.h"
+#include "passes/scope.h"
 
 namespace uopc {
 namespace {
@@ -52,12 +53,30 @@ std::vector<UOp> BenchGptKernels() {
   return kernels;
 }
 
-// The elements a kernel's loops run over (each RANGE's largest length, multiplied).
-int64_t IterationSpace(const UOp& kernel) {
-  int64_t n = 1;
+// The stores one thread makes: for each STORE, the iterations of the loops around it that
+// are not the launch's (each RANGE's largest length, multiplied), summed.
+int64_t ThreadWork(const UOp& kernel) {
+  ScopeAnalysis scopes(kernel);
+  int64_t work = 0;
+  for (const UOp& u : kernel.Toposort()) {
+    if (!u.is(Ops::STORE)) continue;
+    int64_t n = 1;
+    for (const UOp::Node* r : scopes.Of(u)) {
+      const UOp& range = scopes.Range(r);
+      const RangeKind k = range.arg().Get<RangeArg>().kind;
+      if (k != RangeKind::kGlobal && k != RangeKind::kLocal)
+        n *= std::max<int64_t>(1, VMax(range.src(0)));
+    }
+    work += n;
+  }
+  return work;
+}
+
+// Whether a kernel reduces across a block's threads (passes/block_reduce.h).
+bool HasABarrier(const UOp& kernel) {
   for (const UOp& u : kernel.Toposort())
-    if (u.is(Ops::RANGE)) n *= std::max<int64_t>(1, VMax(u.src(0)));
-  return n;
+    if (u.is(Ops::BARRIER)) return true;
+  return false;
 }
 
 TEST(GpuKernels, TheyAreLoweredForTheGpu) {
@@ -95,29 +114,34 @@ TEST(GpuKernels, BenchGptKernelsCompileForSm90WithinTheirResources) {
     EXPECT_EQ(k.spill_load_bytes, 0) << k.function;
     most_registers = std::max(most_registers, k.registers);
   }
-  // the work of one thread: the kernel's iteration space over its threads
+  // the work of one thread: the stores of its loops
   int64_t most_work = 0;
+  int block_reductions = 0;
   std::string heaviest;
   for (const auto& [name, kd] : by_name) {
     const LaunchDims& d = kd.second;
     const int64_t threads = int64_t{d.global[0]} * d.global[1] * d.global[2] * d.local[0] *
                             d.local[1] * d.local[2];
-    const int64_t work = IterationSpace(kd.first) / threads;
+    const int64_t work = ThreadWork(kd.first);
+    block_reductions += HasABarrier(kd.first);
     bool symbolic = false, one_element = true;
     for (const UOp& u : kd.first.Toposort()) {
       symbolic |= u.is(Ops::VAR);
       if (u.is(Ops::STORE)) one_element &= u.src(0).src(1).is(Ops::CONST);
     }
     // a kernel of run-time length (a prefill) gets a grid for its largest length, but for a
-    // reduction to one element (an index's check), on one thread until GPU block reductions
+    // reduction to one element (an index's check): a block reduces constant lengths only
     if (symbolic && !one_element) EXPECT_GT(threads, 1) << name << "\n" << ToUir(kd.first);
     if (work > most_work) most_work = work, heaviest = ToUir(kd.first);
   }
-  std::printf("%zu kernels for sm_90 (%s): at most %d registers a thread; at most %lld "
-              "elements a thread\n",
-              kernels.size(), gpu.ToString().c_str(), most_registers,
-              static_cast<long long>(most_work));
+  std::printf(
+      "%zu kernels for sm_90 (%s): at most %d registers a thread; at most %lld "
+      "stores a thread; %d reduce across a block\n",
+      kernels.size(), gpu.ToString().c_str(), most_registers, static_cast<long long>(most_work),
+      block_reductions);
   EXPECT_LE(most_work, 4096) << heaviest;
+  // the sums over the batch's 1,024 positions (bias and layer-norm gradients), the loss's
+  EXPECT_GT(block_reductions, 0);
 }
 
 }  // namespace

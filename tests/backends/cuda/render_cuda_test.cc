@@ -16,6 +16,8 @@
 
 #include "backends/cuda/nvrtc.h"
 #include "core/float16.h"
+#include "passes/block_reduce.h"
+#include "passes/reduce_to_accumulators.h"
 #include "tests/backends/conformance/conformance.h"
 #include "tests/testing/command.h"
 #include "tests/testing/seed_program.h"
@@ -106,6 +108,48 @@ TEST(RenderCuda, ElementwiseKernelsGetAThreadPerElement) {
   EXPECT_NE(s.find("uopc_rf16("), std::string::npos) << s;                 // rounded after *
   EXPECT_NE(s.find("((int)((unsigned int)"), std::string::npos) << s;      // + wraps unsigned
   EXPECT_EQ(s.find("for ("), std::string::npos) << s;                      // no loop left
+}
+
+// A sum of 4 rows of 1,024 as a GPU lowers it (passes/block_reduce.h): a block a row, the
+// block's arrays in shared memory, a __syncthreads after each of the 9 stages (the threads'
+// sums, then 8 of pairs; each stage's threads are threadIdx.x again), and the block's result
+// stored by its first thread.
+TEST(RenderCuda, ABlockReductionSharesMemoryWaitsAtEachStageAndStoresOnce) {
+  const Target gpu = Target::ReferenceGpu();
+  UOp x = UOp::Buffer(DType::kF32, 0, 4096), out = UOp::Buffer(DType::kF32, 1, 4);
+  UOp i = UOp::Range(4, 0), j = UOp::Range(1024, 1, RangeKind::kReduce);
+  UOp sum = UOp::Derived(Ops::REDUCE, {x.Index(i * 1024 + j).Load(), j}, ReduceArg{Ops::ADD});
+  UOp kernel =
+      AccumulateKernel(BlockReduceKernel(UOp::Sink({out.Index(i).Store(sum).End({i})}), gpu), gpu);
+  absl::StatusOr<CudaKernel> k = RenderCudaKernel(kernel, "b", {});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->dims.global[0], 4u);
+  EXPECT_EQ(k->dims.local[0], 256u);
+  const std::string& s = k->source;
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("__shared__ float acc"), 2) << s;
+  EXPECT_EQ(count("__syncthreads();"), 9) << s;
+  EXPECT_EQ(count("= threadIdx.x;"), 9) << s;
+  EXPECT_EQ(count("threadIdx.y"), 0) << s;
+  EXPECT_EQ(count("if (threadIdx.x == 0) data1["), 1) << s;
+  // a barrier where threads past a run-time end have returned would hang the block: refused
+  UOp n = UOp::Var("n", 1, 256), l = UOp::Range(n, 2, RangeKind::kLocal);
+  UOp shared = UOp::Make(Ops::ALLOC, DType::kF32, {}, ParamArg{0, 256, std::string(kSharedMemory)});
+  UOp wrote = shared.Index(l).Store(x.Index(l).Load()).End({l});
+  UOp g = UOp::Range(1, 3, RangeKind::kGlobal);
+  UOp bad = UOp::Sink(
+      {out.Index(g)
+           .Store(shared.After({UOp::Derived(Ops::BARRIER, {wrote})}).Index(UOp::Int(0)).Load())
+           .End({g})});
+  absl::StatusOr<CudaKernel> refused = RenderCudaKernel(bad, "r", {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("BARRIER after threads past a run-time end"),
+            std::string::npos)
+      << refused.status();
 }
 
 // Every conformance kernel, in one translation unit, compiled for `arch`.
