@@ -20,7 +20,10 @@
  *   var          a kernel parameter, an i32 in [lo, hi] (arg VAR; the launch passes it)
  *   buffer       kernel parameter `i` (the slot), `size` elements of `dtype` (arg PARAM)
  *   alloc        storage local to a run, `size` elements of `dtype` (arg PARAM; `i` names it);
- *                a thread's own, or with `name` "shared" one that a block of threads shares
+ *                a thread's own; with `name` "shared" one that a block of threads shares;
+ *                with `name` "warp" a register a thread whose warp exchanges them: in a local
+ *                range thread l stores element l and reads element l or (l + c) % size, c a
+ *                constant under the warp (a GPU's shuffle; c lanes past the warp unspecified)
  *   range        end                           end      statement, ranges it closes...
  *   index        buffer or alloc, flat index   load     index
  *   store        index, value                  after    value, statements it follows...

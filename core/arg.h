@@ -21,8 +21,13 @@ namespace uopc {
 /// buffers name none (a kernel is the same on every device). An ALLOC's names the memory it
 /// lives in: none for a thread's own (registers), kSharedMemory for one a block of threads
 /// shares (a GPU's shared memory; where a backend runs a block's threads in turn, one array a
-/// block), which its threads exchange values through across a BARRIER.
+/// block), which its threads exchange values through across a BARRIER; or kWarpRegisters for
+/// a value each thread of a block holds (a register) and its warp exchanges (shuffles): in a
+/// local range, thread l stores element l and, after a BARRIER, reads element l or (l + c) %
+/// size for a constant 0 < c < the warp, what lane + c holds; where lane + c passes the
+/// warp, what it reads is unspecified (a GPU's shuffle gives the thread's own).
 inline constexpr absl::string_view kSharedMemory = "shared";
+inline constexpr absl::string_view kWarpRegisters = "warp";
 struct ParamArg {
   int slot = 0;
   int64_t size = 0;

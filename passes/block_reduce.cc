@@ -101,24 +101,41 @@ UOp BlockReduceKernel(const UOp& kernel, const Target& t) {
   Unflatten(loops, step * l_n + thread, inner);
   const UOp mine =
       UOp::Derived(Ops::REDUCE, {Simplify(Replaced(reduce->src(0), inner)), step}, reduce->arg());
-  // two arrays the block shares, each stage reading one and writing the other: thread l's
-  // partial result, then halves of them combined in pairs (l and l + half, for l < half; the
-  // threads past half compute what no one reads, in range) until one is left
-  UOp shared[2];
-  for (UOp& a : shared)
-    a = UOp::Make(Ops::ALLOC, reduce->dtype(), {},
-                  ParamArg{next_alloc++, l_n, std::string(kSharedMemory)});
+  // thread l's partial result, then halves of them combined in pairs (l and l + half, for
+  // l < half; the threads past half compute what no one reads, in range) until one is left.
+  // Each stage reads one array and writes another: the block's shared memory, or, where the
+  // next stage reads only what the first warp wrote (half <= warp), the warp's registers
+  // (a GPU exchanges those by shuffles, no barrier for the block). The last stage writes the
+  // shared array that no stage has read since the block last waited, for the block to read.
+  auto array = [&](absl::string_view memory) {
+    return UOp::Make(Ops::ALLOC, reduce->dtype(), {},
+                     ParamArg{next_alloc++, l_n, std::string(memory)});
+  };
+  const UOp shared[2] = {array(kSharedMemory), array(kSharedMemory)};
+  UOp warp[2];
   UOp barrier = UOp::Derived(Ops::BARRIER, {shared[0].Index(thread).Store(mine).End({thread})});
-  int from = 0;
-  for (int64_t half = l_n / 2; half >= 1; half /= 2, from ^= 1) {
-    const UOp l = threads_loop(), in = shared[from].After({barrier});
-    const UOp a = in.Index(l).Load(), b = in.Index((l + half).Mod(l_n)).Load();
+  UOp in = shared[0];
+  int last_shared_read = 0;
+  for (int64_t half = l_n / 2; half >= 1; half /= 2) {
+    const bool warp_in = in.arg().Get<ParamArg>().device == kWarpRegisters;
+    if (!warp_in) last_shared_read = in == shared[0] ? 0 : 1;
+    UOp out;
+    if (half == 1) {
+      out = shared[last_shared_read ^ 1];
+    } else if (half <= t.warp) {
+      if (!warp[0]) warp[0] = array(kWarpRegisters), warp[1] = array(kWarpRegisters);
+      out = warp_in && in == warp[0] ? warp[1] : warp[0];
+    } else {
+      out = in == shared[0] ? shared[1] : shared[0];
+    }
+    const UOp l = threads_loop(), from = in.After({barrier});
+    const UOp a = from.Index(l).Load(), b = from.Index((l + half).Mod(l_n)).Load();
     const UOp both = op == Ops::MAX ? a.Max(b) : a + b;
-    barrier = UOp::Derived(Ops::BARRIER,
-                           {shared[from ^ 1].After({barrier}).Index(l).Store(both).End({l})});
+    barrier = UOp::Derived(Ops::BARRIER, {out.After({barrier}).Index(l).Store(both).End({l})});
+    in = out;
   }
   // the block's: what the kernel made of the reduction
-  at[reduce->get()] = shared[from].After({barrier}).Index(UOp::Int(0)).Load();
+  at[reduce->get()] = in.After({barrier}).Index(UOp::Int(0)).Load();
   const UOp statement = Simplify(Replaced(top.statement, at));
   return UOp::Sink({statement.End({block})});
 }

@@ -6,14 +6,17 @@
 // L-th input from their own on (thread l: inputs l, L + l, 2L + l, ..., so that a warp reads
 // consecutive inputs), into storage the block shares (ALLOC in kSharedMemory, L elements);
 // then log2(L) stages, each behind a BARRIER, combine them in pairs (thread l < h: l and
-// l + h, for h = L/2, L/4, ..., 1), from one shared array into another; the block stores the
+// l + h, for h = L/2, L/4, ..., 1), each from one array into another: the block's shared
+// memory, or, from h = warp on, where the next stage reads only what the first warp wrote,
+// the warp's registers (ALLOC in kWarpRegisters: a GPU reads them c lanes up by a shuffle,
+// and waits for no one else); the last stage writes shared memory, and the block stores the
 // output, with whatever the kernel computed from the reduction. The order of the sum is fixed
 // (each thread's inputs in order, then that tree), so every backend gives the same bits: CUDA
-// runs the threads side by side (__syncthreads at each barrier, the store by the block's
-// first thread), the C plugin's emulated GPU and the interpreter run them in turn (a local
-// range is a loop, each stage's after the last). The order differs from one thread's, so a
-// float result may differ from a CPU's in its last bits. (No warp shuffles: the last five
-// stages would need none of their barriers on a GPU with them.)
+// runs the threads side by side (__syncthreads after a stage that wrote shared memory,
+// __shfl_down_sync for the registers, the store by the block's first thread), the C plugin's
+// emulated GPU and the interpreter run them in turn (a local range is a loop, each stage's
+// after the last; the registers an array). The order differs from one thread's, so a float
+// result may differ from a CPU's in its last bits.
 //
 // Taken where the kernel is one store of an expression of one REDUCE (ADD or MAX of f32)
 // over loops of constant length N >= kBlockReduceInputs, its outputs (loops of constant

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -48,6 +50,9 @@ struct CStyle {
   // a loop, and what follows it comes after all of them), neither needs a word
   const char* shared_prefix;
   const char* barrier;
+  // a warp's registers (an ALLOC in kWarpRegisters): a register a thread, read c lanes up by
+  // this call (value, c); none: an array like any other (threads run in turn)
+  const char* shuffle_down;
   // a WHERE that picks an f32 read (in range wherever it is) or +0 is the read's bits and a
   // mask: gcc vectorizes that in a chain of fmas, and not the select (a decode step's q . k
   // over a paged cache, one key at a time: 2x slower)
@@ -70,6 +75,7 @@ constexpr CStyle kC = {
     .kernel_prefix = "void ",
     .shared_prefix = "",
     .barrier = "",
+    .shuffle_down = nullptr,
     .masked_picks = true,
 };
 constexpr CStyle kCuda = {
@@ -88,6 +94,7 @@ constexpr CStyle kCuda = {
     .kernel_prefix = "extern \"C\" __global__ void ",
     .shared_prefix = "__shared__ ",
     .barrier = "__syncthreads();",
+    .shuffle_down = "__shfl_down_sync(0xffffffffu, ",
     .masked_picks = false,
 };
 
@@ -226,6 +233,40 @@ bool IsLoop(const UOp& range, const CStyle& lang) {
   RangeKind k = range.arg().Get<RangeArg>().kind;
   return !IsWrittenOut(range) &&
          (!lang.grid_ranges || (k != RangeKind::kGlobal && k != RangeKind::kLocal));
+}
+
+// The memory an INDEX, LOAD or STORE's buffer lives in: an ALLOC's (kSharedMemory,
+// kWarpRegisters, "" for a thread's own), "" for a kernel buffer.
+std::string MemoryOf(UOp b) {
+  while (b.is(Ops::AFTER)) b = b.src(0);
+  return b.is(Ops::ALLOC) ? b.arg().Get<ParamArg>().device : std::string();
+}
+
+// How many lanes up a warp register index reads: l (0), l + c or (l + c) % n, for l a local
+// range and c, n constants; nullopt for any other index.
+std::optional<int64_t> LaneOffset(UOp idx) {
+  auto local = [](const UOp& r) {
+    return r.is(Ops::RANGE) && r.arg().Get<RangeArg>().kind == RangeKind::kLocal;
+  };
+  if (idx.is(Ops::MOD) && idx.src(1).ConstIntValue()) idx = idx.src(0);
+  if (local(idx)) return 0;
+  if (idx.is(Ops::ADD) && local(idx.src(0))) return idx.src(1).ConstIntValue();
+  return std::nullopt;
+}
+
+// Whether a BARRIER waits for a store to memory other than a warp's registers, back to the
+// barriers before it.
+bool StoresBeyondWarps(const UOp& barrier) {
+  std::vector<UOp> stack(barrier.src().begin(), barrier.src().end());
+  absl::flat_hash_set<const UOp::Node*> seen;
+  while (!stack.empty()) {
+    UOp x = std::move(stack.back());
+    stack.pop_back();
+    if (x.is(Ops::BARRIER) || !seen.insert(x.get()).second) continue;
+    if (x.is(Ops::STORE) && MemoryOf(x.src(0).src(0)) != kWarpRegisters) return true;
+    stack.insert(stack.end(), x.src().begin(), x.src().end());
+  }
+  return false;
 }
 
 class Renderer {
@@ -442,9 +483,10 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
     case Ops::ALLOC: {
       const ParamArg& a = u.arg().Get<ParamArg>();
       std::string name = absl::StrCat("acc", a.slot);
+      const bool registers = a.device == kWarpRegisters && lang_.shuffle_down;
       Line(absl::StrCat(a.device == kSharedMemory ? lang_.shared_prefix : "",
                         CType(u.dtype(), lang_), " ", name,
-                        a.size == 1 ? "" : absl::StrCat("[", a.size, "]"), ";"));
+                        a.size == 1 || registers ? "" : absl::StrCat("[", a.size, "]"), ";"));
       expr_[u.get()] = name;
       return absl::OkStatus();
     }
@@ -454,7 +496,9 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
         return absl::InvalidArgumentError(absl::StrCat(
             "render ", lang_.name,
             ": a BARRIER after threads past a run-time end returned; expected constant ends"));
-      if (*lang_.barrier) Line(lang_.barrier);
+      // (the stores it waits for, back to the barrier before: where all go to a warp's
+      // registers, the warp's shuffles wait for them, and the block need not)
+      if (*lang_.barrier && StoresBeyondWarps(u)) Line(lang_.barrier);
       return absl::OkStatus();
     case Ops::RANGE: {
       std::string r = absl::StrCat("ridx", u.arg().Get<RangeArg>().idx);
@@ -507,6 +551,15 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
     case Ops::INDEX: {
       UOp b = u.src(0);
       while (b.is(Ops::AFTER)) b = b.src(0);
+      if (lang_.shuffle_down && MemoryOf(b) == kWarpRegisters) {  // its own, or c lanes up
+        const std::optional<int64_t> c = LaneOffset(u.src(1));
+        if (!c || *c < 0)
+          return absl::InvalidArgumentError(absl::StrCat(
+              "render ", lang_.name, ": a warp's registers indexed by a ", OpName(u.src(1).op()),
+              "; expected the thread's local index l, l + c or (l + c) % n"));
+        expr_[u.get()] = *c == 0 ? R(b) : absl::StrCat(lang_.shuffle_down, R(b), ", ", *c, ")");
+        return absl::OkStatus();
+      }
       bool scalar = b.is(Ops::ALLOC) && b.arg().Get<ParamArg>().size == 1;
       expr_[u.get()] = scalar ? R(u.src(0)) : absl::StrCat(R(u.src(0)), "[", R(u.src(1)), "]");
       return absl::OkStatus();
@@ -536,6 +589,10 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
       std::string v = R(u.src(1));
       if (b.is(Ops::BUFFER) && AsBits(u.src(1).dtype(), lang_))
         v = ToBits(u.src(1).dtype(), WithoutBf16Rounding(u.src(1).dtype(), v));
+      if (lang_.shuffle_down && MemoryOf(b) == kWarpRegisters && LaneOffset(u.src(0).src(1)) != 0)
+        return absl::InvalidArgumentError(
+            absl::StrCat("render ", lang_.name,
+                         ": a store into a warp's registers at another thread's element"));
       // a store to memory after a block's threads were closed (a block's result, computed
       // alike by each of them): the block's, done by its first thread
       std::string first;

@@ -49,7 +49,8 @@ Plan LowerFor(const UOp& root, const Target& t) {
 
 struct Shape {
   int globals = 0, locals = 0, barriers = 0;
-  int64_t threads = 0, shared = 0;  // the local ranges' length, the shared ALLOCs' elements
+  int64_t threads = 0;           // the local ranges' length (all alike)
+  int64_t shared = 0, warp = 0;  // elements of the ALLOCs in shared memory, in warp registers
 };
 Shape ShapeOf(const UOp& kernel) {
   Shape s;
@@ -57,6 +58,8 @@ Shape ShapeOf(const UOp& kernel) {
     if (u.is(Ops::BARRIER)) ++s.barriers;
     if (u.is(Ops::ALLOC) && u.arg().Get<ParamArg>().device == kSharedMemory)
       s.shared += u.arg().Get<ParamArg>().size;
+    if (u.is(Ops::ALLOC) && u.arg().Get<ParamArg>().device == kWarpRegisters)
+      s.warp += u.arg().Get<ParamArg>().size;
     if (!u.is(Ops::RANGE)) continue;
     const RangeKind k = u.arg().Get<RangeArg>().kind;
     s.globals += k == RangeKind::kGlobal;
@@ -100,6 +103,7 @@ TEST(BlockReduce, AFewLongRowsAreABlocksEachSummedInItsOrder) {
   EXPECT_EQ(s.locals, 9);  // the threads' sums, then 8 stages of pairs
   EXPECT_EQ(s.threads, threads);
   EXPECT_EQ(s.shared, 2 * threads);
+  EXPECT_EQ(s.warp, 2 * threads);  // (the stages from 32 pairs on: what the first warp wrote)
   EXPECT_EQ(s.barriers, 9);
   std::vector<float> in = Random(rows * cols);
   std::vector<float> got = RunKernel(p, in, rows);

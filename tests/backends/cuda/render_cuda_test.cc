@@ -110,11 +110,13 @@ TEST(RenderCuda, ElementwiseKernelsGetAThreadPerElement) {
   EXPECT_EQ(s.find("for ("), std::string::npos) << s;                      // no loop left
 }
 
-// A sum of 4 rows of 1,024 as a GPU lowers it (passes/block_reduce.h): a block a row, the
-// block's arrays in shared memory, a __syncthreads after each of the 9 stages (the threads'
-// sums, then 8 of pairs; each stage's threads are threadIdx.x again), and the block's result
-// stored by its first thread.
-TEST(RenderCuda, ABlockReductionSharesMemoryWaitsAtEachStageAndStoresOnce) {
+// A sum of 4 rows of 1,024 as a GPU lowers it (passes/block_reduce.h): a block a row, and 9
+// stages (the threads' sums, then 8 of pairs), each's threads threadIdx.x again. The threads'
+// sums and the first two stages of pairs write the block's shared memory, each then waited
+// for (__syncthreads); from 32 pairs on, what the first warp holds is combined in registers,
+// read 16, 8, 4, 2 and 1 lanes up by shuffles, with no barrier for the block; the last stage
+// writes shared memory, waited for, and the block's result is stored by its first thread.
+TEST(RenderCuda, ABlockReductionSharesMemoryShufflesInAWarpAndStoresOnce) {
   const Target gpu = Target::ReferenceGpu();
   UOp x = UOp::Buffer(DType::kF32, 0, 4096), out = UOp::Buffer(DType::kF32, 1, 4);
   UOp i = UOp::Range(4, 0), j = UOp::Range(1024, 1, RangeKind::kReduce);
@@ -132,7 +134,10 @@ TEST(RenderCuda, ABlockReductionSharesMemoryWaitsAtEachStageAndStoresOnce) {
     return n;
   };
   EXPECT_EQ(count("__shared__ float acc"), 2) << s;
-  EXPECT_EQ(count("__syncthreads();"), 9) << s;
+  EXPECT_EQ(count("__syncthreads();"), 4) << s;
+  EXPECT_EQ(count("__shfl_down_sync(0xffffffffu, acc"), 5) << s;
+  for (int c : {16, 8, 4, 2, 1})
+    EXPECT_NE(s.find(absl::StrCat(", ", c, ");")), std::string::npos) << c << "\n" << s;
   EXPECT_EQ(count("= threadIdx.x;"), 9) << s;
   EXPECT_EQ(count("threadIdx.y"), 0) << s;
   EXPECT_EQ(count("if (threadIdx.x == 0) data1["), 1) << s;
@@ -149,6 +154,17 @@ TEST(RenderCuda, ABlockReductionSharesMemoryWaitsAtEachStageAndStoresOnce) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("BARRIER after threads past a run-time end"),
             std::string::npos)
+      << refused.status();
+  // a warp's registers are read at the thread's own element or c lanes up, nowhere else
+  UOp t = UOp::Range(64, 4, RangeKind::kLocal);
+  UOp regs = UOp::Make(Ops::ALLOC, DType::kF32, {}, ParamArg{0, 64, std::string(kWarpRegisters)});
+  UOp set = regs.Index(t).Store(x.Index(t).Load()).End({t});
+  UOp g2 = UOp::Range(1, 5, RangeKind::kGlobal), t2 = UOp::Range(64, 6, RangeKind::kLocal);
+  UOp read = regs.After({UOp::Derived(Ops::BARRIER, {set})}).Index(t2 * 2).Load();
+  UOp odd = UOp::Sink({out.Index(t2.Mod(4)).Store(read).End({g2, t2})});
+  refused = RenderCudaKernel(odd, "w", {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("warp's registers indexed by a mul"), std::string::npos)
       << refused.status();
 }
 
