@@ -53,7 +53,10 @@ std::pair<int64_t, int64_t> TileOf(const Shape& out, const Target& t) {
   const std::vector<int64_t> sizes = Sizes(out);
   const int64_t rows = OutputRows(sizes);
   if (rows == 0) return {0, 0};
-  KernelLoops k{{rows, sizes.back()}, {std::nullopt}, true, true, ""};
+  KernelLoops k{.outputs = {rows, sizes.back()},
+                .reduction = {std::nullopt},
+                .reduces = true,
+                .matmul = true};
   std::pair<int64_t, int64_t> tile{0, 0};
   for (const Opt& o : CpuDefaultOpts(k, t))
     if (o.op == OptOp::kUpcast) (o.axis == 0 ? tile.first : tile.second) = o.amount;

@@ -93,6 +93,20 @@ TEST(Verify, StructuralErrors) {
             "var (i32, no operands): bounds [5, 1]; expected lo <= hi, both within i32");
 }
 
+// A BARRIER waits for statements, and is one (dtype void).
+TEST(Verify, ABarrierWaitsForStatements) {
+  UOp shared = UOp::Make(Ops::ALLOC, DType::kF32, {}, ParamArg{0, 4, std::string(kSharedMemory)});
+  UOp l = UOp::Range(4, 0, RangeKind::kLocal);
+  UOp stored = shared.Index(l).Store(UOp::Const(DType::kF32, 1.0)).End({l});
+  EXPECT_TRUE(Verify(UOp::Sink({UOp::Derived(Ops::BARRIER, {stored})})).ok());
+  EXPECT_EQ(Error(UOp::Derived(Ops::BARRIER, {UOp::Int(1)})),
+            "barrier (void, operands i32 ()): waiting for a const of dtype i32; expected "
+            "statements (dtype void)");
+  EXPECT_EQ(Error(UOp::Make(Ops::BARRIER, DType::kF32, {stored})),
+            "barrier (f32, operands void ()): dtype f32; expected dtype void (derived from the "
+            "sources)");
+}
+
 TEST(Verify, ShapesOfMovementOps) {
   UOp t = Dims(Ops::RESHAPE, UOp::Buffer(DType::kF32, 0, 24), {2, 3, 4});
   auto shape = [](const UOp& u) { return ShapeToString(*InferShape(u)); };
