@@ -1,5 +1,6 @@
 // The CUDA device next to its peers (bench/pytorch_cuda_peers.py measures those on the same
-// GPU): an elementwise add of two 64M-f32 tensors (bandwidth), an empty kernel launched
+// GPU): an elementwise add of two 64M-f32 tensors (bandwidth), the sums of 1,024 rows of
+// 4,096 (a reduction across each block's threads), an empty kernel launched
 // through the plugin ABI against the same kernel launched with cuLaunchKernel directly
 // (measured alternately in one run), f32 matmuls of 1024 and 4096, a bf16 one of 4096, and the
 // training step of the CPU bench's GPT. Every benchmark is skipped, saying why, where there is no
@@ -39,6 +40,19 @@ void BM_ElementwiseAdd64M(benchmark::State& state) {
                                               benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_ElementwiseAdd64M)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// The sums of 1,024 rows of 4,096 f32 (16 MiB read): fewer rows than an H100's
+// multiprocessors times its warp, so each row is a block's (passes/block_reduce.h).
+void BM_RowSums1024x4096(benchmark::State& state) {
+  if (!Gpu(state)) return;
+  const int64_t rows = 1024, cols = 4096;
+  Tensor x = Tensor::Rand({rows, cols}, DType::kF32, "CUDA:0").Realize();
+  x.Sum({1}).Realize();  // compiles
+  for (auto _ : state) x.Sum({1}).Realize();
+  state.counters["TB/s"] = benchmark::Counter(1.0 * rows * cols * 4 * state.iterations() / 1e12,
+                                              benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_RowSums1024x4096)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // An empty kernel: through the ABI (Device::Launch, then its event) against cuLaunchKernel
 // and cuStreamSynchronize on the same function, alternately.

@@ -2,7 +2,8 @@
 
     /opt/torch/.venv/bin/python3 bench/pytorch_cuda_peers.py
 
-Prints: add of two 64M-f32 tensors (TB/s), an empty kernel's launch and synchronize (us),
+Prints: add of two 64M-f32 tensors and the sums of 1,024 rows of 4,096 (TB/s), an empty
+kernel's launch and synchronize (us),
 f32 matmul at 1024 and 4096 without tensor cores and bf16 at 4096 (TFLOP/s), and the training step of the
 bench GPT (bench/peer_gpt.py, batch 16, AdamW) in eager mode (ms).
 """
@@ -30,6 +31,8 @@ def timed(fn, iters):
 n = 64 << 20
 a, b = torch.rand(n, device=dev), torch.rand(n, device=dev)
 print(f"add 64M f32: {3 * n * 4 / timed(lambda: a + b, 50) / 1e12:.2f} TB/s")
+rows = torch.rand(1024, 4096, device=dev)
+print(f"row sums 1024 x 4096 f32: {rows.numel() * 4 / timed(lambda: rows.sum(1), 200) / 1e12:.2f} TB/s")
 empty = torch.empty(0, device=dev)
 t = timed(lambda: (empty.add_(0), torch.cuda.synchronize()), 2000)
 print(f"empty kernel launch + sync: {t * 1e6:.1f} us")
