@@ -10,6 +10,7 @@
 #include "core/substitute.h"
 #include "core/symbolic/simplify.h"
 #include "passes/lowered_steps.h"
+#include "passes/scope.h"
 
 namespace uopc {
 namespace {
@@ -66,14 +67,37 @@ std::optional<int64_t> ThreadsFor(int64_t n, const Target& t) {
   return std::nullopt;
 }
 
+// Whether every read of a kernel buffer in `value` steps by 1 or 0 along `loop`, and one by 1
+// (a row read along memory: a warp's lanes then read consecutive elements).
+bool ReadsAlong(const UOp& value, const UOp& loop) {
+  bool along = false;
+  for (const UOp& u : value.Toposort()) {
+    if (!u.is(Ops::LOAD) || !u.src(0).is(Ops::INDEX)) continue;
+    UOp b = u.src(0).src(0);
+    while (b.is(Ops::AFTER)) b = b.src(0);
+    if (!b.is(Ops::BUFFER)) continue;
+    const std::optional<int64_t> step = StepAlong(u.src(0).src(1), loop);
+    if (!step || (*step != 0 && *step != 1)) return false;
+    along |= *step == 1;
+  }
+  return along;
+}
+
+// The largest divisor of n that is at most `most`.
+int64_t LargestDivisor(int64_t n, int64_t most) {
+  for (int64_t d = std::min(n, most); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
 }  // namespace
 
 UOp BlockReduceKernel(const UOp& kernel, const Target& t) {
-  if (!t.IsGpu() || !kernel.is(Ops::SINK) || kernel.src().size() != 1) return kernel;
+  if (!t.IsGpu() || t.warp < 2 || !kernel.is(Ops::SINK) || kernel.src().size() != 1) return kernel;
   const TopLoops top = TopLoopsOf(kernel);
   if (!top.statement.is(Ops::STORE)) return kernel;
   const std::optional<int64_t> outputs = ConstantLength(top.loops, RangeKind::kLoop);
-  if (!outputs || *outputs > int64_t{t.cores} * std::max(t.warp, 1)) return kernel;
+  if (!outputs) return kernel;
   const std::optional<UOp> reduce = OnlyReduce(top.statement);
   if (!reduce || reduce->dtype() != DType::kF32) return kernel;
   const Ops op = reduce->arg().Get<ReduceArg>().op;
@@ -81,30 +105,41 @@ UOp BlockReduceKernel(const UOp& kernel, const Target& t) {
   const std::vector<UOp> loops(reduce->src().begin() + 1, reduce->src().end());
   if (loops.empty()) return kernel;
   const std::optional<int64_t> inputs = ConstantLength(loops, RangeKind::kReduce);
-  if (!inputs || *inputs < kBlockReduceInputs) return kernel;
-  const std::optional<int64_t> threads = ThreadsFor(*inputs, t);
-  if (!threads || 2 * *threads * DTypeSize(reduce->dtype()) > t.shared_per_block) return kernel;
-  const int64_t l_n = *threads;
+  if (!inputs) return kernel;
+  // threads an output (t_n) and outputs a block (r_n): a block an output where there are
+  // few; else a warp an output, where it reads its row along memory
+  int64_t t_n = 0, r_n = 1;
+  if (*outputs <= int64_t{t.cores} * t.warp && *inputs >= kBlockReduceInputs) {
+    if (std::optional<int64_t> threads = ThreadsFor(*inputs, t)) t_n = *threads;
+  }
+  const int64_t block_threads =
+      std::min<int64_t>(256, t.threads_per_block > 0 ? t.threads_per_block : 256);
+  if (!t_n && *inputs >= kWarpReduceInputs && *inputs % t.warp == 0 && block_threads >= t.warp &&
+      ReadsAlong(reduce->src(0), loops.back()))
+    t_n = t.warp, r_n = LargestDivisor(*outputs, block_threads / t.warp);
+  const int64_t l_n = t_n * r_n;
+  if (!t_n || 2 * l_n * DTypeSize(reduce->dtype()) > t.shared_per_block) return kernel;
 
   int next = NextLoopNumber(kernel), next_alloc = 0;
   for (const UOp& u : kernel.Toposort())
     if (u.is(Ops::ALLOC)) next_alloc = std::max(next_alloc, u.arg().Get<ParamArg>().slot + 1);
-  const UOp block = UOp::Range(*outputs, next++, RangeKind::kGlobal);
+  const UOp block = UOp::Range(*outputs / r_n, next++, RangeKind::kGlobal);
   auto threads_loop = [&] { return UOp::Range(l_n, next++, RangeKind::kLocal); };
   const UOp thread = threads_loop();
-  const UOp step = UOp::Range(*inputs / l_n, next++, RangeKind::kReduce);
+  const UOp step = UOp::Range(*inputs / t_n, next++, RangeKind::kReduce);
 
-  absl::flat_hash_map<const UOp::Node*, UOp> at;  // the output loops, from the block
-  if (!top.loops.empty()) Unflatten(top.loops, block, at);
-  // each thread's inputs: every L-th from its own on
-  absl::flat_hash_map<const UOp::Node*, UOp> inner = at;
-  Unflatten(loops, step * l_n + thread, inner);
+  // each thread's inputs: its output's (block * r_n + thread / t_n), every t_n-th input from
+  // its lane (thread % t_n) on
+  absl::flat_hash_map<const UOp::Node*, UOp> inner;
+  if (!top.loops.empty())
+    Unflatten(top.loops, r_n == 1 ? block : block * r_n + thread.FloorDiv(t_n), inner);
+  Unflatten(loops, step * t_n + (r_n == 1 ? thread : thread.Mod(t_n)), inner);
   const UOp mine =
       UOp::Derived(Ops::REDUCE, {Simplify(Replaced(reduce->src(0), inner)), step}, reduce->arg());
-  // thread l's partial result, then halves of them combined in pairs (l and l + half, for
-  // l < half; the threads past half compute what no one reads, in range) until one is left.
-  // Each stage reads one array and writes another: the block's shared memory, or, where the
-  // next stage reads only what the first warp wrote (half <= warp), the warp's registers
+  // thread l's partial result, then halves of an output's combined in pairs (lane l and
+  // l + half, for lane < half; the other lanes compute what no one reads, in range) until one
+  // is left. Each stage reads one array and writes another: the block's shared memory, or,
+  // where the next stage reads only what its warp wrote (half <= warp), the warp's registers
   // (a GPU exchanges those by shuffles, no barrier for the block). The last stage writes the
   // shared array that no stage has read since the block last waited, for the block to read.
   auto array = [&](absl::string_view memory) {
@@ -113,18 +148,21 @@ UOp BlockReduceKernel(const UOp& kernel, const Target& t) {
   };
   const UOp shared[2] = {array(kSharedMemory), array(kSharedMemory)};
   UOp warp[2];
-  UOp barrier = UOp::Derived(Ops::BARRIER, {shared[0].Index(thread).Store(mine).End({thread})});
-  UOp in = shared[0];
-  int last_shared_read = 0;
-  for (int64_t half = l_n / 2; half >= 1; half /= 2) {
-    const bool warp_in = in.arg().Get<ParamArg>().device == kWarpRegisters;
-    if (!warp_in) last_shared_read = in == shared[0] ? 0 : 1;
+  auto warp_array = [&](const UOp& other) {
+    if (!warp[0]) warp[0] = array(kWarpRegisters), warp[1] = array(kWarpRegisters);
+    return other == warp[0] ? warp[1] : warp[0];
+  };
+  UOp in = t_n <= t.warp ? warp_array(UOp()) : shared[0];
+  UOp barrier = UOp::Derived(Ops::BARRIER, {in.Index(thread).Store(mine).End({thread})});
+  int last_shared_read = 1;
+  for (int64_t half = t_n / 2; half >= 1; half /= 2) {
+    if (in.arg().Get<ParamArg>().device == kSharedMemory)
+      last_shared_read = in == shared[0] ? 0 : 1;
     UOp out;
     if (half == 1) {
       out = shared[last_shared_read ^ 1];
     } else if (half <= t.warp) {
-      if (!warp[0]) warp[0] = array(kWarpRegisters), warp[1] = array(kWarpRegisters);
-      out = warp_in && in == warp[0] ? warp[1] : warp[0];
+      out = warp_array(in);
     } else {
       out = in == shared[0] ? shared[1] : shared[0];
     }
@@ -134,10 +172,14 @@ UOp BlockReduceKernel(const UOp& kernel, const Target& t) {
     barrier = UOp::Derived(Ops::BARRIER, {out.After({barrier}).Index(l).Store(both).End({l})});
     in = out;
   }
-  // the block's: what the kernel made of the reduction
-  at[reduce->get()] = in.After({barrier}).Index(UOp::Int(0)).Load();
+  // the block's: each of its outputs, with what the kernel made of the reduction (a loop over
+  // them where there are several)
+  const UOp output = r_n == 1 ? UOp() : UOp::Range(r_n, next++);
+  absl::flat_hash_map<const UOp::Node*, UOp> at;
+  if (!top.loops.empty()) Unflatten(top.loops, r_n == 1 ? block : block * r_n + output, at);
+  at[reduce->get()] = in.After({barrier}).Index(r_n == 1 ? UOp::Int(0) : output * t_n).Load();
   const UOp statement = Simplify(Replaced(top.statement, at));
-  return UOp::Sink({statement.End({block})});
+  return UOp::Sink({(r_n == 1 ? statement : statement.End({output})).End({block})});
 }
 
 absl::StatusOr<UOp> BlockReduce(const UOp& lowered, const PassContext& ctx) {

@@ -254,16 +254,21 @@ std::optional<int64_t> LaneOffset(UOp idx) {
   return std::nullopt;
 }
 
-// Whether a BARRIER waits for a store to memory other than a warp's registers, back to the
-// barriers before it.
-bool StoresBeyondWarps(const UOp& barrier) {
+// Whether a BARRIER waits for a store that other threads of the block may read (to the
+// block's shared memory or a kernel buffer; not to a thread's own registers nor to a warp's,
+// which its shuffles wait for), back to the barriers before it.
+bool StoresForTheBlock(const UOp& barrier) {
   std::vector<UOp> stack(barrier.src().begin(), barrier.src().end());
   absl::flat_hash_set<const UOp::Node*> seen;
   while (!stack.empty()) {
     UOp x = std::move(stack.back());
     stack.pop_back();
     if (x.is(Ops::BARRIER) || !seen.insert(x.get()).second) continue;
-    if (x.is(Ops::STORE) && MemoryOf(x.src(0).src(0)) != kWarpRegisters) return true;
+    if (x.is(Ops::STORE)) {
+      UOp b = x.src(0).src(0);
+      while (b.is(Ops::AFTER)) b = b.src(0);
+      if (b.is(Ops::BUFFER) || MemoryOf(b) == kSharedMemory) return true;
+    }
     stack.insert(stack.end(), x.src().begin(), x.src().end());
   }
   return false;
@@ -496,9 +501,7 @@ absl::Status Renderer::Emit(const UOp& u, size_t pos) {
         return absl::InvalidArgumentError(absl::StrCat(
             "render ", lang_.name,
             ": a BARRIER after threads past a run-time end returned; expected constant ends"));
-      // (the stores it waits for, back to the barrier before: where all go to a warp's
-      // registers, the warp's shuffles wait for them, and the block need not)
-      if (*lang_.barrier && StoresBeyondWarps(u)) Line(lang_.barrier);
+      if (*lang_.barrier && StoresForTheBlock(u)) Line(lang_.barrier);
       return absl::OkStatus();
     case Ops::RANGE: {
       std::string r = absl::StrCat("ridx", u.arg().Get<RangeArg>().idx);

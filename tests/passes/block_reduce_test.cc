@@ -141,26 +141,56 @@ TEST(BlockReduce, AMaxAndAMeanToo) {
   }
 }
 
-// One thread an output where that serves: a CPU; outputs enough to fill the GPU (more than
-// its multiprocessors times its warp); rows shorter than kBlockReduceInputs; a length that no
-// power of two from the warp up divides.
+// 1,024 rows of 128 (a layer norm's): too many for a block each, so a warp each, 8 a block:
+// lane l sums the row's inputs l, l + 32, l + 64, l + 96, then the lanes' sums in pairs (l and
+// l + 16, ..., l and l + 1) in the warp's registers. That order, bit for bit.
+TEST(BlockReduce, ManyRowsReadAlongMemoryAreAWarpsEach) {
+  const int64_t rows = 1024, cols = 128, lanes = 32;
+  Plan p = LowerFor(RowReduce(Ops::ADD, rows, cols), Gpu());
+  ASSERT_EQ(p.kernels().size(), 1u);
+  Shape s = ShapeOf(p.kernels()[0]->ast);
+  EXPECT_EQ(s.globals, 1);
+  EXPECT_EQ(s.locals, 6);  // the lanes' sums, then 5 stages of pairs
+  EXPECT_EQ(s.threads, 8 * lanes);
+  EXPECT_EQ(s.warp, 2 * 8 * lanes);
+  EXPECT_EQ(s.barriers, 6);
+  std::vector<float> in = Random(rows * cols);
+  std::vector<float> got = RunKernel(p, in, rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<float> part(lanes, 0);
+    for (int64_t l = 0; l < lanes; ++l)
+      for (int64_t q = 0; q < cols / lanes; ++q) part[l] += in[r * cols + q * lanes + l];
+    for (int64_t half = lanes / 2; half >= 1; half /= 2)
+      for (int64_t l = 0; l < half; ++l) part[l] += part[l + half];
+    ASSERT_EQ(got[r], part[0]) << "row " << r;
+  }
+}
+
+// One thread an output where that serves: a CPU; many outputs whose sums read across memory
+// (8,192 columns summed down 256 rows: neighbouring threads read neighbouring columns); rows
+// shorter than kWarpReduceInputs; a length that the warp does not divide.
 TEST(BlockReduce, OneThreadAnOutputWhereThatServes) {
   Target cpu = Target::ReferenceCpu();
-  for (const auto& [target, rows, cols] :
-       {std::tuple{cpu, int64_t{64}, int64_t{4096}}, std::tuple{Gpu(), int64_t{8192}, int64_t{256}},
-        std::tuple{Gpu(), int64_t{64}, int64_t{128}},
-        std::tuple{Gpu(), int64_t{64}, int64_t{1000}}}) {
-    SCOPED_TRACE(::testing::Message() << target.arch << " " << rows << " x " << cols);
-    Plan p = LowerFor(RowReduce(Ops::ADD, rows, cols), target);
+  for (const auto& [target, rows, cols, axis] :
+       {std::tuple{cpu, int64_t{64}, int64_t{4096}, 1},
+        std::tuple{Gpu(), int64_t{256}, int64_t{8192}, 0},
+        std::tuple{Gpu(), int64_t{64}, int64_t{32}, 1},
+        std::tuple{Gpu(), int64_t{64}, int64_t{1000}, 1}}) {
+    SCOPED_TRACE(::testing::Message()
+                 << target.arch << " " << rows << " x " << cols << " along " << axis);
+    UOp x = UOp::Derived(
+        Ops::RESHAPE, {UOp::Buffer(DType::kF32, 0, rows * cols), UOp::Int(rows), UOp::Int(cols)});
+    Plan p = LowerFor(UOp::Derived(Ops::REDUCE, {x}, ReduceArg{Ops::ADD, {axis}}), target);
     ASSERT_EQ(p.kernels().size(), 1u);
     EXPECT_EQ(ShapeOf(p.kernels()[0]->ast).barriers, 0);
     std::vector<float> in(rows * cols);
     for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 5);
-    std::vector<float> got = RunKernel(p, in, rows);
-    for (int64_t r = 0; r < rows; r += 97) {
+    const int64_t outputs = axis == 1 ? rows : cols, each = axis == 1 ? cols : rows;
+    std::vector<float> got = RunKernel(p, in, outputs);
+    for (int64_t o = 0; o < outputs; o += 97) {
       float want = 0;  // (small integers: exact in any order)
-      for (int64_t c = 0; c < cols; ++c) want += in[r * cols + c];
-      EXPECT_EQ(got[r], want) << "row " << r;
+      for (int64_t i = 0; i < each; ++i) want += in[axis == 1 ? o * cols + i : i * cols + o];
+      EXPECT_EQ(got[o], want) << "output " << o;
     }
   }
 }

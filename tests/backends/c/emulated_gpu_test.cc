@@ -116,6 +116,37 @@ TEST(EmulatedGpu, LongRowsAreReducedAcrossABlocksThreads) {
   for (size_t i = 0; i < cpu.size(); ++i) EXPECT_NEAR(emu[i], cpu[i], 1e-5f * most) << i;
 }
 
+// 512 rows of 128 (a layer norm and a softmax over them): too many rows for a block each, so
+// a warp each, its lanes' results combined in the warp's registers; the CPU's result within
+// the rounding of sums in another order, and the gradients.
+TEST(EmulatedGpu, ManyRowsAreReducedAcrossAWarpsLanes) {
+  auto program = [](const char* device) {
+    Tensor::ManualSeed(6);
+    Tensor a = Tensor::Randn({512, 128}, DType::kF32, device);
+    a.RequiresGrad();
+    Tensor w = Tensor::Randn({512, 128}, DType::kF32, device);
+    Tensor d = a - a.Mean({1}, true);
+    Tensor normed = d * ((d * d).Mean({1}, true) + 1e-5).Sqrt().Reciprocal();
+    Tensor loss = (normed * w).Softmax(-1).Square().Sum();
+    loss.Backward();
+    std::vector<float> out = loss.ToVector<float>();
+    std::vector<float> grad = a.grad().ToVector<float>();
+    out.insert(out.end(), grad.begin(), grad.end());
+    return out;
+  };
+  std::vector<Runtime::PlanRun> runs;
+  Runtime::Get().Record(&runs);
+  std::vector<float> emu = program(kEmu);
+  Runtime::Get().Record(nullptr);
+  EXPECT_TRUE(AnyKernelHasABarrier(runs));
+  std::vector<float> cpu = program("CPU:0");
+  ASSERT_EQ(emu.size(), cpu.size());
+  EXPECT_NEAR(emu[0], cpu[0], 1e-4f * cpu[0]);  // (the loss: a sum of 65,536 squares)
+  float most = 0;
+  for (size_t i = 1; i < cpu.size(); ++i) most = std::max(most, std::abs(cpu[i]));
+  for (size_t i = 1; i < cpu.size(); ++i) EXPECT_NEAR(emu[i], cpu[i], 1e-5f * most) << i;
+}
+
 // The losses of `steps` AdamW steps of a small GPT, and then a greedy generation.
 std::pair<std::vector<float>, std::vector<int64_t>> TrainAndGenerate(const char* device,
                                                                      int steps) {

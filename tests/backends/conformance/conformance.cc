@@ -846,6 +846,26 @@ std::vector<KernelCase> LaunchCases() {
     c.out_type = DType::kF32;
     cases.push_back(std::move(c));
   }
+  {  // out[i] = max(x[i*64 : (i+1)*64]), i < 16: a warp a row, 8 rows a block, the lanes'
+     // results combined through a warp's registers (a GPU's shuffles)
+    KernelCase c;
+    c.section = "launch";
+    c.name = "a reduction across a warp's lanes (warp registers)";
+    constexpr int64_t kRows = 16, kCols = 64;
+    UOp x = UOp::Buffer(DType::kF32, 0, kRows * kCols), out = UOp::Buffer(DType::kF32, 3, kN);
+    UOp i = UOp::Range(kRows, 0), j = UOp::Range(kCols, 1, RangeKind::kReduce);
+    UOp most = UOp::Derived(Ops::REDUCE, {x.Index(i * kCols + j).Load(), j}, ReduceArg{Ops::MAX});
+    const Target gpu = Target::ReferenceGpu();
+    c.kernel = AccumulateKernel(
+        BlockReduceKernel(UOp::Sink({out.Index(i).Store(most).End({i})}), gpu), gpu);
+    c.in_types = {DType::kF32};
+    std::vector<Arg> xs;
+    for (int64_t k = 0; k < kRows * kCols; ++k)
+      xs.push_back(Arg(static_cast<double>((k * 53 % 97) * 0.37f) - 11.0));
+    c.inputs = {xs};
+    c.out_type = DType::kF32;
+    cases.push_back(std::move(c));
+  }
   return cases;
 }
 
