@@ -1,6 +1,7 @@
 #include "passes/block_reduce.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,13 +59,21 @@ std::optional<UOp> OnlyReduce(const UOp& statement) {
   return found;
 }
 
-// The threads a block: the largest power of two from the warp to min(256, the block's) that
-// divides `n` with at least 4 inputs a thread; nullopt where none does.
+// The threads of a block an output: the largest power of two from the warp to min(256, the
+// block's) that divides `n` with at least 4 inputs a thread, else the largest with at least 4
+// inputs a thread (the last step gated); nullopt where none has.
 std::optional<int64_t> ThreadsFor(int64_t n, const Target& t) {
   const int64_t most = std::min<int64_t>(256, t.threads_per_block > 0 ? t.threads_per_block : 256);
   for (int64_t l = most; l >= std::max(t.warp, 1); l /= 2)
     if (n % l == 0 && n / l >= 4) return l;
+  for (int64_t l = most; l >= std::max(t.warp, 1); l /= 2)
+    if (n / l >= 4) return l;
   return std::nullopt;
+}
+
+UOp Identity(Ops op) {
+  return op == Ops::MAX ? UOp::ConstFloat(DType::kF32, -std::numeric_limits<double>::infinity())
+                        : UOp::ConstFloat(DType::kF32, 0);
 }
 
 // Whether every read of a kernel buffer in `value` steps by 1 or 0 along `loop`, and one by 1
@@ -114,7 +123,7 @@ UOp BlockReduceKernel(const UOp& kernel, const Target& t) {
   }
   const int64_t block_threads =
       std::min<int64_t>(256, t.threads_per_block > 0 ? t.threads_per_block : 256);
-  if (!t_n && *inputs >= kWarpReduceInputs && *inputs % t.warp == 0 && block_threads >= t.warp &&
+  if (!t_n && *inputs >= kWarpReduceInputs && block_threads >= t.warp &&
       ReadsAlong(reduce->src(0), loops.back()))
     t_n = t.warp, r_n = LargestDivisor(*outputs, block_threads / t.warp);
   const int64_t l_n = t_n * r_n;
@@ -126,16 +135,22 @@ UOp BlockReduceKernel(const UOp& kernel, const Target& t) {
   const UOp block = UOp::Range(*outputs / r_n, next++, RangeKind::kGlobal);
   auto threads_loop = [&] { return UOp::Range(l_n, next++, RangeKind::kLocal); };
   const UOp thread = threads_loop();
-  const UOp step = UOp::Range(*inputs / t_n, next++, RangeKind::kReduce);
+  const UOp step = UOp::Range((*inputs + t_n - 1) / t_n, next++, RangeKind::kReduce);
 
   // each thread's inputs: its output's (block * r_n + thread / t_n), every t_n-th input from
   // its lane (thread % t_n) on
   absl::flat_hash_map<const UOp::Node*, UOp> inner;
   if (!top.loops.empty())
     Unflatten(top.loops, r_n == 1 ? block : block * r_n + thread.FloorDiv(t_n), inner);
-  Unflatten(loops, step * t_n + (r_n == 1 ? thread : thread.Mod(t_n)), inner);
-  const UOp mine =
-      UOp::Derived(Ops::REDUCE, {Simplify(Replaced(reduce->src(0), inner)), step}, reduce->arg());
+  // (where t_n does not divide the inputs, the last step's lanes past them read the last
+  // input and take the op's identity instead)
+  const UOp input = step * t_n + (r_n == 1 ? thread : thread.Mod(t_n));
+  const bool ragged = *inputs % t_n != 0;
+  const UOp in_range = input.Lt(UOp::Int(*inputs));
+  Unflatten(loops, ragged ? in_range.Where(input, UOp::Int(*inputs - 1)) : input, inner);
+  UOp value = Replaced(reduce->src(0), inner);
+  if (ragged) value = in_range.Where(value, Identity(op));
+  const UOp mine = UOp::Derived(Ops::REDUCE, {Simplify(value), step}, reduce->arg());
   // thread l's partial result, then halves of an output's combined in pairs (lane l and
   // l + half, for lane < half; the other lanes compute what no one reads, in range) until one
   // is left. Each stage reads one array and writes another: the block's shared memory, or,

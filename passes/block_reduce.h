@@ -22,10 +22,13 @@
 // over loops of constant length N, with outputs (loops of constant length) O:
 //  - a block an output (R = 1) where O is at most the target's multiprocessors times its
 //    warp and N >= kBlockReduceInputs: T the largest power of two from the warp to
-//    min(256, the target's block) that divides N with N / T >= 4;
+//    min(256, the target's block) that divides N with N / T >= 4, else the largest with
+//    N / T >= 4;
 //  - else a warp an output (T = warp, R the largest divisor of O up to 256 / warp) where
-//    N >= kWarpReduceInputs, the warp divides N, and the reduction reads its rows along
-//    memory (every read steps by 1 or 0 along its inner loop: a layer norm's, a softmax's);
+//    N >= kWarpReduceInputs and the reduction reads its rows along memory (every read steps
+//    by 1 or 0 along its inner loop: a layer norm's, a softmax's, a loss's over a vocabulary);
+// where T does not divide N, the lanes past the last input in the last step read that input
+// and take the op's identity (0, -inf) instead;
 // and where the block's shared memory holds two arrays of L. Anything else (sums down the
 // columns of many outputs, whose neighbouring threads read neighbouring columns; an unrolled
 // reduction from the search; a reduction inside another; a run-time length) is left to one

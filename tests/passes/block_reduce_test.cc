@@ -4,6 +4,7 @@
 #include "passes/block_reduce.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <tuple>
 
@@ -166,16 +167,48 @@ TEST(BlockReduce, ManyRowsReadAlongMemoryAreAWarpsEach) {
   }
 }
 
+// Row r's sum as T threads compute it: lane l sums inputs l, T + l, ... of the row that
+// there are (the rest its identity, 0), then the lanes' sums in pairs.
+float TreeSum(const std::vector<float>& in, int64_t r, int64_t cols, int64_t lanes) {
+  std::vector<float> part(lanes, 0);
+  for (int64_t l = 0; l < lanes; ++l)
+    for (int64_t c = l; c < cols; c += lanes) part[l] += in[r * cols + c];
+  for (int64_t half = lanes / 2; half >= 1; half /= 2)
+    for (int64_t l = 0; l < half; ++l) part[l] += part[l + half];
+  return part[0];
+}
+
+// Rows that the threads do not divide: 64 rows of 1,000 (a block each, 128 threads: 8 steps,
+// the last gated) and 1,024 rows of 65 (a loss's over a vocabulary of 65: a warp each, 3
+// steps, lane 0 alone in the last). That order, bit for bit.
+TEST(BlockReduce, RaggedRowsGateTheirLastStep) {
+  for (const auto& [rows, cols, lanes] : {std::tuple{int64_t{64}, int64_t{1000}, int64_t{128}},
+                                          std::tuple{int64_t{1024}, int64_t{65}, int64_t{32}}}) {
+    SCOPED_TRACE(::testing::Message() << rows << " x " << cols);
+    Plan p = LowerFor(RowReduce(Ops::ADD, rows, cols), Gpu());
+    ASSERT_EQ(p.kernels().size(), 1u);
+    EXPECT_EQ(ShapeOf(p.kernels()[0]->ast).threads, lanes == 32 ? 256 : lanes);
+    std::vector<float> in = Random(rows * cols);
+    std::vector<float> got = RunKernel(p, in, rows);
+    for (int64_t r = 0; r < rows; ++r)
+      ASSERT_EQ(got[r], TreeSum(in, r, cols, lanes)) << "row " << r;
+  }
+  Plan max = LowerFor(RowReduce(Ops::MAX, 1024, 65), Gpu());  // (-inf where gated)
+  std::vector<float> in = Random(1024 * 65);
+  for (float& v : in) v = -std::abs(v) - 1;  // (all below 0: a 0 for the gated would win)
+  std::vector<float> got = RunKernel(max, in, 1024);
+  for (int64_t r = 0; r < 1024; ++r)
+    ASSERT_EQ(got[r], *std::max_element(in.begin() + r * 65, in.begin() + (r + 1) * 65));
+}
+
 // One thread an output where that serves: a CPU; many outputs whose sums read across memory
 // (8,192 columns summed down 256 rows: neighbouring threads read neighbouring columns); rows
-// shorter than kWarpReduceInputs; a length that the warp does not divide.
+// shorter than kWarpReduceInputs.
 TEST(BlockReduce, OneThreadAnOutputWhereThatServes) {
   Target cpu = Target::ReferenceCpu();
-  for (const auto& [target, rows, cols, axis] :
-       {std::tuple{cpu, int64_t{64}, int64_t{4096}, 1},
-        std::tuple{Gpu(), int64_t{256}, int64_t{8192}, 0},
-        std::tuple{Gpu(), int64_t{64}, int64_t{32}, 1},
-        std::tuple{Gpu(), int64_t{64}, int64_t{1000}, 1}}) {
+  for (const auto& [target, rows, cols, axis] : {std::tuple{cpu, int64_t{64}, int64_t{4096}, 1},
+                                                 std::tuple{Gpu(), int64_t{256}, int64_t{8192}, 0},
+                                                 std::tuple{Gpu(), int64_t{64}, int64_t{32}, 1}}) {
     SCOPED_TRACE(::testing::Message()
                  << target.arch << " " << rows << " x " << cols << " along " << axis);
     UOp x = UOp::Derived(
