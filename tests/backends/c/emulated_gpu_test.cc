@@ -4,6 +4,8 @@
 // give on CPU:0: the same kernels' arithmetic, summed in another order where the GPU's
 // lowering splits a reduction. Its target lists the kernels the CUDA plugin supplies there,
 // so its matmuls become the same calls; it runs them as the reference does.
+#include <functional>
+
 #include <gtest/gtest.h>
 
 #include "backends/cuda/gpu_target.h"
@@ -88,63 +90,56 @@ bool AnyKernelHasABarrier(const std::vector<Runtime::PlanRun>& runs) {
   return false;
 }
 
-// Rows of 2,048 (a softmax's max and sum, then a row's sum): each row a block's, its threads'
-// partial results through shared storage (passes/block_reduce.h), with the CPU's result
-// within the rounding of sums in another order; and their gradients.
-TEST(EmulatedGpu, LongRowsAreReducedAcrossABlocksThreads) {
-  auto program = [](const char* device) {
+// `loss(a, device)` and its gradient for a of `shape` (seeded), on EMU:0 and on CPU:0: EMU:0 reduces
+// across threads (a BARRIER), with the CPU's loss within `loss_tolerance` of it and the
+// gradient within 1e-5 of its largest element (sums in another order).
+void ExpectTheCpusLossAndGradient(const std::function<Tensor(const Tensor&, const char*)>& loss,
+                                  TensorShape shape, float loss_tolerance) {
+  auto run = [&](const char* device) {
     Tensor::ManualSeed(4);
-    Tensor a = Tensor::Randn({24, 2048}, DType::kF32, device);
+    Tensor a = Tensor::Randn(shape, DType::kF32, device);
     a.RequiresGrad();
-    Tensor b = Tensor::Randn({24, 2048}, DType::kF32, device);
-    Tensor loss = ((a * 4.0).Softmax(-1) * b).Sum({1}).Square().Mean();
-    loss.Backward();
-    std::vector<float> out = loss.ToVector<float>();
-    std::vector<float> grad = a.grad().ToVector<float>();
+    Tensor l = loss(a, device);
+    l.Backward();
+    std::vector<float> out = l.ToVector<float>(), grad = a.grad().ToVector<float>();
     out.insert(out.end(), grad.begin(), grad.end());
     return out;
   };
   std::vector<Runtime::PlanRun> runs;
   Runtime::Get().Record(&runs);
-  std::vector<float> emu = program(kEmu);
+  std::vector<float> emu = run(kEmu);
   Runtime::Get().Record(nullptr);
   EXPECT_TRUE(AnyKernelHasABarrier(runs));
-  std::vector<float> cpu = program("CPU:0");
+  std::vector<float> cpu = run("CPU:0");
   ASSERT_EQ(emu.size(), cpu.size());
-  float most = 0;
-  for (float v : cpu) most = std::max(most, std::abs(v));
-  for (size_t i = 0; i < cpu.size(); ++i) EXPECT_NEAR(emu[i], cpu[i], 1e-5f * most) << i;
-}
-
-// 512 rows of 128 (a layer norm and a softmax over them): too many rows for a block each, so
-// a warp each, its lanes' results combined in the warp's registers; the CPU's result within
-// the rounding of sums in another order, and the gradients.
-TEST(EmulatedGpu, ManyRowsAreReducedAcrossAWarpsLanes) {
-  auto program = [](const char* device) {
-    Tensor::ManualSeed(6);
-    Tensor a = Tensor::Randn({512, 128}, DType::kF32, device);
-    a.RequiresGrad();
-    Tensor w = Tensor::Randn({512, 128}, DType::kF32, device);
-    Tensor d = a - a.Mean({1}, true);
-    Tensor normed = d * ((d * d).Mean({1}, true) + 1e-5).Sqrt().Reciprocal();
-    Tensor loss = (normed * w).Softmax(-1).Square().Sum();
-    loss.Backward();
-    std::vector<float> out = loss.ToVector<float>();
-    std::vector<float> grad = a.grad().ToVector<float>();
-    out.insert(out.end(), grad.begin(), grad.end());
-    return out;
-  };
-  std::vector<Runtime::PlanRun> runs;
-  Runtime::Get().Record(&runs);
-  std::vector<float> emu = program(kEmu);
-  Runtime::Get().Record(nullptr);
-  EXPECT_TRUE(AnyKernelHasABarrier(runs));
-  std::vector<float> cpu = program("CPU:0");
-  ASSERT_EQ(emu.size(), cpu.size());
-  EXPECT_NEAR(emu[0], cpu[0], 1e-4f * cpu[0]);  // (the loss: a sum of 65,536 squares)
+  EXPECT_NEAR(emu[0], cpu[0], loss_tolerance * std::abs(cpu[0]));
   float most = 0;
   for (size_t i = 1; i < cpu.size(); ++i) most = std::max(most, std::abs(cpu[i]));
   for (size_t i = 1; i < cpu.size(); ++i) EXPECT_NEAR(emu[i], cpu[i], 1e-5f * most) << i;
+}
+
+// Rows of 2,048 (a softmax's max and sum, then a row's sum): each row a block's, its threads'
+// partial results through shared storage (passes/block_reduce.h).
+TEST(EmulatedGpu, LongRowsAreReducedAcrossABlocksThreads) {
+  ExpectTheCpusLossAndGradient(
+      [](const Tensor& a, const char* device) {
+        Tensor b = Tensor::Randn({24, 2048}, DType::kF32, device);
+        return ((a * 4.0).Softmax(-1) * b).Sum({1}).Square().Mean();
+      },
+      {24, 2048}, 1e-5f);
+}
+
+// 512 rows of 128 (a layer norm and a softmax over them): too many rows for a block each, so
+// a warp each, its lanes' results combined in the warp's registers.
+TEST(EmulatedGpu, ManyRowsAreReducedAcrossAWarpsLanes) {
+  ExpectTheCpusLossAndGradient(
+      [](const Tensor& a, const char* device) {
+        Tensor w = Tensor::Randn({512, 128}, DType::kF32, device);
+        Tensor d = a - a.Mean({1}, true);
+        Tensor normed = d * ((d * d).Mean({1}, true) + 1e-5).Sqrt().Reciprocal();
+        return (normed * w).Softmax(-1).Square().Sum();
+      },
+      {512, 128}, 1e-4f);  // (the loss: a sum of 65,536 squares)
 }
 
 // The losses of `steps` AdamW steps of a small GPT, and then a greedy generation.

@@ -801,6 +801,28 @@ std::vector<KernelCase> LoopCases() {
   return cases;
 }
 
+// out[i] = op(x[i*cols : (i+1)*cols]), i < rows, as the reference GPU's lowering gives it to
+// threads (passes/block_reduce.h), on inputs x[k] = (k * a % b) * scale + shift.
+KernelCase AcrossThreads(const std::string& name, Ops op, int64_t rows, int64_t cols, int64_t a,
+                         int64_t b, float scale, double shift) {
+  KernelCase c;
+  c.section = "launch";
+  c.name = name;
+  UOp x = UOp::Buffer(DType::kF32, 0, rows * cols), out = UOp::Buffer(DType::kF32, 3, kN);
+  UOp i = UOp::Range(rows, 0), j = UOp::Range(cols, 1, RangeKind::kReduce);
+  UOp r = UOp::Derived(Ops::REDUCE, {x.Index(i * cols + j).Load(), j}, ReduceArg{op});
+  const Target gpu = Target::ReferenceGpu();
+  c.kernel =
+      AccumulateKernel(BlockReduceKernel(UOp::Sink({out.Index(i).Store(r).End({i})}), gpu), gpu);
+  c.in_types = {DType::kF32};
+  std::vector<Arg> xs;
+  for (int64_t k = 0; k < rows * cols; ++k)
+    xs.push_back(Arg(static_cast<double>((k * a % b) * scale) + shift));
+  c.inputs = {xs};
+  c.out_type = DType::kF32;
+  return c;
+}
+
 // The loop cases and an elementwise one, each launched over several blocks (GPU threads, CPU
 // cores): what the host does with a kernel of a target that maps its launch.
 std::vector<KernelCase> LaunchCases() {
@@ -825,47 +847,15 @@ std::vector<KernelCase> LaunchCases() {
     c.name += " over several blocks";
     c.map_launch = true;
   }
-  {  // out[i] = sum(x[i*1024 : (i+1)*1024]), i < 4, as a GPU lowers it (passes/block_reduce.h):
-     // a block a row, its 256 threads' partial sums through shared storage and a barrier,
-     // then the block's sum of them; in that order everywhere (a CPU runs the threads in turn)
-    KernelCase c;
-    c.section = "launch";
-    c.name = "a reduction across a block's threads (shared storage, a barrier)";
-    constexpr int64_t kRows = 4, kCols = 1024;
-    UOp x = UOp::Buffer(DType::kF32, 0, kRows * kCols), out = UOp::Buffer(DType::kF32, 3, kN);
-    UOp i = UOp::Range(kRows, 0), j = UOp::Range(kCols, 1, RangeKind::kReduce);
-    UOp sum = UOp::Derived(Ops::REDUCE, {x.Index(i * kCols + j).Load(), j}, ReduceArg{Ops::ADD});
-    const Target gpu = Target::ReferenceGpu();
-    c.kernel = AccumulateKernel(
-        BlockReduceKernel(UOp::Sink({out.Index(i).Store(sum).End({i})}), gpu), gpu);
-    c.in_types = {DType::kF32};
-    std::vector<Arg> xs;
-    for (int64_t k = 0; k < kRows * kCols; ++k)
-      xs.push_back(Arg(static_cast<double>((k * 37 % 101) * 0.173f) - 8.1));
-    c.inputs = {xs};
-    c.out_type = DType::kF32;
-    cases.push_back(std::move(c));
-  }
-  {  // out[i] = max(x[i*64 : (i+1)*64]), i < 16: a warp a row, 8 rows a block, the lanes'
-     // results combined through a warp's registers (a GPU's shuffles)
-    KernelCase c;
-    c.section = "launch";
-    c.name = "a reduction across a warp's lanes (warp registers)";
-    constexpr int64_t kRows = 16, kCols = 64;
-    UOp x = UOp::Buffer(DType::kF32, 0, kRows * kCols), out = UOp::Buffer(DType::kF32, 3, kN);
-    UOp i = UOp::Range(kRows, 0), j = UOp::Range(kCols, 1, RangeKind::kReduce);
-    UOp most = UOp::Derived(Ops::REDUCE, {x.Index(i * kCols + j).Load(), j}, ReduceArg{Ops::MAX});
-    const Target gpu = Target::ReferenceGpu();
-    c.kernel = AccumulateKernel(
-        BlockReduceKernel(UOp::Sink({out.Index(i).Store(most).End({i})}), gpu), gpu);
-    c.in_types = {DType::kF32};
-    std::vector<Arg> xs;
-    for (int64_t k = 0; k < kRows * kCols; ++k)
-      xs.push_back(Arg(static_cast<double>((k * 53 % 97) * 0.37f) - 11.0));
-    c.inputs = {xs};
-    c.out_type = DType::kF32;
-    cases.push_back(std::move(c));
-  }
+  // as a GPU lowers them (passes/block_reduce.h), in the same order everywhere (a CPU runs
+  // a block's threads in turn): out[i] = sum(x[i*1024 : (i+1)*1024]), i < 4, a block a row,
+  // its 256 threads' partial sums through shared storage and barriers; out[i] =
+  // max(x[i*64 : (i+1)*64]), i < 16, a warp a row, 8 rows a block, the lanes' results through
+  // a warp's registers (a GPU's shuffles)
+  cases.push_back(AcrossThreads("a reduction across a block's threads (shared storage, a barrier)",
+                                Ops::ADD, 4, 1024, 37, 101, 0.173, -8.1));
+  cases.push_back(AcrossThreads("a reduction across a warp's lanes (warp registers)", Ops::MAX,
+                                16, 64, 53, 97, 0.37, -11.0));
   return cases;
 }
 
