@@ -19,4 +19,11 @@ UOp RewriteNodes(const UOp& root, const std::function<UOp(const UOp&, const UOp&
   return done.at(root.get());
 }
 
+UOp ReplaceNodes(const UOp& root, const absl::flat_hash_map<const UOp::Node*, UOp>& with) {
+  return RewriteNodes(root, [&](const UOp& orig, const UOp& rebuilt) {
+    auto it = with.find(orig.get());
+    return it == with.end() ? rebuilt : it->second;
+  });
+}
+
 }  // namespace uopc

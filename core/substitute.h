@@ -6,6 +6,8 @@
 
 #include <functional>
 
+#include "absl/container/flat_hash_map.h"
+
 #include "core/uop.h"
 
 namespace uopc {
@@ -14,5 +16,8 @@ namespace uopc {
 /// `rebuilt` to keep it); `rebuilt` is `original` with its sources replaced.
 UOp RewriteNodes(const UOp& root,
                  const std::function<UOp(const UOp& original, const UOp& rebuilt)>& fn);
+
+/// `root` with each node that `with` names (by the original node) replaced by its value.
+UOp ReplaceNodes(const UOp& root, const absl::flat_hash_map<const UOp::Node*, UOp>& with);
 
 }  // namespace uopc

@@ -10,6 +10,7 @@
 
 #include "core/substitute.h"
 #include "core/symbolic/simplify.h"
+#include "passes/launch_dims.h"
 #include "passes/lowered_steps.h"
 #include "passes/scope.h"
 
@@ -27,25 +28,6 @@ std::optional<int64_t> ConstantLength(const std::vector<UOp>& loops, RangeKind k
     n *= *e;
   }
   return n;
-}
-
-// Each of `loops` (outermost first) as its index in `flat`, an index over all their elements.
-void Unflatten(const std::vector<UOp>& loops, const UOp& flat,
-               absl::flat_hash_map<const UOp::Node*, UOp>& at) {
-  int64_t stride = *ConstantLength(loops, loops.front().arg().Get<RangeArg>().kind);
-  for (const UOp& r : loops) {
-    const int64_t n = *r.src(0).ConstIntValue();
-    stride /= n;
-    UOp q = stride == 1 ? flat : flat.FloorDiv(stride);
-    at[r.get()] = r == loops.front() ? q : q.Mod(n);
-  }
-}
-
-UOp Replaced(const UOp& root, const absl::flat_hash_map<const UOp::Node*, UOp>& at) {
-  return RewriteNodes(root, [&](const UOp& orig, const UOp& rebuilt) {
-    auto it = at.find(orig.get());
-    return it == at.end() ? rebuilt : it->second;
-  });
 }
 
 // The kernel's one REDUCE, if it has exactly one and none inside it.
@@ -92,13 +74,6 @@ bool ReadsAlong(const UOp& value, const UOp& loop) {
   return along;
 }
 
-// The largest divisor of n that is at most `most`.
-int64_t LargestDivisor(int64_t n, int64_t most) {
-  for (int64_t d = std::min(n, most); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
-}
-
 }  // namespace
 
 UOp BlockReduceKernel(const UOp& kernel, const Target& t) {
@@ -141,14 +116,14 @@ UOp BlockReduceKernel(const UOp& kernel, const Target& t) {
   // its lane (thread % t_n) on
   absl::flat_hash_map<const UOp::Node*, UOp> inner;
   if (!top.loops.empty())
-    Unflatten(top.loops, r_n == 1 ? block : block * r_n + thread.FloorDiv(t_n), inner);
+    LoopIndices(top.loops, r_n == 1 ? block : block * r_n + thread.FloorDiv(t_n), inner);
   // (where t_n does not divide the inputs, the last step's lanes past them read the last
   // input and take the op's identity instead)
   const UOp input = step * t_n + (r_n == 1 ? thread : thread.Mod(t_n));
   const bool ragged = *inputs % t_n != 0;
   const UOp in_range = input.Lt(UOp::Int(*inputs));
-  Unflatten(loops, ragged ? in_range.Where(input, UOp::Int(*inputs - 1)) : input, inner);
-  UOp value = Replaced(reduce->src(0), inner);
+  LoopIndices(loops, ragged ? in_range.Where(input, UOp::Int(*inputs - 1)) : input, inner);
+  UOp value = ReplaceNodes(reduce->src(0), inner);
   if (ragged) value = in_range.Where(value, Identity(op));
   const UOp mine = UOp::Derived(Ops::REDUCE, {Simplify(value), step}, reduce->arg());
   // thread l's partial result, then halves of an output's combined in pairs (lane l and
@@ -191,9 +166,9 @@ UOp BlockReduceKernel(const UOp& kernel, const Target& t) {
   // them where there are several)
   const UOp output = r_n == 1 ? UOp() : UOp::Range(r_n, next++);
   absl::flat_hash_map<const UOp::Node*, UOp> at;
-  if (!top.loops.empty()) Unflatten(top.loops, r_n == 1 ? block : block * r_n + output, at);
+  if (!top.loops.empty()) LoopIndices(top.loops, r_n == 1 ? block : block * r_n + output, at);
   at[reduce->get()] = in.After({barrier}).Index(r_n == 1 ? UOp::Int(0) : output * t_n).Load();
-  const UOp statement = Simplify(Replaced(top.statement, at));
+  const UOp statement = Simplify(ReplaceNodes(top.statement, at));
   return UOp::Sink({(r_n == 1 ? statement : statement.End({output})).End({block})});
 }
 

@@ -11,16 +11,23 @@
 #include "passes/lowered_steps.h"
 
 namespace uopc {
-namespace {
-
-// The largest divisor of n that is at most `limit`.
 int64_t LargestDivisor(int64_t n, int64_t limit) {
   for (int64_t d = std::min(n, limit); d > 1; --d)
     if (n % d == 0) return d;
   return 1;
 }
 
-}  // namespace
+void LoopIndices(const std::vector<UOp>& loops, const UOp& flat,
+                 absl::flat_hash_map<const UOp::Node*, UOp>& at) {
+  int64_t stride = 1;
+  for (const UOp& r : loops) stride *= *r.src(0).ConstIntValue();
+  for (const UOp& r : loops) {
+    const int64_t n = *r.src(0).ConstIntValue();
+    stride /= n;
+    UOp q = stride == 1 ? flat : flat.FloorDiv(stride);
+    at[r.get()] = r == loops.front() ? q : q.Mod(n);
+  }
+}
 
 namespace {
 
@@ -59,10 +66,7 @@ absl::StatusOr<UOp> MapRunTimeLengths(const UOp& kernel, const std::vector<UOp>&
     UOp q = flat.FloorDiv(stride);
     index[r.get()] = r == loops.front() ? q : q.Mod(r.src(0));
   }
-  UOp body = RewriteNodes(end.src(0), [&](const UOp& orig, const UOp& rebuilt) {
-    auto it = index.find(orig.get());
-    return it == index.end() ? rebuilt : it->second;
-  });
+  UOp body = ReplaceNodes(end.src(0), index);
   UOp mapped = UOp::Sink({UOp::Derived(Ops::END, {Simplify(body), g, l})});
   *dims = LaunchDimsOf(mapped);
   return mapped;
@@ -104,17 +108,8 @@ absl::StatusOr<UOp> MapToLaunchDims(const UOp& kernel, const LaunchLimits& limit
   UOp flat = local == 1 ? g : g * local + l;
   // each output loop's index from the flat one: (flat // stride) % size
   absl::flat_hash_map<const UOp::Node*, UOp> index;
-  int64_t stride = total;
-  for (const UOp& r : loops) {
-    int64_t n = *r.src(0).ConstIntValue();
-    stride /= n;
-    UOp q = stride == 1 ? flat : flat.FloorDiv(stride);
-    index[r.get()] = r == loops.front() ? q : q.Mod(n);
-  }
-  UOp body = RewriteNodes(end.src(0), [&](const UOp& orig, const UOp& rebuilt) {
-    auto it = index.find(orig.get());
-    return it == index.end() ? rebuilt : it->second;
-  });
+  LoopIndices(loops, flat, index);
+  UOp body = ReplaceNodes(end.src(0), index);
   std::vector<UOp> closed{Simplify(body), g};
   if (local > 1) closed.push_back(l);
   dims->global = {static_cast<uint32_t>(global), 1, 1};

@@ -14,7 +14,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 
 #include "core/kernel_signature.h"
@@ -32,6 +34,14 @@ struct LaunchLimits {
   /// share a multiprocessor; CUDA's grid.x.
   static LaunchLimits For(const Target& t);
 };
+
+/// The largest divisor of n that is at most `limit` (1 for none above 1).
+int64_t LargestDivisor(int64_t n, int64_t limit);
+
+/// Each of `loops` (RANGEs of constant length, outermost first) as its index in `flat`, an
+/// index over all their elements: (flat // stride) % length, into `at` by loop.
+void LoopIndices(const std::vector<UOp>& loops, const UOp& flat,
+                 absl::flat_hash_map<const UOp::Node*, UOp>& at);
 
 /// `kernel` (a SINK of loop IR) with its output loops mapped to global and local ranges,
 /// and in `dims` how many of each to launch ({1,1,1} both when nothing was mapped).

@@ -85,13 +85,7 @@ UOp SimplifyUnderGate(const Match& m) {
     back[v.get()] = x;
   }
   if (to_var.empty()) return UOp();
-  auto swap = [](const UOp& g, const absl::flat_hash_map<const UOp::Node*, UOp>& map) {
-    return RewriteNodes(g, [&](const UOp& orig, const UOp& rebuilt) {
-      auto it = map.find(orig.get());
-      return it == map.end() ? rebuilt : it->second;
-    });
-  };
-  UOp a = swap(Simplify(swap(m["a"], to_var)), back);
+  UOp a = ReplaceNodes(Simplify(ReplaceNodes(m["a"], to_var)), back);
   if (a == m["a"]) return UOp();
   return m["c"].Where(a, m["b"]);
 }
