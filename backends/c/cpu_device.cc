@@ -19,6 +19,7 @@
 #include "backends/c/matmul_kernels.h"
 #include "backends/c/packed_b_cache.h"
 #include "backends/c/thread_pool.h"
+#include "backends/cuda/emulated_matmul_kernels.h"
 #include "backends/cuda/gpu_target.h"
 #include "backends/plugin_sdk.h"
 #include "core/parse_number.h"
@@ -123,6 +124,7 @@ uopc_error* Configure() {
     auto d = std::make_unique<uopc_device>();
     d->name = "EMU:0";
     d->emulates = gpu->arch;
+    d->multiprocessors = gpu->cores;
     d->supplies = cpu::EmulatedGpuKernels(gpu->arch);
     d->kind = absl::StrCat(gpu->arch, " emulated on ", model.empty() ? "this cpu" : model);
     d->uid = absl::StrCat("emu://", host, "/", gpu->arch);
@@ -560,7 +562,7 @@ uopc_error* KernelLaunch(uopc_kernel_launch_args* a) {
   if (dev->emulates.empty() && p.Flops() >= kMinThreadedFlops) ThreadPool::Get().Wake();
   return Enqueue(
       a->queue,
-      [dev, k = *k, p, out = ptrs[0], x = ptrs[1], y = ptrs[2], bytes, refs = std::move(refs)] {
+      [dev, k = *k, p, out = ptrs[0], x = ptrs[1], y = ptrs[2], refs = std::move(refs)] {
         if (dev->fail_at && dev->launches.fetch_add(1) + 1 >= dev->fail_at) dev->lost = true;
         if (dev->lost)
           return WorkStatus{UOPC_DEVICE_LOST,
@@ -569,10 +571,10 @@ uopc_error* KernelLaunch(uopc_kernel_launch_args* a) {
         absl::Status s =
             dev->emulates.empty()
                 ? RunMatmulKernel(k.name.c_str(), p, out, x, y, VersionOf(refs[2].b))
-                : RunMatmulReference(
-                      p, {out, k.out, static_cast<int64_t>(bytes[0] / DTypeSize(k.out))},
-                      {const_cast<void*>(x), k.a, static_cast<int64_t>(bytes[1] / DTypeSize(k.a))},
-                      {const_cast<void*>(y), k.b, static_cast<int64_t>(bytes[2] / DTypeSize(k.b))});
+                : cuda::RunEmulatedMatmul(k.name, p, dev->multiprocessors, out, x, y,
+                                          [](int n, const std::function<void(int)>& body) {
+                                            ThreadPool::Get().ParallelFor(n, body);
+                                          });
         Wrote(refs[0].b);
         return s.ok() ? WorkStatus{}
                       : WorkStatus{static_cast<uopc_code>(s.code()), std::string(s.message())};

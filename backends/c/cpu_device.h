@@ -45,7 +45,10 @@
 struct uopc_device {
   std::string name, kind, uid;
   std::string emulates;  // "sm_90": an emulated GPU, EMU:0 (its kernels are that GPU's)
-  std::vector<uopc::SuppliedKernel> supplies;  // EMU:0's: the GPU's plugin's (run as reference)
+  int multiprocessors = 0;  // EMU:0's GPU's (the launches of its supplied kernels follow them)
+  // EMU:0's: the GPU's plugin's, their CUDA source run on the CPU (backends/cuda/
+  // emulated_matmul_kernels.h)
+  std::vector<uopc::SuppliedKernel> supplies;
   uint64_t limit = 0;  // bytes
   int64_t fail_at = 0;  // the launch that loses the device (UOPC_CPU_FAULT); 0: none
   std::mutex mu;

@@ -43,7 +43,8 @@ absl::Span<const SuppliedKernel> MatmulKernels();
 const SuppliedKernel* FindMatmulKernel(const char* name);
 /// The kernels an emulated GPU (EMU:0 of `arch`, "sm_90") supplies: those of that GPU's
 /// plugin (backends/cuda/matmul_kernels.h; none with UOPC_CUDA_KERNELS=0), so that it gets
-/// the GPU's lowering; they run as the reference runs a matmul call (core/matmul_call.h).
+/// the GPU's lowering; they run as that GPU runs them, their CUDA source on the CPU
+/// (backends/cuda/emulated_matmul_kernels.h).
 std::vector<SuppliedKernel> EmulatedGpuKernels(absl::string_view arch);
 /// Runs kernel `name` on these operands (each at its element 0), on the CPU threads of
 /// backends/c/thread_pool.h. The caller has checked the params against the buffers

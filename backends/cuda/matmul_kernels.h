@@ -11,8 +11,9 @@
 //    element by element at edges and where not) 3 or 4 stages ahead, fragments read with
 //    ldmatrix. UOPC_CUDA_MMA_SHAPE=n256|n128 fixes the tiles, for measuring.
 // Each has a variant per operand layout (a and b each row-major or transposed: the unit stride
-// the call's params give), chosen at launch. The source is one header-free translation unit,
-// compiled with NVRTC once per architecture.
+// the call's params give), chosen at launch. The source (matmul_kernels.cu.inc) is one
+// header-free translation unit, compiled with NVRTC once per architecture, and for the CPU
+// by backends/cuda/emulated_matmul_kernels.h.
 #pragma once
 
 #include <array>
