@@ -115,6 +115,31 @@ std::string MmaM16N8K16Op(void* const lanes[32]) {
   return "";
 }
 
+template <typename T>
+struct ShuffleLane {
+  unsigned mask;
+  T value;
+  unsigned c;
+  T out;
+};
+
+template <typename T>
+std::string ShuffleDownOp(void* const lanes[32]) {
+  T values[32];
+  for (int l = 0; l < 32; ++l) {
+    const auto& x = *static_cast<ShuffleLane<T>*>(lanes[l]);
+    if (x.mask != 0xffffffffu) return absl::StrCat("lane ", l, "'s mask is not the whole warp");
+    if (x.c != static_cast<ShuffleLane<T>*>(lanes[0])->c)
+      return absl::StrCat("lanes 0 and ", l, " shift by different counts");
+    values[l] = x.value;
+  }
+  for (unsigned l = 0; l < 32; ++l) {
+    auto& x = *static_cast<ShuffleLane<T>*>(lanes[l]);
+    x.out = l + x.c < 32 ? values[l + x.c] : values[l];
+  }
+  return "";
+}
+
 }  // namespace uopc::cuda::emu
 
 #define UOPC_ENTRY(kernel)                                                          \
@@ -136,6 +161,20 @@ inline unsigned __float_as_uint(float f) {
   unsigned u;
   std::memcpy(&u, &f, 4);
   return u;
+}
+inline float __uint_as_float(unsigned u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline float __int_as_float(int i) { return __uint_as_float(static_cast<unsigned>(i)); }
+// __shfl_down_sync over the whole warp: lane l gets lane l + c's value, or its own where
+// l + c is past the warp
+template <typename T>
+T __shfl_down_sync(unsigned mask, T value, unsigned c) {
+  ::uopc::cuda::emu::ShuffleLane<T> mine{mask, value, c, value};
+  ::uopc::cuda::emu::WarpCollective(&::uopc::cuda::emu::ShuffleDownOp<T>, "shfl.sync.down", &mine);
+  return mine.out;
 }
 
 // ---- the PTX the kernel sources wrap (see the top of this file) ----

@@ -19,6 +19,10 @@ namespace uopc {
 
 /// The helpers a translation unit of CUDA kernels starts with (once).
 std::string CudaPrelude();
+/// The same helpers for the CPU, after backends/cuda/cuda_on_cpu.h (which has the integer
+/// types, NAN, and cvt.rn.f16.f32): the kernels' text then runs on backends/cuda/
+/// cuda_emulator.h.
+std::string CudaOnCpuPrelude();
 /// The prelude's f16 NaN conversions, in plain C (PTX's cvt gives every NaN one canonical
 /// pattern; these keep the bits core/float16.h defines): uopc_f16_nan_to_f32_bits(h) and
 /// uopc_f32_nan_to_f16_bits(u), with UOPC_FN, uint16_t and uint32_t defined by the includer.

@@ -872,8 +872,10 @@ absl::StatusOr<UOp> Suite::AsLaunched(const KernelCase& c) {
   return k;
 }
 
-std::string Suite::RunOne(const KernelCase& c, const Program& prog, uint32_t entry,
-                          const LaunchDims& dims) {
+// Case `c` run by `launch` on host copies of its inputs (slots 0..) and of an output of kN
+// elements between guards (slot 3), with its VARs' values: "" when the output is the
+// interpreter's (within c.ulps) and the guards are intact, else what differs.
+std::string CheckCase(const KernelCase& c, const KernelLauncher& launch) {
   // reference: the interpreter on host memory
   std::vector<std::vector<uint8_t>> host;
   for (size_t s = 0; s < c.inputs.size(); ++s) host.push_back(Bytes(c.inputs[s], c.in_types[s]));
@@ -893,33 +895,46 @@ std::string Suite::RunOne(const KernelCase& c, const Program& prog, uint32_t ent
   }
   if (absl::Status s = Interpret(*program, refs, vars); !s.ok())
     return "reference: " + std::string(s.message());
-  // device: inputs, an output between guards, launch, read back
-  int size = DTypeSize(c.out_type);
-  std::vector<Buffer> keep;
-  std::vector<uopc_buffer*> bufs(4, nullptr);
-  std::vector<uint64_t> offsets(4, 0);
-  for (size_t s = 0; s < host.size(); ++s) {
-    absl::StatusOr<Buffer> b = d_.Allocate(c.in_types[s], static_cast<int64_t>(c.inputs[s].size()));
-    if (!b.ok()) return b.status().ToString();
-    if (absl::Status st = d_.CopyIn(*b, host[s].data(), host[s].size()); !st.ok())
-      return st.ToString();
-    bufs[s] = b->handle();
-    keep.push_back(*b);
-  }
-  absl::StatusOr<Buffer> ob = d_.Allocate(c.out_type, kN + 2 * kGuard);
-  if (!ob.ok()) return ob.status().ToString();
-  std::vector<uint8_t> got(ob->bytes(), kSentinel);
-  if (absl::Status st = d_.CopyIn(*ob, got.data(), got.size()); !st.ok()) return st.ToString();
-  bufs[3] = ob->handle();
-  offsets[3] = kGuard * size;
-  if (absl::Status st = d_.Launch(prog, entry, bufs, var_values, offsets, dims).status(); !st.ok())
-    return st.ToString();
-  if (absl::Status st = d_.CopyOut(got.data(), *ob, got.size()); !st.ok()) return st.ToString();
+  // the kernel's: inputs, an output between guards
+  const int size = DTypeSize(c.out_type);
+  std::vector<uint8_t> got((kN + 2 * kGuard) * size, kSentinel);
+  std::vector<HostBuffer> buffers(4);
+  for (size_t s = 0; s < host.size(); ++s) buffers[s] = {&host[s], c.in_types[s], 0};
+  buffers[3] = {&got, c.out_type, static_cast<uint64_t>(kGuard * size)};
+  if (std::string err = launch(buffers, var_values); !err.empty()) return err;
   for (int64_t k = 0; k < kGuard * size; ++k)
     if (got[k] != kSentinel || got[got.size() - 1 - k] != kSentinel)
       return "wrote outside its output (a guard byte changed)";
   std::vector<uint8_t> mid(got.begin() + kGuard * size, got.end() - kGuard * size);
   return Compare(want, mid, c.out_type, c.ulps, c.inputs);
+}
+
+std::string Suite::RunOne(const KernelCase& c, const Program& prog, uint32_t entry,
+                          const LaunchDims& dims) {
+  return CheckCase(c, [&](std::vector<HostBuffer>& buffers, const std::vector<int64_t>& vars) {
+    // device: each buffer copied in whole, launched at its offset, read back
+    std::vector<Buffer> keep;
+    std::vector<uopc_buffer*> bufs(buffers.size(), nullptr);
+    std::vector<uint64_t> offsets(buffers.size(), 0);
+    for (size_t s = 0; s < buffers.size(); ++s) {
+      const HostBuffer& h = buffers[s];
+      if (!h.bytes) continue;
+      absl::StatusOr<Buffer> b =
+          d_.Allocate(h.dtype, static_cast<int64_t>(h.bytes->size() / DTypeSize(h.dtype)));
+      if (!b.ok()) return b.status().ToString();
+      if (absl::Status st = d_.CopyIn(*b, h.bytes->data(), h.bytes->size()); !st.ok())
+        return st.ToString();
+      bufs[s] = b->handle();
+      offsets[s] = h.offset;
+      keep.push_back(*b);
+    }
+    if (absl::Status st = d_.Launch(prog, entry, bufs, vars, offsets, dims).status(); !st.ok())
+      return st.ToString();
+    const HostBuffer& out = buffers.back();
+    if (absl::Status st = d_.CopyOut(out.bytes->data(), keep.back(), out.bytes->size()); !st.ok())
+      return st.ToString();
+    return std::string();
+  });
 }
 
 void Suite::Kernels(std::vector<KernelCase> cases) {
@@ -1015,8 +1030,8 @@ ConformanceReport Suite::Run() {
 
 }  // namespace
 
-std::vector<std::pair<std::string, UOp>> ConformanceKernels() {
-  std::vector<std::pair<std::string, UOp>> out;
+std::vector<ConformanceKernelCase> ConformanceKernelCases() {
+  std::vector<ConformanceKernelCase> out;
   for (auto cases : {AluCases(), CastCases(), LoopCases(), LaunchCases()})
     for (KernelCase& c : cases) {
       UOp kernel = c.kernel;
@@ -1024,8 +1039,15 @@ std::vector<std::pair<std::string, UOp>> ConformanceKernels() {
       if (c.map_launch)  // as a GPU gets it (Suite::AsLaunched)
         if (absl::StatusOr<UOp> k = MapToLaunchDims(c.kernel, kGpuLaunchCases, &dims); k.ok())
           kernel = *k;
-      out.push_back({c.section + " " + c.name, kernel});
+      out.push_back({c.section + " " + c.name, kernel,
+                     [c](const KernelLauncher& launch) { return CheckCase(c, launch); }});
     }
+  return out;
+}
+
+std::vector<std::pair<std::string, UOp>> ConformanceKernels() {
+  std::vector<std::pair<std::string, UOp>> out;
+  for (ConformanceKernelCase& c : ConformanceKernelCases()) out.push_back({c.name, c.kernel});
   return out;
 }
 

@@ -23,6 +23,8 @@
 // bit for bit (any NaN matches any NaN), except transcendentals within a few ulps.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,28 @@ struct ConformanceReport {
   int passed = 0, failed = 0, skipped = 0;
   std::string matrix;  // the support matrix, one line per op
 };
+
+/// A buffer of a kernel case in host memory: its bytes, its elements' dtype, and where the
+/// kernel's slot starts in it (an output lies between guard bytes).
+struct HostBuffer {
+  std::vector<uint8_t>* bytes = nullptr;  // null: a slot the case leaves unused
+  DType dtype = DType::kVoid;
+  uint64_t offset = 0;
+};
+/// Runs a case's kernel on `buffers` (by slot; the output last, read back into its bytes)
+/// with its VARs' values: "" or what went wrong.
+using KernelLauncher =
+    std::function<std::string(std::vector<HostBuffer>& buffers, const std::vector<int64_t>& vars)>;
+
+/// A kernel case of the suite's alu, cast, loops and launch sections, with the suite's check
+/// of it: `check(launch)` gives the case's inputs to `launch` and returns "" when the output
+/// is core's interpreter's (bit for bit, or within the case's ulps), else what differs.
+struct ConformanceKernelCase {
+  std::string name;  // "alu add f32", "launch elementwise over several blocks"
+  UOp kernel;        // the launch cases as a GPU gets them: mapped to blocks of threads
+  std::function<std::string(const KernelLauncher& launch)> check;
+};
+std::vector<ConformanceKernelCase> ConformanceKernelCases();
 
 /// Every kernel the suite runs, by case ("alu add f32", "cast cast i8 to f16", ...): for a
 /// backend's compiler to be checked on its own, with no device. The launch cases come as a
