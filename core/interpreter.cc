@@ -1,6 +1,7 @@
 #include "core/interpreter.h"
 
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,8 @@
 
 namespace uopc {
 namespace {
+
+constexpr uint8_t kZero[16] = {};  // (the value of no value, any dtype)
 
 // Where an INDEX points: a region of memory and the element.
 struct Region {
@@ -24,7 +27,11 @@ class Machine {
  public:
   Machine(absl::Span<const UOp> program, absl::Span<const BufferRef> buffers,
           const absl::flat_hash_map<std::string, int64_t>& vars)
-      : p_(program), buffers_(buffers), vars_(vars), val_(program.size()) {}
+      : p_(program),
+        buffers_(buffers),
+        vars_(vars),
+        val_(program.size()),
+        poison_(program.size(), nullptr) {}
 
   absl::Status Run();
 
@@ -33,11 +40,17 @@ class Machine {
   absl::StatusOr<Region*> RegionOf(UOp b);
   absl::Status Step(size_t pc);
   const Arg& V(const UOp& u) const { return val_[pos_.at(u.get())]; }
+  // why u's value is no value (an index past its buffer, or what it was computed from), or
+  // null: a read past a buffer is an error where its value is used (stored, a loop's trip
+  // count), not where a WHERE leaves it unpicked, as `c ? x[i] : 0` reads x[i] only when c
+  const std::string* Poison(const UOp& u) const { return poison_[pos_.at(u.get())]; }
 
   absl::Span<const UOp> p_;
   absl::Span<const BufferRef> buffers_;
   const absl::flat_hash_map<std::string, int64_t>& vars_;
   std::vector<Arg> val_;
+  std::vector<const std::string*> poison_;  // (by position; into why_)
+  std::vector<std::unique_ptr<std::string>> why_;
   absl::flat_hash_map<const UOp::Node*, size_t> pos_;
   absl::flat_hash_map<const UOp::Node*, Region> regions_;
   std::vector<std::vector<char>> locals_;
@@ -100,24 +113,34 @@ absl::Status Machine::Step(size_t pc) {
       val_[pc] = Arg(it->second);
       return absl::OkStatus();
     }
-    case Ops::AFTER: val_[pc] = V(u.src(0)); return absl::OkStatus();
+    case Ops::AFTER:
+      val_[pc] = V(u.src(0));
+      poison_[pc] = Poison(u.src(0));
+      return absl::OkStatus();
     case Ops::INDEX: {
       ASSIGN_OR_RETURN(Region * r, RegionOf(u.src(0)));
       int64_t i = V(u.src(1)).Get<int64_t>();
-      if (i < 0 || i >= r->count)
-        return absl::OutOfRangeError(absl::StrCat("interpret: index ", i, " is outside ", r->name,
-                                                  " (", r->count, " elements of ",
-                                                  DTypeName(r->dtype), ")"));
-      val_[pc] = Arg(i);
+      poison_[pc] = Poison(u.src(1));
+      if (!poison_[pc] && (i < 0 || i >= r->count)) {
+        why_.push_back(std::make_unique<std::string>(
+            absl::StrCat("interpret: index ", i, " is outside ", r->name, " (", r->count,
+                         " elements of ", DTypeName(r->dtype), ")")));
+        poison_[pc] = why_.back().get();
+      }
+      val_[pc] = Arg(poison_[pc] ? int64_t{0} : i);
       return absl::OkStatus();
     }
     case Ops::LOAD: {
       ASSIGN_OR_RETURN(Region * r, RegionOf(u.src(0).src(0)));
-      val_[pc] = LoadElement(r->data, r->dtype, V(u.src(0)).Get<int64_t>());
+      poison_[pc] = Poison(u.src(0));
+      val_[pc] = poison_[pc] ? LoadElement(kZero, r->dtype, 0)
+                             : LoadElement(r->data, r->dtype, V(u.src(0)).Get<int64_t>());
       return absl::OkStatus();
     }
     case Ops::STORE: {
       ASSIGN_OR_RETURN(Region * r, RegionOf(u.src(0).src(0)));
+      for (const UOp& s : u.src())
+        if (const std::string* why = Poison(s)) return absl::OutOfRangeError(*why);
       StoreElement(r->data, r->dtype, V(u.src(0)).Get<int64_t>(), V(u.src(1)));
       return absl::OkStatus();
     }
@@ -138,6 +161,17 @@ absl::Status Machine::Step(size_t pc) {
   absl::InlinedVector<Arg, 3> in;
   for (const UOp& s : u.src()) in.push_back(V(s));
   DType in_t = u.src(u.is(Ops::WHERE) ? 1 : 0).dtype();
+  // no value from no value (a WHERE's, from its condition or the operand it picks)
+  const std::string* why = nullptr;
+  if (u.is(Ops::WHERE))
+    why = Poison(u.src(0)) ? Poison(u.src(0)) : Poison(u.src(Truthy(in[0]) ? 1 : 2));
+  else
+    for (const UOp& s : u.src()) why = why ? why : Poison(s);
+  poison_[pc] = why;
+  if (why) {
+    val_[pc] = LoadElement(kZero, u.dtype(), 0);
+    return absl::OkStatus();
+  }
   std::optional<Arg> r = EvalAlu(u.op(), in_t, u.dtype(), in);
   if (!r)
     return absl::InvalidArgumentError(absl::StrCat("interpret: ", OpName(u.op()), " of ",
@@ -154,6 +188,7 @@ absl::Status Machine::Run() {
   while (pc < p_.size()) {
     const UOp& u = p_[pc];
     if (u.is(Ops::RANGE)) {
+      if (const std::string* why = Poison(u.src(0))) return absl::OutOfRangeError(*why);
       int64_t trip = V(u.src(0)).Get<int64_t>();
       auto [end_pos, level] = loop_of_.at(pc);
       if (trip <= 0) {  // an empty loop: continue with the loops around it

@@ -52,6 +52,34 @@ TEST(Interpreter, OutOfBoundsIsAnErrorNotAWrite) {
   EXPECT_EQ(o[4], -1);
 }
 
+// A WHERE reads only the operand it picks, as every renderer's `c ? x[i] : 0` does: a read
+// past a buffer in the other one is no error (a concatenation's), but its value stored is.
+TEST(Interpreter, AReadPastABufferIsAnErrorOnlyWhereItsValueIsUsed) {
+  UOp x = UOp::Buffer(DType::kF32, 0, 4), y = UOp::Buffer(DType::kF32, 1, 4);
+  UOp out = UOp::Buffer(DType::kF32, 2, 8);
+  UOp i = UOp::Range(8, 0);
+  UOp cat = i.Lt(4).Where(x.Index(i).Load(), y.Index(i - 4).Load());  // [x, y]
+  std::vector<UOp> p = *Linearize(UOp::Sink({out.Index(i).Store(cat).End({i})}));
+  std::vector<float> xs{1, 2, 3, 4}, ys{5, 6, 7, 8}, o(8, 0);
+  std::vector<BufferRef> refs{
+      {xs.data(), DType::kF32, 4}, {ys.data(), DType::kF32, 4}, {o.data(), DType::kF32, 8}};
+  ASSERT_TRUE(Interpret(p, refs).ok());
+  EXPECT_EQ(o, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  // a read past x in one iteration leaves the next iteration's values alone
+  UOp first = i.Lt(1).Where(x.Index(i - 1).Load(), UOp::Const(DType::kF32, 0.0));
+  UOp later = i.Lt(1).Where(UOp::Const(DType::kF32, 9.0), first + UOp::Const(DType::kF32, 1.0));
+  p = *Linearize(UOp::Sink({out.Index(i).Store(later).End({i})}));
+  ASSERT_TRUE(Interpret(p, {{xs.data(), DType::kF32, 4}, {}, {o.data(), DType::kF32, 8}}).ok())
+      << Interpret(p, refs);
+  EXPECT_EQ(o[0], 9.0f);
+  EXPECT_EQ(o[1], 1.0f);  // (x's read not picked: 0 + 1)
+  // the value of a read past x, through an ALU op, stored: the read's error
+  UOp bad = x.Index(i).Load() * UOp::Const(DType::kF32, 2.0);
+  p = *Linearize(UOp::Sink({out.Index(i).Store(bad).End({i})}));
+  EXPECT_EQ(Interpret(p, refs).message(),
+            "interpret: index 4 is outside buffer slot 0 (4 elements of f32)");
+}
+
 TEST(Interpreter, BindingsMustMatch) {
   UOp out = UOp::Buffer(DType::kF32, 1, 4);
   std::vector<UOp> p = *Linearize(UOp::Sink({out.Index(0).Store(UOp::Const(DType::kF32, 1.0))}));
