@@ -29,9 +29,11 @@ using uopc::testing::CommandResult;
 using uopc::testing::RunCommand;
 using uopc::testing::Runfile;
 
-std::string Launch(int nproc, const std::string& args, const std::string& env = "") {
+std::string Launch(int nproc, const std::string& args, const std::string& env = "",
+                   int grace_s = 2) {
   return env + " " + Runfile("distributed/uopc_launch") + " --nproc " + std::to_string(nproc) +
-         " --grace 2 -- " + Runfile("tests/distributed/collective_worker") + " " + args;
+         " --grace " + std::to_string(grace_s) + " -- " +
+         Runfile("tests/distributed/collective_worker") + " " + args;
 }
 
 int FreePort() {
@@ -399,7 +401,9 @@ TEST(Faults, ARankKilledMidPipelineStepFailsEveryOtherStageNamingIt) {
 // A stopped (silent) rank: the others fail when the timeout runs out, naming it, and the
 // launcher stops the job (the stopped rank included) with a failure.
 TEST(Faults, AStalledRankTimesOutTheOthersNamingIt) {
-  CommandResult j = RunCommand(Launch(3, "stall", "UOPC_TIMEOUT=3"), 60);
+  // (a grace of 6 s: the rank that timed out reports after the rank it told has exited, and
+  // on a loaded machine 2 s were not always enough for it to)
+  CommandResult j = RunCommand(Launch(3, "stall", "UOPC_TIMEOUT=3", 6), 60);
   EXPECT_EQ(j.status, 3) << j.out;
   EXPECT_TRUE(Has(j.out, "[rank 2] FAILED: DEADLINE_EXCEEDED")) << j.out;
   EXPECT_TRUE(Has(j.out, "timed out waiting for rank 1")) << j.out;
