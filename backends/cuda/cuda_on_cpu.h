@@ -13,7 +13,9 @@
 //    which is the matmul's defined result (core/matmul_call.h) summed in slices of 16;
 //  - cp.async.cg.shared.global 16 bytes (aligned), copied when the thread waits for its
 //    group (cp.async.wait_group), so a read that does not wait sees the old bytes;
-//  - cvt.rn.f16.f32: to nearest even, every NaN 0x7fff.
+//  - cvt.rn.f16.f32: to nearest even, every NaN 0x7fff;
+//  - shfl.sync.down (__shfl_down_sync) over the whole warp: lane l gets lane l + c's value,
+//    or its own past the warp.
 // A source marks each entry with UOPC_ENTRY(name), which adds it to the emulator's table.
 #pragma once
 

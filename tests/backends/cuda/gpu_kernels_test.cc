@@ -3,7 +3,8 @@
 // the BUILD rule), rendered by the CUDA renderer and compiled by NVRTC for sm_90, whose
 // ptxas reports each kernel's registers and spills. A GPU kernel must fit: no spills, at
 // most 128 registers a thread (so that blocks of 256 threads keep several warps on a
-// multiprocessor), and no thread doing the work of a CPU kernel.
+// multiprocessor), and no thread doing the work of a CPU kernel. A smaller GPT's kernels,
+// lowered by the same rules, also run as CUDA text on the CPU against core's interpreter.
 #include <cmath>
 #include <cstring>
 
