@@ -31,11 +31,21 @@ void ExpectSame(const uopc_kernel_node& n, const UOp& u, const std::vector<UOp>&
     EXPECT_EQ(program[n.src[s]], u.src(s)) << "source " << s;
   }
   const Arg& a = u.arg();
-  if (a.Empty()) EXPECT_EQ(n.arg, UOPC_KERNEL_ARG_NONE);
-  if (const bool* b = a.TryGet<bool>()) EXPECT_EQ(n.i, *b);
-  if (const int64_t* i = a.TryGet<int64_t>()) EXPECT_EQ(n.i, *i);
-  if (const double* f = a.TryGet<double>()) EXPECT_EQ(std::memcmp(&n.f, f, sizeof *f), 0);
-  if (a.Is<bool>() || a.Is<int64_t>() || a.Is<double>()) EXPECT_EQ(n.arg, UOPC_KERNEL_ARG_CONST);
+  if (a.Empty()) {
+    EXPECT_EQ(n.arg, UOPC_KERNEL_ARG_NONE);
+  }
+  if (const bool* b = a.TryGet<bool>()) {
+    EXPECT_EQ(n.i, *b);
+  }
+  if (const int64_t* i = a.TryGet<int64_t>()) {
+    EXPECT_EQ(n.i, *i);
+  }
+  if (const double* f = a.TryGet<double>()) {
+    EXPECT_EQ(std::memcmp(&n.f, f, sizeof *f), 0);
+  }
+  if (a.Is<bool>() || a.Is<int64_t>() || a.Is<double>()) {
+    EXPECT_EQ(n.arg, UOPC_KERNEL_ARG_CONST);
+  }
   if (const VarArg* v = a.TryGet<VarArg>()) {
     EXPECT_EQ(n.arg, UOPC_KERNEL_ARG_VAR);
     EXPECT_EQ(std::string(n.name), v->name);

@@ -27,11 +27,19 @@ TEST(Ops, NamesReadBackAndTraitsAreConsistent) {
     const uint32_t alu_only = kGroupCommutative | kGroupCompare | kGroupFloatOnly | kGroupIntOnly |
                               kGroupNoBool | kGroupNoFloat | kGroupTranscendental |
                               kGroupAssociative;
-    if (g & alu_only) EXPECT_TRUE(IsAlu(op));
-    if (IsTranscendental(op)) EXPECT_TRUE(IsFloatOnly(op));
-    if (IsAssociative(op)) EXPECT_TRUE(IsCommutative(op));
+    if (g & alu_only) {
+      EXPECT_TRUE(IsAlu(op));
+    }
+    if (IsTranscendental(op)) {
+      EXPECT_TRUE(IsFloatOnly(op));
+    }
+    if (IsAssociative(op)) {
+      EXPECT_TRUE(IsCommutative(op));
+    }
     EXPECT_FALSE(IsFloatOnly(op) && (g & (kGroupIntOnly | kGroupNoFloat)));
-    if (IsAlu(op)) EXPECT_GE(OpArity(op), 1);
+    if (IsAlu(op)) {
+      EXPECT_GE(OpArity(op), 1);
+    }
   }
 }
 

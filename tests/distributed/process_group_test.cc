@@ -264,7 +264,9 @@ TEST(Launcher, GivesEachRankItsShareOfTheCores) {
   std::smatch m0, m1;  // (each its own cores)
   ASSERT_TRUE(std::regex_search(j.out, m0, std::regex("rank 0\\] Cpus_allowed_list:\\s*(\\S+)")));
   ASSERT_TRUE(std::regex_search(j.out, m1, std::regex("rank 1\\] Cpus_allowed_list:\\s*(\\S+)")));
-  if (cores >= 2) EXPECT_NE(m0[1].str(), m1[1].str()) << j.out;
+  if (cores >= 2) {
+    EXPECT_NE(m0[1].str(), m1[1].str()) << j.out;
+  }
   CommandResult unbound =
       RunCommand(Runfile("distributed/uopc_launch") + " --nproc 2 --bind none -- " + say, 60);
   EXPECT_TRUE(Has(unbound.out, "[rank 1] threads " + std::to_string(share) + " on " +

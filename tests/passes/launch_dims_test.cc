@@ -70,7 +70,9 @@ TEST(LaunchDims, AKernelOfRunTimeLengthGetsAGridForItsLargestLength) {
     }
     EXPECT_EQ(got, want) << len;
     EXPECT_EQ(got[len - 1], 2 * (len - 1));
-    if (len < 600) EXPECT_EQ(got[len], -1);
+    if (len < 600) {
+      EXPECT_EQ(got[len], -1);
+    }
   }
   // a prefill's length up to 4,096: 16 blocks of 256 threads
   UOp k4096 = UOp::Sink({UOp::Buffer(DType::kI32, 0, 4096)

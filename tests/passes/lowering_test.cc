@@ -552,7 +552,9 @@ TEST(LayoutCopies, AMatmulByALargeTransposedWeightReadsPackedPanels) {
       continue;  // (the matmul: its sums)
     ++copies;
     for (const UOp& u : nodes)
-      if (u.is(Ops::RANGE)) EXPECT_NE(u.src(0).ConstIntValue(), n) << "a loop over w's rows";
+      if (u.is(Ops::RANGE)) {
+        EXPECT_NE(u.src(0).ConstIntValue(), n) << "a loop over w's rows";
+      }
   }
   EXPECT_EQ(copies, 1);
   ExpectPlainLoopSums(p, m, k, n, true);

@@ -144,7 +144,9 @@ TEST(Pipeline, AOneHotSumIsALoadAfterReduceCollapse) {
   EXPECT_EQ(Count(after["rangeify"], Ops::REDUCE), 1);
   EXPECT_EQ(Count(after["reduce_collapse"], Ops::REDUCE), 0);
   for (const UOp& u : after["number_loops"].Toposort())
-    if (u.is(Ops::RANGE)) EXPECT_NE(u.src(0).ConstIntValue(), vocab);
+    if (u.is(Ops::RANGE)) {
+      EXPECT_NE(u.src(0).ConstIntValue(), vocab);
+    }
   EXPECT_EQ(after["schedule_opts"], after["reduce_collapse"]);  // (no sum left to schedule)
 }
 

@@ -5,8 +5,10 @@
 // most 128 registers a thread (so that blocks of 256 threads keep several warps on a
 // multiprocessor), and no thread doing the work of a CPU kernel. A smaller GPT's kernels,
 // lowered by the same rules, also run as CUDA text on the CPU against core's interpreter.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 #include <gtest/gtest.h>
 
@@ -66,36 +68,35 @@ std::vector<UOp> GptKernels(const GptConfig& config, int64_t B) {
 // The bench GPT's.
 std::vector<UOp> BenchGptKernels() { return GptKernels(GptConfig{65, 64, 128, 4, 4, 0.0}, 16); }
 
-// The stores one thread makes: for each STORE, the iterations of the loops around it that
-// are not the launch's (each RANGE's largest length, multiplied), summed.
-int64_t ThreadWork(const UOp& kernel) {
+// For each STORE, the iterations of the loops around it (each RANGE's largest length,
+// multiplied): with `launch`, the launch's GLOBAL and LOCAL ranges too.
+std::vector<int64_t> StoreIterations(const UOp& kernel, bool launch) {
   ScopeAnalysis scopes(kernel);
-  int64_t work = 0;
+  std::vector<int64_t> out;
   for (const UOp& u : kernel.Toposort()) {
     if (!u.is(Ops::STORE)) continue;
     int64_t n = 1;
     for (const UOp::Node* r : scopes.Of(u)) {
       const UOp& range = scopes.Range(r);
       const RangeKind k = range.arg().Get<RangeArg>().kind;
-      if (k != RangeKind::kGlobal && k != RangeKind::kLocal)
+      if (launch || (k != RangeKind::kGlobal && k != RangeKind::kLocal))
         n *= std::max<int64_t>(1, VMax(range.src(0)));
     }
-    work += n;
+    out.push_back(n);
   }
-  return work;
+  return out;
 }
 
-// The iterations of a kernel's busiest STORE: the loops around it, the launch's included.
+// The stores one thread makes.
+int64_t ThreadWork(const UOp& kernel) {
+  const std::vector<int64_t> n = StoreIterations(kernel, /*launch=*/false);
+  return std::accumulate(n.begin(), n.end(), int64_t{0});
+}
+
+// The iterations of a kernel's busiest STORE, the launch's included.
 int64_t Iterations(const UOp& kernel) {
-  ScopeAnalysis scopes(kernel);
-  int64_t most = 0;
-  for (const UOp& u : kernel.Toposort()) {
-    if (!u.is(Ops::STORE)) continue;
-    int64_t n = 1;
-    for (const UOp::Node* r : scopes.Of(u)) n *= std::max<int64_t>(1, VMax(scopes.Range(r).src(0)));
-    most = std::max(most, n);
-  }
-  return most;
+  const std::vector<int64_t> n = StoreIterations(kernel, /*launch=*/true);
+  return n.empty() ? 0 : *std::max_element(n.begin(), n.end());
 }
 
 // Whether a kernel reduces across a block's threads (passes/block_reduce.h).
@@ -157,7 +158,9 @@ TEST(GpuKernels, BenchGptKernelsCompileForSm90WithinTheirResources) {
     }
     // a kernel of run-time length (a prefill) gets a grid for its largest length, but for a
     // reduction to one element (an index's check): a block reduces constant lengths only
-    if (symbolic && !one_element) EXPECT_GT(threads, 1) << name << "\n" << ToUir(kd.first);
+    if (symbolic && !one_element) {
+      EXPECT_GT(threads, 1) << name << "\n" << ToUir(kd.first);
+    }
     if (work > most_work) most_work = work, heaviest = ToUir(kd.first);
   }
   std::printf(

@@ -177,7 +177,9 @@ void CompilesForArch(int arch) {
   for (const auto& [name, kernel] : ConformanceKernels()) {
     absl::StatusOr<CudaKernel> k = RenderCudaKernel(kernel, absl::StrCat("conf_", n++), {});
     ASSERT_TRUE(k.ok()) << name << ": " << k.status();
-    if (absl::StartsWith(name, "launch ")) EXPECT_GT(k->dims.global[0], 1u) << name;  // blocks
+    if (absl::StartsWith(name, "launch ")) {  // blocks
+      EXPECT_GT(k->dims.global[0], 1u) << name;
+    }
     tu += k->source;
   }
   EXPECT_GT(n, 300);
