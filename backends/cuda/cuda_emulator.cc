@@ -278,6 +278,7 @@ absl::Status Launch(absl::string_view kernel, KernelBody body, Dim3 grid, Dim3 b
                     uint32_t shared_bytes, void* const* params, const ParallelFor& parallel) {
   const uint64_t threads = uint64_t{block.x} * block.y * block.z;
   const uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
+  if (!body) return absl::InvalidArgumentError(absl::StrCat(kernel, ": no kernel to launch"));
   if (threads == 0 || threads > kMaxThreads || blocks == 0)
     return absl::InvalidArgumentError(absl::StrCat(kernel, ": a launch of ", Name(grid),
                                                    " blocks of ", Name(block),

@@ -35,7 +35,7 @@ using ParallelFor = std::function<void(int n, const std::function<void(int)>& bo
 /// memory a block (filled with 0xff bytes, so that what no thread wrote reads as a NaN), on
 /// the calling thread or over `parallel`'s. FailedPrecondition naming `kernel`, the block and
 /// the thread where a thread breaks one of the rules above (the launch stops there);
-/// InvalidArgument for an empty grid or more than 1,024 threads a block.
+/// InvalidArgument for no `body`, an empty grid or more than 1,024 threads a block.
 absl::Status Launch(absl::string_view kernel, KernelBody body, Dim3 grid, Dim3 block,
                     uint32_t shared_bytes, void* const* params,
                     const ParallelFor& parallel = nullptr);

@@ -262,6 +262,8 @@ TEST(CudaEmulator, AnAsyncCopyLandsWhenItsThreadWaits) {
 TEST(CudaEmulator, ALaunchOfNoThreadsOrTooManyIsRefused) {
   EXPECT_EQ(Start("BarrierInAWarp", {1, 1, 1}, {1025, 1, 1}, 0, 0).code(),
             absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(emu::Launch("none", nullptr, {1, 1, 1}, {1, 1, 1}, 0, nullptr).code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Start("BarrierInAWarp", {0, 1, 1}, {32, 1, 1}, 0, 0).code(),
             absl::StatusCode::kInvalidArgument);
 }
