@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -189,6 +190,10 @@ void LaneMain() {
     ++b.done;
     ReleaseBarrier(b);
   } catch (const LaunchFailed&) {  // (b.error says why)
+  } catch (const std::exception& e) {  // (out of memory: not past this fiber's stack)
+    const Lane& l = b.lanes[b.current];
+    b.error = absl::StrCat(b.kernel, ": block ", Name(l.ids.block), ", thread ", Name(l.ids.thread),
+                           ": ", e.what());
   }
   ToScheduler(/*dying=*/true);
 }

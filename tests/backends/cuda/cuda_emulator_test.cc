@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -126,6 +127,13 @@ extern "C" __global__ void AsyncCopy(float* out, const float* in) {
   out[1] = s[0];
 }
 UOPC_ENTRY(AsyncCopy)
+
+// thread 5 throws (as an allocation that fails would)
+extern "C" __global__ void Throws() {
+  if (threadIdx.x == 5) throw std::runtime_error("boom");
+  __syncthreads();
+}
+UOPC_ENTRY(Throws)
 
 // ---- the tests ----
 
@@ -257,6 +265,11 @@ TEST(CudaEmulator, AnAsyncCopyLandsWhenItsThreadWaits) {
   // a misaligned global address
   const absl::Status s = Start("AsyncCopy", {1, 1, 1}, {1, 1, 1}, 16, out, (const float*)src + 1);
   EXPECT_NE(s.message().find("cp.async: global address 0x"), std::string::npos) << s;
+}
+
+TEST(CudaEmulator, AnExceptionInAThreadEndsTheLaunchNamingIt) {
+  const absl::Status s = Start("Throws", {1, 1, 1}, {32, 1, 1}, 0);
+  EXPECT_EQ(s.message(), "Throws: block (0, 0, 0), thread (5, 0, 0): boom");
 }
 
 TEST(CudaEmulator, ALaunchOfNoThreadsOrTooManyIsRefused) {
