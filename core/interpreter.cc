@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 
 #include "core/alu.h"
@@ -39,11 +40,12 @@ class Machine {
   absl::Status Prepare();
   absl::StatusOr<Region*> RegionOf(UOp b);
   absl::Status Step(size_t pc);
-  const Arg& V(const UOp& u) const { return val_[pos_.at(u.get())]; }
-  // why u's value is no value (an index past its buffer, or what it was computed from), or
+  // the value of instruction pc's source i
+  const Arg& V(size_t pc, size_t i) const { return val_[src_[pc][i]]; }
+  // why that value is no value (an index past its buffer, or what it was computed from), or
   // null: a read past a buffer is an error where its value is used (stored, a loop's trip
   // count), not where a WHERE leaves it unpicked, as `c ? x[i] : 0` reads x[i] only when c
-  const std::string* Poison(const UOp& u) const { return poison_[pos_.at(u.get())]; }
+  const std::string* Poison(size_t pc, size_t i) const { return poison_[src_[pc][i]]; }
 
   absl::Span<const UOp> p_;
   absl::Span<const BufferRef> buffers_;
@@ -52,11 +54,14 @@ class Machine {
   std::vector<const std::string*> poison_;  // (by position; into why_)
   std::vector<std::unique_ptr<std::string>> why_;
   absl::flat_hash_map<const UOp::Node*, size_t> pos_;
-  absl::flat_hash_map<const UOp::Node*, Region> regions_;
+  std::vector<absl::InlinedVector<size_t, 3>> src_;        // by position: its sources' positions
+  absl::flat_hash_map<const UOp::Node*, Region> regions_;  // (none added after Prepare)
+  std::vector<Region*> region_;  // by position: where an INDEX, LOAD or STORE points
   std::vector<std::vector<char>> locals_;
-  // loops: for a RANGE position, its END's position and its level in that END
-  absl::flat_hash_map<size_t, std::pair<size_t, size_t>> loop_of_;
-  absl::flat_hash_map<size_t, int64_t> trip_;  // RANGE position -> its trip count this time
+  // loops: for a RANGE position, its END's position and its level in that END, and its trip
+  // count this time
+  std::vector<std::pair<size_t, size_t>> loop_of_;
+  std::vector<int64_t> trip_;
 };
 
 absl::StatusOr<Region*> Machine::RegionOf(UOp b) {
@@ -83,17 +88,29 @@ absl::StatusOr<Region*> Machine::RegionOf(UOp b) {
 }
 
 absl::Status Machine::Prepare() {
-  for (size_t k = 0; k < p_.size(); ++k) pos_[p_[k].get()] = k;
-  for (size_t k = 0; k < p_.size(); ++k) {
+  constexpr size_t kNone = ~size_t{0};
+  const size_t n = p_.size();
+  for (size_t k = 0; k < n; ++k) pos_[p_[k].get()] = k;
+  src_.resize(n);
+  loop_of_.assign(n, {kNone, 0});
+  trip_.assign(n, 0);
+  for (size_t k = 0; k < n; ++k) {
     const UOp& u = p_[k];
+    for (const UOp& s : u.src()) src_[k].push_back(pos_.at(s.get()));
     if (u.is(Ops::END))
-      for (size_t t = 1; t < u.src().size(); ++t) loop_of_[pos_.at(u.src(t).get())] = {k, t - 1};
+      for (size_t t = 1; t < u.src().size(); ++t) loop_of_[src_[k][t]] = {k, t - 1};
     if (u.is(Ops::BUFFER) || u.is(Ops::ALLOC)) RETURN_IF_ERROR(RegionOf(u).status());
   }
-  for (size_t k = 0; k < p_.size(); ++k)
-    if (p_[k].is(Ops::RANGE) && !loop_of_.contains(k))
+  region_.assign(n, nullptr);
+  for (size_t k = 0; k < n; ++k) {
+    const UOp& u = p_[k];
+    if (u.is(Ops::RANGE) && loop_of_[k].first == kNone)
       return absl::InvalidArgumentError(
           "interpret: a RANGE without an END (linearize the kernel first)");
+    if (u.is(Ops::INDEX) || u.is(Ops::LOAD) || u.is(Ops::STORE)) {
+      ASSIGN_OR_RETURN(region_[k], RegionOf(u.is(Ops::INDEX) ? u.src(0) : u.src(0).src(0)));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -114,13 +131,13 @@ absl::Status Machine::Step(size_t pc) {
       return absl::OkStatus();
     }
     case Ops::AFTER:
-      val_[pc] = V(u.src(0));
-      poison_[pc] = Poison(u.src(0));
+      val_[pc] = V(pc, 0);
+      poison_[pc] = Poison(pc, 0);
       return absl::OkStatus();
     case Ops::INDEX: {
-      ASSIGN_OR_RETURN(Region * r, RegionOf(u.src(0)));
-      int64_t i = V(u.src(1)).Get<int64_t>();
-      poison_[pc] = Poison(u.src(1));
+      const Region* r = region_[pc];
+      int64_t i = V(pc, 1).Get<int64_t>();
+      poison_[pc] = Poison(pc, 1);
       if (!poison_[pc] && (i < 0 || i >= r->count)) {
         why_.push_back(std::make_unique<std::string>(
             absl::StrCat("interpret: index ", i, " is outside ", r->name, " (", r->count,
@@ -131,17 +148,17 @@ absl::Status Machine::Step(size_t pc) {
       return absl::OkStatus();
     }
     case Ops::LOAD: {
-      ASSIGN_OR_RETURN(Region * r, RegionOf(u.src(0).src(0)));
-      poison_[pc] = Poison(u.src(0));
+      const Region* r = region_[pc];
+      poison_[pc] = Poison(pc, 0);
       val_[pc] = poison_[pc] ? LoadElement(kZero, r->dtype, 0)
-                             : LoadElement(r->data, r->dtype, V(u.src(0)).Get<int64_t>());
+                             : LoadElement(r->data, r->dtype, V(pc, 0).Get<int64_t>());
       return absl::OkStatus();
     }
     case Ops::STORE: {
-      ASSIGN_OR_RETURN(Region * r, RegionOf(u.src(0).src(0)));
-      for (const UOp& s : u.src())
-        if (const std::string* why = Poison(s)) return absl::OutOfRangeError(*why);
-      StoreElement(r->data, r->dtype, V(u.src(0)).Get<int64_t>(), V(u.src(1)));
+      const Region* r = region_[pc];
+      for (size_t i = 0; i < src_[pc].size(); ++i)
+        if (const std::string* why = Poison(pc, i)) return absl::OutOfRangeError(*why);
+      StoreElement(r->data, r->dtype, V(pc, 0).Get<int64_t>(), V(pc, 1));
       return absl::OkStatus();
     }
     case Ops::SINK:
@@ -159,14 +176,14 @@ absl::Status Machine::Step(size_t pc) {
     return absl::InvalidArgumentError(
         absl::StrCat("interpret: ", OpName(u.op()), " is not a loop-level op; lower it first"));
   absl::InlinedVector<Arg, 3> in;
-  for (const UOp& s : u.src()) in.push_back(V(s));
+  for (size_t i = 0; i < src_[pc].size(); ++i) in.push_back(V(pc, i));
   DType in_t = u.src(u.is(Ops::WHERE) ? 1 : 0).dtype();
   // no value from no value (a WHERE's, from its condition or the operand it picks)
   const std::string* why = nullptr;
   if (u.is(Ops::WHERE))
-    why = Poison(u.src(0)) ? Poison(u.src(0)) : Poison(u.src(Truthy(in[0]) ? 1 : 2));
+    why = Poison(pc, 0) ? Poison(pc, 0) : Poison(pc, Truthy(in[0]) ? 1 : 2);
   else
-    for (const UOp& s : u.src()) why = why ? why : Poison(s);
+    for (size_t i = 0; i < src_[pc].size(); ++i) why = why ? why : Poison(pc, i);
   poison_[pc] = why;
   if (why) {
     val_[pc] = LoadElement(kZero, u.dtype(), 0);
@@ -188,9 +205,9 @@ absl::Status Machine::Run() {
   while (pc < p_.size()) {
     const UOp& u = p_[pc];
     if (u.is(Ops::RANGE)) {
-      if (const std::string* why = Poison(u.src(0))) return absl::OutOfRangeError(*why);
-      int64_t trip = V(u.src(0)).Get<int64_t>();
-      auto [end_pos, level] = loop_of_.at(pc);
+      if (const std::string* why = Poison(pc, 0)) return absl::OutOfRangeError(*why);
+      int64_t trip = V(pc, 0).Get<int64_t>();
+      auto [end_pos, level] = loop_of_[pc];
       if (trip <= 0) {  // an empty loop: continue with the loops around it
         resume_level = level;
         pc = end_pos;
@@ -207,9 +224,9 @@ absl::Status Machine::Run() {
       resume_level.reset();
       bool looped = false;
       for (size_t t = start; t-- > 0;) {
-        size_t rp = pos_.at(u.src(t + 1).get());
+        size_t rp = src_[pc][t + 1];
         int64_t next = val_[rp].Get<int64_t>() + 1;
-        if (next < trip_.at(rp)) {
+        if (next < trip_[rp]) {
           val_[rp] = Arg(next);
           pc = rp + 1;
           looped = true;
