@@ -4,13 +4,16 @@
 // give on CPU:0: the same kernels' arithmetic, summed in another order where the GPU's
 // lowering splits a reduction. Its target lists the kernels the CUDA plugin supplies there,
 // so its matmuls become the same calls; it runs them as the reference does.
+#include <cstdio>
 #include <functional>
+#include <optional>
 
 #include <gtest/gtest.h>
 
 #include "backends/cuda/gpu_target.h"
 #include "backends/cuda/matmul_kernels.h"
 #include "devices/registry.h"
+#include "frontend/autocast.h"
 #include "frontend/generate.h"
 #include "frontend/nn.h"
 #include "frontend/optim.h"
@@ -142,12 +145,14 @@ TEST(EmulatedGpu, ManyRowsAreReducedAcrossAWarpsLanes) {
       {512, 128}, 1e-4f);  // (the loss: a sum of 65,536 squares)
 }
 
-// The losses of `steps` AdamW steps of a small GPT, and then a greedy generation.
-std::pair<std::vector<float>, std::vector<int64_t>> TrainAndGenerate(const char* device,
-                                                                     int steps) {
-  constexpr int64_t B = 4, T = 16, V = 32;
+// The losses of `steps` AdamW steps of a small GPT (`dim`, a batch of B x T), in `precision`
+// (Autocast: f32 master weights), and then a greedy generation.
+std::pair<std::vector<float>, std::vector<int64_t>> TrainAndGenerate(
+    const char* device, int steps, int64_t dim = 32, int64_t B = 4, int64_t T = 16,
+    DType precision = DType::kF32) {
+  constexpr int64_t V = 32;
   Tensor::ManualSeed(0);
-  Gpt model(GptConfig{V, T, 32, 2, 2, 0.0});
+  Gpt model(GptConfig{V, T, dim, 2, 2, 0.0});
   model.To(device);
   AdamW opt(model.Parameters(), 3e-3);
   std::vector<int32_t> xs(B * T), ys(B * T);
@@ -157,7 +162,12 @@ std::pair<std::vector<float>, std::vector<int64_t>> TrainAndGenerate(const char*
          y = Tensor::FromVector(ys, {B * T}).To(device);
   std::vector<float> losses;
   for (int s = 0; s < steps; ++s) {
-    Tensor loss = model.Forward(x).Reshape({B * T, V}).CrossEntropy(y);
+    Tensor loss;
+    {
+      std::optional<Autocast> low;
+      if (precision != DType::kF32) low.emplace(precision);
+      loss = model.Forward(x).Reshape({B * T, V}).CrossEntropy(y);
+    }
     loss.Backward();
     opt.Step({&loss});
     losses.push_back(loss.ToVector<float>()[0]);
@@ -176,6 +186,28 @@ TEST(EmulatedGpu, AGptTrainsAndGeneratesAsOnTheCpu) {
     EXPECT_NEAR(emu_losses[s], cpu_losses[s], 1e-4 * cpu_losses[s]) << "step " << s;
   EXPECT_LT(cpu_losses.back(), cpu_losses.front());  // (it learns)
   EXPECT_EQ(emu_tokens, cpu_tokens);
+}
+
+// In bf16, a GPT's matmuls large enough for a supplied kernel (the MLP's, 128 x 64 x 256) are
+// the CUDA plugin's tensor-core kernels, run fragment by fragment: the losses are the CPU's
+// bf16 ones within bf16's rounding of sums taken in other orders.
+TEST(EmulatedGpu, ABf16GptTrainsOnTheTensorCoreKernelsAsOnTheCpu) {
+  std::vector<Runtime::PlanRun> runs;
+  Runtime::Get().Record(&runs);
+  auto [emu_losses, emu_tokens] = TrainAndGenerate(kEmu, 4, 64, 4, 32, DType::kBF16);
+  Runtime::Get().Record(nullptr);
+  int calls = 0;
+  for (const Runtime::PlanRun& r : runs)
+    for (const Plan::Kernel* k : r.plan->kernels())
+      for (const UOp& u : k->ast.Toposort()) calls += u.is(Ops::MATMUL);
+  EXPECT_GT(calls, 0);
+  auto [cpu_losses, cpu_tokens] = TrainAndGenerate("CPU:0", 4, 64, 4, 32, DType::kBF16);
+  ASSERT_EQ(emu_losses.size(), cpu_losses.size());
+  for (size_t s = 0; s < cpu_losses.size(); ++s) {
+    EXPECT_NEAR(emu_losses[s], cpu_losses[s], 2e-3 * cpu_losses[s]) << "step " << s;
+    std::printf("bf16 step %zu: EMU:0 %.6f, CPU:0 %.6f\n", s + 1, emu_losses[s], cpu_losses[s]);
+  }
+  EXPECT_LT(emu_losses.back(), emu_losses.front());
 }
 
 }  // namespace
