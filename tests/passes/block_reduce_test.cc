@@ -93,6 +93,17 @@ std::vector<float> Random(int64_t n) {
   return v;
 }
 
+// Row r's sum as T threads compute it: lane l sums inputs l, T + l, ... of the row that
+// there are (the rest its identity, 0), then the lanes' sums in pairs.
+float TreeSum(const std::vector<float>& in, int64_t r, int64_t cols, int64_t lanes) {
+  std::vector<float> part(lanes, 0);
+  for (int64_t l = 0; l < lanes; ++l)
+    for (int64_t c = l; c < cols; c += lanes) part[l] += in[r * cols + c];
+  for (int64_t half = lanes / 2; half >= 1; half /= 2)
+    for (int64_t l = 0; l < half; ++l) part[l] += part[l + half];
+  return part[0];
+}
+
 // 64 rows of 4,096: a block of 256 threads a row, each summing 16 inputs 256 apart, then the
 // block's 256 partial sums in pairs (l and l + 128, ..., l and l + 1). That order, bit for bit.
 TEST(BlockReduce, AFewLongRowsAreABlocksEachSummedInItsOrder) {
@@ -109,14 +120,9 @@ TEST(BlockReduce, AFewLongRowsAreABlocksEachSummedInItsOrder) {
   std::vector<float> in = Random(rows * cols);
   std::vector<float> got = RunKernel(p, in, rows);
   for (int64_t r = 0; r < rows; ++r) {
-    std::vector<float> part(threads, 0);
-    for (int64_t l = 0; l < threads; ++l)
-      for (int64_t q = 0; q < cols / threads; ++q) part[l] += in[r * cols + q * threads + l];
-    for (int64_t half = threads / 2; half >= 1; half /= 2)
-      for (int64_t l = 0; l < half; ++l) part[l] += part[l + half];
     double exact = 0;
     for (int64_t c = 0; c < cols; ++c) exact += in[r * cols + c];
-    EXPECT_EQ(got[r], part[0]) << "row " << r;
+    EXPECT_EQ(got[r], TreeSum(in, r, cols, threads)) << "row " << r;
     EXPECT_NEAR(got[r], exact, 1e-3) << "row " << r;
   }
 }
@@ -157,25 +163,7 @@ TEST(BlockReduce, ManyRowsReadAlongMemoryAreAWarpsEach) {
   EXPECT_EQ(s.barriers, 6);
   std::vector<float> in = Random(rows * cols);
   std::vector<float> got = RunKernel(p, in, rows);
-  for (int64_t r = 0; r < rows; ++r) {
-    std::vector<float> part(lanes, 0);
-    for (int64_t l = 0; l < lanes; ++l)
-      for (int64_t q = 0; q < cols / lanes; ++q) part[l] += in[r * cols + q * lanes + l];
-    for (int64_t half = lanes / 2; half >= 1; half /= 2)
-      for (int64_t l = 0; l < half; ++l) part[l] += part[l + half];
-    ASSERT_EQ(got[r], part[0]) << "row " << r;
-  }
-}
-
-// Row r's sum as T threads compute it: lane l sums inputs l, T + l, ... of the row that
-// there are (the rest its identity, 0), then the lanes' sums in pairs.
-float TreeSum(const std::vector<float>& in, int64_t r, int64_t cols, int64_t lanes) {
-  std::vector<float> part(lanes, 0);
-  for (int64_t l = 0; l < lanes; ++l)
-    for (int64_t c = l; c < cols; c += lanes) part[l] += in[r * cols + c];
-  for (int64_t half = lanes / 2; half >= 1; half /= 2)
-    for (int64_t l = 0; l < half; ++l) part[l] += part[l + half];
-  return part[0];
+  for (int64_t r = 0; r < rows; ++r) ASSERT_EQ(got[r], TreeSum(in, r, cols, lanes)) << "row " << r;
 }
 
 // Rows that the threads do not divide: 64 rows of 1,000 (a block each, 128 threads: 8 steps,

@@ -33,6 +33,15 @@ bool AnyKernelHasThreads(const std::vector<Runtime::PlanRun>& runs) {
   return false;
 }
 
+// The supplied-kernel calls (MATMULs) in the plans the runs recorded.
+int MatmulCalls(const std::vector<Runtime::PlanRun>& runs) {
+  int calls = 0;
+  for (const Runtime::PlanRun& r : runs)
+    for (const Plan::Kernel* k : r.plan->kernels())
+      for (const UOp& u : k->ast.Toposort()) calls += u.is(Ops::MATMUL);
+  return calls;
+}
+
 TEST(EmulatedGpu, ItIsADeviceWithItsGpusTarget) {
   absl::StatusOr<Device*> d = DeviceRegistry::Get().GetDevice(kEmu);
   ASSERT_TRUE(d.ok()) << d.status();
@@ -56,11 +65,7 @@ TEST(EmulatedGpu, MatmulsAreTheGpusSuppliedKernels) {
   Runtime::Get().Record(&runs);
   std::vector<float> emu = program(kEmu).ToVector<float>();
   Runtime::Get().Record(nullptr);
-  int calls = 0;
-  for (const Runtime::PlanRun& r : runs)
-    for (const Plan::Kernel* k : r.plan->kernels())
-      for (const UOp& u : k->ast.Toposort()) calls += u.is(Ops::MATMUL);
-  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(MatmulCalls(runs), 1);
   std::vector<float> cpu = program("CPU:0").ToVector<float>();
   ASSERT_EQ(emu.size(), cpu.size());
   for (size_t i = 0; i < cpu.size(); ++i)  // (within a bf16 rounding: sums in other orders)
@@ -196,11 +201,7 @@ TEST(EmulatedGpu, ABf16GptTrainsOnTheTensorCoreKernelsAsOnTheCpu) {
   Runtime::Get().Record(&runs);
   auto [emu_losses, emu_tokens] = TrainAndGenerate(kEmu, 4, 64, 4, 32, DType::kBF16);
   Runtime::Get().Record(nullptr);
-  int calls = 0;
-  for (const Runtime::PlanRun& r : runs)
-    for (const Plan::Kernel* k : r.plan->kernels())
-      for (const UOp& u : k->ast.Toposort()) calls += u.is(Ops::MATMUL);
-  EXPECT_GT(calls, 0);
+  EXPECT_GT(MatmulCalls(runs), 0);
   auto [cpu_losses, cpu_tokens] = TrainAndGenerate("CPU:0", 4, 64, 4, 32, DType::kBF16);
   ASSERT_EQ(emu_losses.size(), cpu_losses.size());
   for (size_t s = 0; s < cpu_losses.size(); ++s) {
